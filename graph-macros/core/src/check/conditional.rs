@@ -1,0 +1,184 @@
+//! Conditional nodes: one handle per conditional node, a handle without a
+//! default is set upstream before it is read, a `while` body can stop its
+//! loop, and `switch` arms are exactly 0..n.
+//!
+//! `sets[v]` holds the handles node v may set (a kernel taking the handle,
+//! or any node inside v's bodies); `upstream[v]` the handles set by some
+//! strict ancestor of v in its level, propagated along topological orders.
+
+use super::bits::BitMatrix;
+use super::Topology;
+use crate::diag::Diagnostics;
+use crate::model::{HandleId, Kind, Model, NodeId, Origin};
+use crate::parse::NodeKind;
+
+pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+    check_one_node_per_handle(model, diag);
+    check_switch_arms(model, diag);
+    if model.handles.is_empty() {
+        return;
+    }
+    let sets = handles_set_within(model);
+    check_while_can_stop(model, &sets, diag);
+    check_set_before_read(model, topology, &sets, diag);
+}
+
+fn check_one_node_per_handle(model: &Model<'_>, diag: &Diagnostics) {
+    for handle in &model.handles {
+        let Some((&first, rest)) = handle.drives.split_first() else {
+            continue;
+        };
+        for &node in rest {
+            let name = &handle.syntax.name;
+            if let Some(ident) = handle_ident(model, node) {
+                diag.error_with_help(
+                    ident,
+                    format!(
+                        "the conditional handle `{name}` already drives `{}`",
+                        model.nodes[first].name
+                    ),
+                    format!("each conditional node needs its own handle: declare another with `cond {name}2;`"),
+                );
+            }
+        }
+    }
+}
+
+/// The handle identifier as written in a conditional node.
+fn handle_ident<'a>(model: &Model<'a>, node: NodeId) -> Option<&'a syn::Ident> {
+    match model.nodes[node].origin {
+        Origin::Stmt(stmt) => match &stmt.kind {
+            NodeKind::If { handle, .. }
+            | NodeKind::While { handle, .. }
+            | NodeKind::Switch { handle, .. } => Some(handle),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
+    for node in &model.nodes {
+        let Origin::Stmt(stmt) = node.origin else { continue };
+        let NodeKind::Switch { keyword, arms, .. } = &stmt.kind else {
+            continue;
+        };
+        if arms.is_empty() {
+            diag.error_with_help(
+                keyword,
+                "a `switch` needs at least one arm",
+                "write arms `0 => { ... } 1 => { ... }`",
+            );
+        }
+        for (index, arm) in arms.iter().enumerate() {
+            let value = arm.value.base10_parse::<u64>();
+            if value.as_ref().ok() != Some(&(index as u64)) {
+                diag.error_with_help(
+                    &arm.value,
+                    format!("switch arms must be exactly 0..{}: expected arm `{index}` here", arms.len()),
+                    "number the arms 0, 1, 2, ... in order, with no gaps or repeats",
+                );
+            }
+        }
+    }
+}
+
+/// `sets[v]`: handles that v, or a node in one of v's bodies, takes as a
+/// kernel argument. Bodies come after their conditional node in id order,
+/// so one reverse pass folds every body into its parent.
+fn handles_set_within(model: &Model<'_>) -> BitMatrix {
+    let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
+    for id in (0..model.nodes.len()).rev() {
+        for handle in model.handles_set_by(id) {
+            sets.set(id, handle);
+        }
+        if let Some(parent) = model.levels[model.nodes[id].level].parent {
+            sets.union_into(parent, id);
+        }
+    }
+    sets
+}
+
+fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics) {
+    for (id, node) in model.nodes.iter().enumerate() {
+        if node.kind != Kind::While {
+            continue;
+        }
+        let Some(handle) = node.handle else { continue };
+        let body_sets = node
+            .bodies
+            .iter()
+            .flat_map(|&level| &model.levels[level].nodes)
+            .any(|&child| sets.get(child, handle));
+        if !body_sets {
+            let name = &model.handles[handle].syntax.name;
+            let tokens = handle_ident(model, id).map_or_else(
+                || quote::quote!(#name),
+                |ident| quote::quote!(#ident),
+            );
+            diag.error_with_help(
+                tokens,
+                format!("`while {name}` can never stop: no kernel in its body takes `{name}`"),
+                format!("pass `{name}` to a kernel in the body that calls cudaGraphSetConditional"),
+            );
+        }
+    }
+}
+
+fn check_set_before_read(model: &Model<'_>, topology: &Topology, sets: &BitMatrix, diag: &Diagnostics) {
+    // upstream[v]: handles set by a strict ancestor of v within its level.
+    let mut upstream = BitMatrix::new(model.nodes.len(), model.handles.len());
+    for order in topology.orders.iter().flatten() {
+        for &v in order {
+            for &p in &topology.predecessors[v] {
+                upstream.union_into(v, p);
+                upstream.union_from(v, sets, p);
+            }
+        }
+    }
+    for (id, node) in model.nodes.iter().enumerate() {
+        let Some(handle) = node.handle else { continue };
+        if model.handles[handle].syntax.default.is_some() {
+            continue;
+        }
+        if topology.orders[node.level].is_none() {
+            continue; // a cycle was reported
+        }
+        if !set_upstream(model, &upstream, id, handle) {
+            let name = &model.handles[handle].syntax.name;
+            if let Some(ident) = handle_ident(model, id) {
+                diag.error_with_help(
+                    ident,
+                    format!(
+                        "`{}` reads the conditional handle `{name}`, which has no default and is not set by any node upstream",
+                        node.name
+                    ),
+                    format!(
+                        "give it a default (`cond {name} = 0;`) or add an edge from a kernel that takes `{name}` to `{}`",
+                        node.name
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Whether some node upstream of `node` (in its level, or upstream of the
+/// conditional nodes enclosing it, up to the handle's declaring level) can
+/// set `handle`.
+fn set_upstream(model: &Model<'_>, upstream: &BitMatrix, mut node: NodeId, handle: HandleId) -> bool {
+    let declared_in = model.handles[handle].level;
+    loop {
+        if upstream.get(node, handle) {
+            return true;
+        }
+        let level = model.nodes[node].level;
+        if level == declared_in {
+            return false;
+        }
+        match model.levels[level].parent {
+            Some(parent) => node = parent,
+            None => return false,
+        }
+    }
+}

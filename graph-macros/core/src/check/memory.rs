@@ -1,0 +1,155 @@
+//! Graph memory: every use of an allocation is ordered after its alloc node
+//! and before its free node, scoped buffers are named only inside their
+//! scope, and every allocation is freed, escapes, or is auto-freed.
+//!
+//! `after_alloc[v]` holds bit b when v is the alloc node of buffer b or
+//! reachable from it; `before_free[v]` when v is b's free node or reaches it.
+//! Both are propagated along the top graph's topological order.
+
+use super::bits::BitMatrix;
+use super::{top_level_node, Topology};
+use crate::diag::Diagnostics;
+use crate::model::{BufferId, Model, NodeId, ScopeId, TOP};
+use std::collections::HashMap;
+
+pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+    check_freed(model, diag);
+    let names: HashMap<String, BufferId> = model
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(id, b)| (b.name.to_string(), id))
+        .collect();
+    if names.is_empty() {
+        return;
+    }
+    let Some(order) = topology.orders.get(TOP).and_then(Option::as_ref) else {
+        return; // a cycle was reported; ordering is meaningless
+    };
+    let n = model.nodes.len();
+    let buffers = model.buffers.len();
+    let mut after_alloc = BitMatrix::new(n, buffers);
+    let mut before_free = BitMatrix::new(n, buffers);
+    for (id, buffer) in model.buffers.iter().enumerate() {
+        after_alloc.set(buffer.alloc, id);
+        if let Some(&free) = buffer.frees.first() {
+            before_free.set(free, id);
+        }
+    }
+    for &v in order {
+        for &p in &topology.predecessors[v] {
+            after_alloc.union_into(v, p);
+        }
+    }
+    for &v in order.iter().rev() {
+        for &s in &topology.successors[v] {
+            before_free.union_into(v, s);
+        }
+    }
+    // Report each (buffer, node) pair once, however often the node names it.
+    let mut reported: HashMap<(BufferId, NodeId), ()> = HashMap::new();
+    for (id, node) in model.nodes.iter().enumerate() {
+        for ident in &node.uses {
+            let Some(&buffer_id) = names.get(&ident.to_string()) else {
+                continue;
+            };
+            if reported.contains_key(&(buffer_id, id)) {
+                continue;
+            }
+            let buffer = &model.buffers[buffer_id];
+            if let Some(scope) = buffer.scope {
+                if !in_scope(model, id, scope) {
+                    reported.insert((buffer_id, id), ());
+                    diag.error_with_help(
+                        ident,
+                        format!("`{ident}` is used by `{}` outside its alloc scope", node.name),
+                        format!("`{ident}` exists only inside `alloc {ident}: ... {{ ... }}`; move `{}` into the scope's body", node.name),
+                    );
+                    continue;
+                }
+            }
+            if model.nodes[buffer.alloc].level != TOP {
+                continue; // reported: graph memory inside a conditional body
+            }
+            let user = top_level_node(model, id);
+            let through = if user == id {
+                String::new()
+            } else {
+                format!(" (through `{}`)", model.nodes[user].name)
+            };
+            let alloc_name = &model.nodes[buffer.alloc].name;
+            let user_name = &model.nodes[user].name;
+            if user != buffer.alloc && !after_alloc.get(user, buffer_id) {
+                reported.insert((buffer_id, id), ());
+                diag.error_with_help(
+                    ident,
+                    format!(
+                        "`{ident}` is used by `{}` before it is allocated: `{user_name}`{through} is not ordered after the alloc node `{alloc_name}`",
+                        node.name
+                    ),
+                    format!("add an edge {alloc_name} -> {user_name} so that `{ident}` is allocated before its first use"),
+                );
+                continue;
+            }
+            let Some(&free) = buffer.frees.first() else { continue };
+            if model.nodes[free].level != TOP {
+                continue;
+            }
+            let free_name = &model.nodes[free].name;
+            if user != free && !before_free.get(user, buffer_id) {
+                reported.insert((buffer_id, id), ());
+                diag.error_with_help(
+                    ident,
+                    format!(
+                        "`{ident}` is used by `{}` after it may be freed: `{user_name}`{through} is not ordered before the free node `{free_name}`",
+                        node.name
+                    ),
+                    format!("add an edge {user_name} -> {free_name} so that {free_name} frees {ident} after its last use"),
+                );
+            }
+        }
+    }
+}
+
+/// Whether `node` (or the conditional node holding it) is inside `scope`.
+fn in_scope(model: &Model<'_>, node: NodeId, scope: ScopeId) -> bool {
+    let mut current = model.nodes[node].scope;
+    let mut holder = node;
+    loop {
+        while let Some(s) = current {
+            if s == scope {
+                return true;
+            }
+            current = model.scopes[s].parent;
+        }
+        // Leave a conditional body and look at the scope of its node.
+        let level = model.nodes[holder].level;
+        match model.levels[level].parent {
+            Some(parent) => {
+                holder = parent;
+                current = model.nodes[parent].scope;
+            }
+            None => return false,
+        }
+    }
+}
+
+fn check_freed(model: &Model<'_>, diag: &Diagnostics) {
+    if model.attrs.auto_free_on_launch.is_some() {
+        return;
+    }
+    for buffer in &model.buffers {
+        if buffer.frees.is_empty() && !buffer.escape && buffer.scope.is_none() {
+            let name = &buffer.name;
+            diag.error_with_help(
+                name,
+                format!("graph allocation `{name}` is never freed"),
+                format!(
+                    "add a free node ordered after its last use (`done: free {name};`), \
+                     mark it `#[escape]` to hand it to the caller, \
+                     or put `#[auto_free_on_launch]` on the graph"
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Semantic checks over the lowered model. Every check reports all of its
+//! errors; ordering checks run on levels that are acyclic and propagate
+//! reachability as bit rows along a topological order, so the checker stays
+//! linear in nodes and edges (times the number of buffers or handles / 64).
+
+mod bits;
+mod conditional;
+mod dag;
+mod memory;
+mod rules;
+
+use crate::diag::Diagnostics;
+use crate::model::{Model, NodeId, TOP};
+
+pub use dag::Topology;
+
+/// Runs every check. Returns the topology (successors, predecessors and
+/// per-level topological orders) for the expansion.
+pub fn check(model: &Model<'_>, diag: &Diagnostics) -> Topology {
+    rules::check(model, diag);
+    let topology = dag::check(model, diag);
+    memory::check(model, &topology, diag);
+    conditional::check(model, &topology, diag);
+    topology
+}
+
+/// The node of the top graph that holds `node`: itself, or the outermost
+/// conditional node whose body holds it.
+pub(crate) fn top_level_node(model: &Model<'_>, mut node: NodeId) -> NodeId {
+    while model.nodes[node].level != TOP {
+        match model.levels[model.nodes[node].level].parent {
+            Some(parent) => node = parent,
+            None => break,
+        }
+    }
+    node
+}

@@ -1,0 +1,149 @@
+//! Local rules: which node kinds and attributes are allowed where.
+
+use crate::diag::Diagnostics;
+use crate::model::{Kind, Model, Origin, TOP};
+use crate::parse::EdgeKind;
+
+pub fn check(model: &Model<'_>, diag: &Diagnostics) {
+    for node in &model.nodes {
+        check_attributes(model, node, diag);
+        if node.level != TOP {
+            check_body_node(model, node, diag);
+        }
+        if model.attrs.device_launch.is_some() {
+            check_device_launch_node(node, diag);
+        }
+    }
+    for level in &model.levels {
+        for edge in &level.edges {
+            if edge.kind == EdgeKind::Full {
+                continue;
+            }
+            let Some(tokens) = &edge.tokens else { continue };
+            for end in [edge.from, edge.to] {
+                let node = &model.nodes[end];
+                if node.kind != Kind::Kernel {
+                    diag.error_with_help(
+                        tokens,
+                        format!(
+                            "a programmatic dependent launch edge joins two kernel nodes, but `{}` is {}",
+                            node.name,
+                            node.kind.describe()
+                        ),
+                        "use `->` for an ordinary dependency",
+                    );
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn check_attributes(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diagnostics) {
+    if let Some(span) = node.attrs.disabled {
+        if !matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill) {
+            diag.error_at(
+                span,
+                crate::diag::with_help(
+                    format!(
+                        "`#[disabled]` applies only to kernel, copy and fill nodes, but `{}` is {}",
+                        node.name,
+                        node.kind.describe()
+                    ),
+                    "CUDA can enable and disable only kernel, memcpy and memset nodes",
+                ),
+            );
+        }
+    }
+    if let Some((span, _)) = &node.attrs.priority {
+        if node.kind != Kind::Kernel {
+            diag.error_at(
+                *span,
+                format!(
+                    "`#[priority]` applies only to kernel nodes, but `{}` is {}",
+                    node.name,
+                    node.kind.describe()
+                ),
+            );
+        } else if model.attrs.use_node_priority.is_none() {
+            diag.error_at(
+                *span,
+                crate::diag::with_help(
+                    "node priorities are ignored unless the graph is instantiated with them",
+                    "add `#[use_node_priority]` to the graph",
+                ),
+            );
+        }
+    }
+    if let Some(span) = node.attrs.escape {
+        if node.kind != Kind::Alloc {
+            diag.error_at(
+                span,
+                format!(
+                    "`#[escape]` applies only to alloc nodes, but `{}` is {}",
+                    node.name,
+                    node.kind.describe()
+                ),
+            );
+        }
+    }
+}
+
+fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diagnostics) {
+    let body_of = model.levels[node.level]
+        .parent
+        .map(|p| model.nodes[p].name.as_str())
+        .unwrap_or_default();
+    match node.kind {
+        Kind::Alloc | Kind::Free => {
+            let tokens = match node.origin {
+                Origin::Stmt(stmt) => quote::ToTokens::to_token_stream(&stmt.label),
+                Origin::ScopeAlloc(scope) => {
+                    quote::ToTokens::to_token_stream(&model.scopes[scope].syntax.keyword)
+                }
+                Origin::ScopeFree(_) => return,
+            };
+            diag.error_with_help(
+                tokens,
+                format!("graph memory nodes cannot be inside a conditional body (`{}` is in the body of `{body_of}`)", node.name),
+                format!("allocate before `{body_of}` and free after it, in the enclosing graph"),
+            );
+        }
+        Kind::Host | Kind::Record | Kind::Wait => diag.error_with_help(
+            &node.label,
+            format!(
+                "{} cannot be inside a conditional body (`{}` is in the body of `{body_of}`)",
+                capitalize(node.kind.describe()),
+                node.name
+            ),
+            "conditional bodies may hold only kernel, empty, copy, fill, child graph and conditional nodes",
+        ),
+        _ => {}
+    }
+}
+
+fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
+    if matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill | Kind::Child | Kind::Capture) {
+        return;
+    }
+    if matches!(node.origin, Origin::ScopeFree(_)) {
+        return;
+    }
+    diag.error_with_help(
+        &node.label,
+        format!(
+            "a `#[device_launch]` graph may hold only kernel, copy, fill and child graph nodes, but `{}` is {}",
+            node.name,
+            node.kind.describe()
+        ),
+        "CUDA refuses to instantiate other node kinds for device launch",
+    );
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,70 @@
+//! Graphviz DOT text of a checked graph: conditional bodies become clusters,
+//! programmatic edges are dashed, scope-implied edges dotted.
+
+use crate::model::{Kind, LevelId, Model};
+use crate::parse::EdgeKind;
+use std::fmt::Write;
+
+pub fn render(model: &Model<'_>) -> String {
+    let name = model
+        .def
+        .name
+        .as_ref()
+        .map_or_else(|| "graph".to_string(), ToString::to_string);
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph {} {{", quote(&name));
+    out.push_str("  node [shape=box, fontname=\"monospace\"];\n");
+    render_level(model, crate::model::TOP, 1, &mut out);
+    out.push_str("}\n");
+    out
+}
+
+fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth);
+    for &id in &model.levels[level].nodes {
+        let node = &model.nodes[id];
+        let shape = match node.kind {
+            Kind::If | Kind::While | Kind::Switch => ", shape=diamond",
+            Kind::Alloc | Kind::Free => ", shape=cylinder",
+            Kind::Host => ", shape=oval",
+            _ => "",
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{} [label={}{shape}];",
+            quote(&node.name),
+            quote(&format!("{}\\n{}", node.name, node.kind.keyword()))
+        );
+        for (arm, &body) in node.bodies.iter().enumerate() {
+            let _ = writeln!(out, "{indent}subgraph {} {{", quote(&format!("cluster_{}_{arm}", node.name)));
+            let title = match node.kind {
+                Kind::If if arm == 0 => format!("{} then", node.name),
+                Kind::If => format!("{} else", node.name),
+                Kind::Switch => format!("{} case {arm}", node.name),
+                _ => format!("{} body", node.name),
+            };
+            let _ = writeln!(out, "{indent}  label={};", quote(&title));
+            render_level(model, body, depth + 1, out);
+            let _ = writeln!(out, "{indent}}}");
+        }
+    }
+    for edge in &model.levels[level].edges {
+        let style = match (edge.kind, edge.tokens.is_some()) {
+            (EdgeKind::Programmatic, _) => " [style=dashed, label=\"programmatic\"]",
+            (EdgeKind::LaunchOrder, _) => " [style=dashed, label=\"launch_order\"]",
+            (EdgeKind::Full, false) => " [style=dotted]",
+            (EdgeKind::Full, true) => "",
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{} -> {}{style};",
+            quote(&model.nodes[edge.from].name),
+            quote(&model.nodes[edge.to].name)
+        );
+    }
+}
+
+fn quote(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+        .replace("\\\\n", "\\n")
+}

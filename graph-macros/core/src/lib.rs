@@ -1,0 +1,85 @@
+//! The compile-time half of `cuda_graph!`: parse, lower to a model, check,
+//! expand. Plain library code, so unit tests, the property tests and the
+//! benchmark call it directly; the proc-macro crate is a thin entry over
+//! [`expand`].
+//!
+//! ```
+//! let input: proc_macro2::TokenStream = "
+//!     graph Pipeline(x: &Buf) {
+//!         a: kernel k::A<<<1, 32>>>(x);
+//!         b: kernel k::B<<<1, 32>>>(x);
+//!         a -> b;
+//!     }"
+//!     .parse()
+//!     .unwrap();
+//! assert!(graph_macros_core::analyze(input).is_ok());
+//! ```
+
+pub mod check;
+pub mod diag;
+pub mod dot;
+pub mod expand;
+pub mod model;
+pub mod parse;
+
+use proc_macro2::TokenStream;
+
+/// Expands a `cuda_graph!` invocation: the generated items, or the errors as
+/// `compile_error!`s next to a fallback expansion.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let parsed = match parse::parse_input(input) {
+        Ok(parsed) => parsed,
+        Err(errors) => {
+            return diag::combine(errors)
+                .map(|e| e.to_compile_error())
+                .unwrap_or_default()
+        }
+    };
+    let mut out = TokenStream::new();
+    for def in graphs(&parsed) {
+        let diag = diag::Diagnostics::new();
+        let model = model::lower(def, &diag);
+        let topology = check::check(&model, &diag);
+        match diag.finish() {
+            Ok(()) => out.extend(expand::graph(&model, &topology)),
+            Err(errors) => {
+                let fallback = expand::fallback(def);
+                let errors = errors.to_compile_error();
+                if def.name.is_some() {
+                    out.extend(errors);
+                    out.extend(fallback);
+                } else {
+                    out.extend(quote::quote!({ #errors #fallback }));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Parses and checks an invocation without generating code: every error of
+/// the input, combined.
+pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
+    let parsed = parse::parse_input(input)
+        .map_err(|errors| diag::combine(errors).unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "invalid input")))?;
+    let mut all = Vec::new();
+    for def in graphs(&parsed) {
+        let diag = diag::Diagnostics::new();
+        let model = model::lower(def, &diag);
+        check::check(&model, &diag);
+        if let Err(e) = diag.finish() {
+            all.push(e);
+        }
+    }
+    match diag::combine(all) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn graphs(parsed: &parse::Input) -> Vec<&parse::GraphDef> {
+    match parsed {
+        parse::Input::Items(items) => items.iter().collect(),
+        parse::Input::Expr(def) => vec![def],
+    }
+}

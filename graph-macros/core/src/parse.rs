@@ -1,0 +1,728 @@
+//! Syntax tree of the `cuda_graph!` DSL and its parser.
+//!
+//! The parser only recognises shapes; every semantic rule (labels, ordering,
+//! memory, conditionals) lives in `check`. It recovers at statement
+//! boundaries so that one invocation reports every syntax error it holds.
+
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{braced, bracketed, parenthesized, token, Attribute, Expr, Ident, Token, Type};
+
+/// Keywords of the DSL that are not Rust keywords.
+pub mod kw {
+    syn::custom_keyword!(graph);
+    syn::custom_keyword!(kernel);
+    syn::custom_keyword!(copy);
+    syn::custom_keyword!(fill);
+    syn::custom_keyword!(host);
+    syn::custom_keyword!(empty);
+    syn::custom_keyword!(record);
+    syn::custom_keyword!(wait);
+    syn::custom_keyword!(capture);
+    syn::custom_keyword!(alloc);
+    syn::custom_keyword!(free);
+    syn::custom_keyword!(cond);
+    syn::custom_keyword!(switch);
+    syn::custom_keyword!(programmatic);
+    syn::custom_keyword!(launch_order);
+}
+
+/// A whole macro input: one or more named graph types, or one graph expression.
+#[derive(Debug)]
+pub enum Input {
+    /// `pub graph Name(params) { ... }`, possibly several.
+    Items(Vec<GraphDef>),
+    /// `graph(&ctx) { ... }`: evaluates to a graph built from captured variables.
+    Expr(GraphDef),
+}
+
+/// One `graph` definition, named (item form) or not (expression form).
+#[derive(Debug)]
+pub struct GraphDef {
+    pub attrs: Vec<Attribute>,
+    pub vis: syn::Visibility,
+    pub graph_token: kw::graph,
+    /// The type name in the item form.
+    pub name: Option<Ident>,
+    /// Item form: the parameters of the generated `build` function.
+    pub params: Vec<Param>,
+    /// Expression form: the expression giving the CUDA context.
+    pub context: Option<Expr>,
+    pub body: Block,
+}
+
+/// A parameter of an item-form graph: `name: Type`.
+#[derive(Debug)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Type,
+}
+
+/// A braced list of statements: a graph body, a conditional body or an
+/// alloc scope's body.
+#[derive(Debug)]
+pub struct Block {
+    pub brace: token::Brace,
+    pub stmts: Vec<Stmt>,
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    Node(NodeStmt),
+    Edge(EdgeStmt),
+    Cond(CondDecl),
+    Scope(AllocScope),
+}
+
+/// `#[attrs] label: kind ...;`
+#[derive(Debug)]
+pub struct NodeStmt {
+    pub attrs: Vec<Attribute>,
+    pub label: Ident,
+    pub kind: NodeKind,
+}
+
+#[derive(Debug)]
+pub enum NodeKind {
+    Kernel(KernelNode),
+    Copy {
+        keyword: kw::copy,
+        src: Expr,
+        dst: Expr,
+    },
+    Fill {
+        keyword: kw::fill,
+        dst: Expr,
+        value: Expr,
+    },
+    Host {
+        keyword: kw::host,
+        closure: Expr,
+    },
+    Empty {
+        keyword: kw::empty,
+    },
+    Child {
+        keyword: kw::graph,
+        graph: Expr,
+    },
+    Record {
+        keyword: kw::record,
+        event: Expr,
+    },
+    Wait {
+        keyword: kw::wait,
+        event: Expr,
+    },
+    Capture {
+        keyword: kw::capture,
+        closure: syn::ExprClosure,
+    },
+    Alloc {
+        keyword: kw::alloc,
+        ty: Type,
+        len: Expr,
+    },
+    Free {
+        keyword: kw::free,
+        buffer: Ident,
+    },
+    If {
+        keyword: Token![if],
+        handle: Ident,
+        then_body: Block,
+        else_body: Option<Block>,
+    },
+    While {
+        keyword: Token![while],
+        handle: Ident,
+        body: Block,
+    },
+    Switch {
+        keyword: kw::switch,
+        handle: Ident,
+        brace: token::Brace,
+        arms: Vec<SwitchArm>,
+    },
+}
+
+/// `kernel PATH<<<grid, block[, smem]>>>(args)`
+#[derive(Debug)]
+pub struct KernelNode {
+    pub keyword: kw::kernel,
+    pub function: syn::Path,
+    pub grid: Expr,
+    pub block: Expr,
+    pub shared_mem: Option<Expr>,
+    pub args: Punctuated<Expr, Token![,]>,
+}
+
+/// `N => { ... }` inside a `switch`.
+#[derive(Debug)]
+pub struct SwitchArm {
+    pub value: syn::LitInt,
+    pub body: Block,
+}
+
+/// `cond name;` or `cond name = default;`
+#[derive(Debug)]
+pub struct CondDecl {
+    pub attrs: Vec<Attribute>,
+    pub keyword: kw::cond,
+    pub name: Ident,
+    pub default: Option<Expr>,
+}
+
+/// `alloc buf: T[len] { ... }`: an allocation whose alloc node precedes every
+/// source of the body and whose free node follows every sink.
+#[derive(Debug)]
+pub struct AllocScope {
+    pub attrs: Vec<Attribute>,
+    pub keyword: kw::alloc,
+    pub buffer: Ident,
+    pub ty: Type,
+    pub len: Expr,
+    pub body: Block,
+}
+
+/// `a -> [b, c] -(programmatic)-> d;`
+#[derive(Debug)]
+pub struct EdgeStmt {
+    /// One more group than links.
+    pub groups: Vec<EdgeGroup>,
+    pub links: Vec<EdgeLink>,
+}
+
+/// One step of an edge chain: a label or a bracketed list of labels.
+#[derive(Debug)]
+pub struct EdgeGroup {
+    pub labels: Vec<Ident>,
+}
+
+/// The arrow between two groups, with the kind of dependency it carries.
+#[derive(Debug, Clone)]
+pub struct EdgeLink {
+    pub kind: EdgeKind,
+    /// The arrow's tokens, for error spans.
+    pub tokens: TokenStream,
+}
+
+/// What an edge carries (CUDA 12.3+ edge data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// `->`: the downstream node starts after the upstream one completes.
+    Full,
+    /// `-(programmatic)->`: programmatic dependent launch, triggered by the
+    /// upstream kernel's `griddepcontrol.launch_dependents`.
+    Programmatic,
+    /// `-(launch_order)->`: programmatic dependent launch ordered by launch.
+    LaunchOrder,
+}
+
+/// Parses a whole macro input, recovering at statement boundaries. Returns the
+/// syntax tree only if there was no syntax error.
+pub fn parse_input(tokens: TokenStream) -> Result<Input, Vec<syn::Error>> {
+    let mut errors = Vec::new();
+    let parser = |input: ParseStream<'_>| parse_input_stream(input, &mut errors);
+    match syn::parse::Parser::parse2(parser, tokens) {
+        Ok(parsed) if errors.is_empty() => Ok(parsed),
+        Ok(_) => Err(errors),
+        Err(e) => {
+            errors.push(e);
+            Err(errors)
+        }
+    }
+}
+
+fn parse_input_stream(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Input> {
+    if input.is_empty() {
+        return Err(input.error(
+            "expected a graph: `graph Name(params) { ... }` or `graph(&ctx) { ... }`",
+        ));
+    }
+    let mut items = Vec::new();
+    while !input.is_empty() {
+        let def = parse_graph_def(input, errors)?;
+        if def.name.is_none() {
+            if !items.is_empty() || !input.is_empty() {
+                return Err(syn::Error::new(
+                    def.graph_token.span,
+                    "a graph expression `graph(ctx) { ... }` must be the only graph in the macro call",
+                ));
+            }
+            return Ok(Input::Expr(def));
+        }
+        items.push(def);
+    }
+    Ok(Input::Items(items))
+}
+
+fn parse_graph_def(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<GraphDef> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    let vis: syn::Visibility = input.parse()?;
+    let graph_token: kw::graph = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected `graph`: write `graph Name(params) { ... }` or `graph(&ctx) { ... }`",
+        )
+    })?;
+    let (name, params, context) = if input.peek(Ident) {
+        let name: Ident = input.parse()?;
+        let content;
+        parenthesized!(content in input);
+        let mut params = Vec::new();
+        while !content.is_empty() {
+            let name: Ident = content.parse()?;
+            content.parse::<Token![:]>()?;
+            let ty: Type = content.parse()?;
+            params.push(Param { name, ty });
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        (Some(name), params, None)
+    } else if input.peek(token::Paren) {
+        if !matches!(vis, syn::Visibility::Inherited) {
+            return Err(syn::Error::new(
+                vis.span(),
+                "a graph expression has no visibility: remove it, or name the graph to declare a type",
+            ));
+        }
+        let content;
+        parenthesized!(content in input);
+        let context: Expr = content.parse()?;
+        if !content.is_empty() {
+            return Err(content.error("expected one expression: the CUDA context"));
+        }
+        (None, Vec::new(), Some(context))
+    } else {
+        return Err(input.error(
+            "expected a graph name (`graph Name(params) { ... }`) or a context (`graph(&ctx) { ... }`)",
+        ));
+    };
+    let body = parse_block(input, errors)?;
+    Ok(GraphDef {
+        attrs,
+        vis,
+        graph_token,
+        name,
+        params,
+        context,
+        body,
+    })
+}
+
+/// Parses `{ stmts }`, recording statement errors in `errors` and skipping to
+/// the next `;` so that later statements are still parsed.
+fn parse_block(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Block> {
+    let content;
+    let brace = braced!(content in input);
+    let mut stmts = Vec::new();
+    while !content.is_empty() {
+        if content.peek(Token![;]) {
+            content.parse::<Token![;]>()?;
+            continue;
+        }
+        let fork = content.fork();
+        match parse_stmt(&fork, errors) {
+            Ok(stmt) => {
+                syn::parse::discouraged::Speculative::advance_to(&content, &fork);
+                stmts.push(stmt);
+            }
+            Err(e) => {
+                errors.push(e);
+                skip_past_semicolon(&content)?;
+            }
+        }
+    }
+    Ok(Block { brace, stmts })
+}
+
+fn skip_past_semicolon(input: ParseStream<'_>) -> syn::Result<()> {
+    while !input.is_empty() {
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+        input.parse::<TokenTree>()?;
+    }
+    Ok(())
+}
+
+fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Stmt> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    if input.peek(token::Bracket) {
+        reject_attrs(&attrs, "edges")?;
+        return parse_edge(input).map(Stmt::Edge);
+    }
+    if input.peek(kw::cond) && input.peek2(Ident) {
+        let keyword = input.parse()?;
+        let name = input.parse()?;
+        let default = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        input.parse::<Token![;]>()?;
+        return Ok(Stmt::Cond(CondDecl {
+            attrs,
+            keyword,
+            name,
+            default,
+        }));
+    }
+    if input.peek(kw::alloc) && input.peek2(Ident) {
+        let keyword = input.parse()?;
+        let buffer = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let (ty, len) = parse_element_type_and_len(input)?;
+        let body = parse_block(input, errors)?;
+        return Ok(Stmt::Scope(AllocScope {
+            attrs,
+            keyword,
+            buffer,
+            ty,
+            len,
+            body,
+        }));
+    }
+    if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+        let label: Ident = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let kind = parse_node_kind(input, errors)?;
+        if kind.ends_with_block() {
+            if input.peek(Token![;]) {
+                input.parse::<Token![;]>()?;
+            }
+        } else {
+            input.parse::<Token![;]>()?;
+        }
+        return Ok(Stmt::Node(NodeStmt { attrs, label, kind }));
+    }
+    if input.peek(Ident) {
+        reject_attrs(&attrs, "edges")?;
+        return parse_edge(input).map(Stmt::Edge);
+    }
+    Err(input.error(
+        "expected a statement: a node `label: kind ...;`, an edge `a -> b;`, \
+         `cond name;` or `alloc buf: T[len] { ... }`",
+    ))
+}
+
+fn reject_attrs(attrs: &[Attribute], what: &str) -> syn::Result<()> {
+    match attrs.first() {
+        Some(attr) => Err(syn::Error::new_spanned(
+            attr,
+            format!("attributes are not allowed on {what}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn parse_element_type_and_len(input: ParseStream<'_>) -> syn::Result<(Type, Expr)> {
+    let ty = Type::without_plus(input)?;
+    if !input.peek(token::Bracket) {
+        return Err(input.error("expected `[len]` after the element type, as in `f32[n]`"));
+    }
+    let content;
+    bracketed!(content in input);
+    let len: Expr = content.parse()?;
+    if !content.is_empty() {
+        return Err(content.error("expected `]` after the element count"));
+    }
+    Ok((ty, len))
+}
+
+impl NodeKind {
+    fn ends_with_block(&self) -> bool {
+        matches!(
+            self,
+            NodeKind::If { .. } | NodeKind::While { .. } | NodeKind::Switch { .. }
+        )
+    }
+}
+
+fn parse_node_kind(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<NodeKind> {
+    let lookahead = input.lookahead1();
+    if lookahead.peek(kw::kernel) {
+        parse_kernel(input).map(NodeKind::Kernel)
+    } else if lookahead.peek(kw::copy) {
+        let keyword = input.parse()?;
+        let src: Expr = input.parse()?;
+        input.parse::<Token![=>]>().map_err(|e| {
+            syn::Error::new(e.span(), "expected `=>`: a copy is written `copy SRC => DST`")
+        })?;
+        let dst: Expr = input.parse()?;
+        Ok(NodeKind::Copy { keyword, src, dst })
+    } else if lookahead.peek(kw::fill) {
+        let keyword: kw::fill = input.parse()?;
+        match input.parse::<Expr>()? {
+            Expr::Assign(assign) => Ok(NodeKind::Fill {
+                keyword,
+                dst: *assign.left,
+                value: *assign.right,
+            }),
+            other => Err(syn::Error::new_spanned(
+                other,
+                "expected `DST = VALUE`: a fill is written `fill buf = 0`",
+            )),
+        }
+    } else if lookahead.peek(kw::host) {
+        Ok(NodeKind::Host {
+            keyword: input.parse()?,
+            closure: input.parse()?,
+        })
+    } else if lookahead.peek(kw::empty) {
+        Ok(NodeKind::Empty {
+            keyword: input.parse()?,
+        })
+    } else if lookahead.peek(kw::graph) {
+        Ok(NodeKind::Child {
+            keyword: input.parse()?,
+            graph: input.parse()?,
+        })
+    } else if lookahead.peek(kw::record) {
+        Ok(NodeKind::Record {
+            keyword: input.parse()?,
+            event: input.parse()?,
+        })
+    } else if lookahead.peek(kw::wait) {
+        Ok(NodeKind::Wait {
+            keyword: input.parse()?,
+            event: input.parse()?,
+        })
+    } else if lookahead.peek(kw::capture) {
+        Ok(NodeKind::Capture {
+            keyword: input.parse()?,
+            closure: input.parse()?,
+        })
+    } else if lookahead.peek(kw::alloc) {
+        let keyword = input.parse()?;
+        let (ty, len) = parse_element_type_and_len(input)?;
+        Ok(NodeKind::Alloc { keyword, ty, len })
+    } else if lookahead.peek(kw::free) {
+        Ok(NodeKind::Free {
+            keyword: input.parse()?,
+            buffer: input.parse()?,
+        })
+    } else if lookahead.peek(Token![if]) {
+        let keyword = input.parse()?;
+        let handle = input.parse()?;
+        let then_body = parse_block(input, errors)?;
+        let else_body = if input.peek(Token![else]) {
+            input.parse::<Token![else]>()?;
+            Some(parse_block(input, errors)?)
+        } else {
+            None
+        };
+        Ok(NodeKind::If {
+            keyword,
+            handle,
+            then_body,
+            else_body,
+        })
+    } else if lookahead.peek(Token![while]) {
+        Ok(NodeKind::While {
+            keyword: input.parse()?,
+            handle: input.parse()?,
+            body: parse_block(input, errors)?,
+        })
+    } else if lookahead.peek(kw::switch) {
+        let keyword = input.parse()?;
+        let handle = input.parse()?;
+        let content;
+        let brace = braced!(content in input);
+        let mut arms = Vec::new();
+        while !content.is_empty() {
+            let value: syn::LitInt = content.parse()?;
+            content.parse::<Token![=>]>()?;
+            let body = parse_block(&content, errors)?;
+            arms.push(SwitchArm { value, body });
+            if content.peek(Token![,]) {
+                content.parse::<Token![,]>()?;
+            }
+        }
+        Ok(NodeKind::Switch {
+            keyword,
+            handle,
+            brace,
+            arms,
+        })
+    } else {
+        Err(lookahead.error())
+    }
+}
+
+fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
+    let keyword = input.parse()?;
+    let function = syn::Path::parse_mod_style(input)?;
+    let launch_error = "expected `<<<grid, block>>>` or `<<<grid, block, shared_mem>>>` after the kernel";
+    for _ in 0..3 {
+        input
+            .parse::<Token![<]>()
+            .map_err(|e| syn::Error::new(e.span(), launch_error))?;
+    }
+    let config = parse_launch_config(input)?;
+    let mut config = config.into_iter();
+    let (grid, block, shared_mem) = match (config.next(), config.next(), config.next(), config.next()) {
+        (Some(grid), Some(block), shared_mem, None) => (grid, block, shared_mem),
+        _ => return Err(syn::Error::new(function.span(), launch_error)),
+    };
+    let content;
+    parenthesized!(content in input);
+    let args = Punctuated::parse_terminated(&content)?;
+    Ok(KernelNode {
+        keyword,
+        function,
+        grid,
+        block,
+        shared_mem,
+        args,
+    })
+}
+
+/// Reads the comma-separated expressions up to `>>>`. Rust's expression
+/// grammar would read `256>>>` as a shift, so the tokens are split by hand
+/// (top-level `,` and `>>>`) and each piece is parsed as an expression.
+fn parse_launch_config(input: ParseStream<'_>) -> syn::Result<Vec<Expr>> {
+    let pieces = input.step(|cursor| {
+        let mut rest = *cursor;
+        let mut pieces: Vec<TokenStream> = vec![TokenStream::new()];
+        loop {
+            if let Some(after) = closing_chevrons(rest) {
+                return Ok((pieces, after));
+            }
+            match rest.token_tree() {
+                Some((TokenTree::Punct(p), next)) if p.as_char() == ',' => {
+                    pieces.push(TokenStream::new());
+                    rest = next;
+                }
+                Some((tt, next)) => {
+                    if let Some(last) = pieces.last_mut() {
+                        last.extend(std::iter::once(tt));
+                    }
+                    rest = next;
+                }
+                None => return Err(cursor.error("expected `>>>` to close the launch configuration")),
+            }
+        }
+    })?;
+    pieces
+        .into_iter()
+        .map(|piece| {
+            if piece.is_empty() {
+                Err(input.error("expected an expression in the launch configuration"))
+            } else {
+                syn::parse2::<Expr>(piece)
+            }
+        })
+        .collect()
+}
+
+/// If the cursor is at `>>>`, returns the cursor after it.
+fn closing_chevrons(cursor: syn::buffer::Cursor<'_>) -> Option<syn::buffer::Cursor<'_>> {
+    let mut rest = cursor;
+    for i in 0..3 {
+        let (punct, next) = rest.punct()?;
+        if punct.as_char() != '>' || (i < 2 && punct.spacing() != Spacing::Joint) {
+            return None;
+        }
+        rest = next;
+    }
+    Some(rest)
+}
+
+fn parse_edge(input: ParseStream<'_>) -> syn::Result<EdgeStmt> {
+    let mut groups = vec![parse_edge_group(input)?];
+    let mut links = Vec::new();
+    while !input.peek(Token![;]) {
+        if input.is_empty() {
+            return Err(input.error("expected `;` after the edge"));
+        }
+        links.push(parse_edge_link(input)?);
+        groups.push(parse_edge_group(input)?);
+    }
+    input.parse::<Token![;]>()?;
+    if links.is_empty() {
+        return Err(syn::Error::new_spanned(
+            groups[0].labels.first(),
+            "expected `->` after the label: an edge is written `a -> b;`",
+        ));
+    }
+    Ok(EdgeStmt { groups, links })
+}
+
+fn parse_edge_group(input: ParseStream<'_>) -> syn::Result<EdgeGroup> {
+    if input.peek(token::Bracket) {
+        let content;
+        let bracket = bracketed!(content in input);
+        let labels: Punctuated<Ident, Token![,]> = Punctuated::parse_terminated(&content)?;
+        if labels.is_empty() {
+            return Err(syn::Error::new(
+                bracket.span.join(),
+                "expected at least one label in `[...]`",
+            ));
+        }
+        Ok(EdgeGroup {
+            labels: labels.into_iter().collect(),
+        })
+    } else {
+        let label: Ident = input
+            .parse()
+            .map_err(|e| syn::Error::new(e.span(), "expected a label or `[a, b, ...]`"))?;
+        Ok(EdgeGroup {
+            labels: vec![label],
+        })
+    }
+}
+
+fn parse_edge_link(input: ParseStream<'_>) -> syn::Result<EdgeLink> {
+    if input.peek(Token![->]) {
+        let arrow: Token![->] = input.parse()?;
+        return Ok(EdgeLink {
+            kind: EdgeKind::Full,
+            tokens: quote::quote!(#arrow),
+        });
+    }
+    if input.peek(Token![-]) && input.peek2(token::Paren) {
+        let minus: Token![-] = input.parse()?;
+        let content;
+        let paren = parenthesized!(content in input);
+        let lookahead = content.lookahead1();
+        let kind = if lookahead.peek(kw::programmatic) {
+            content.parse::<kw::programmatic>()?;
+            EdgeKind::Programmatic
+        } else if lookahead.peek(kw::launch_order) {
+            content.parse::<kw::launch_order>()?;
+            EdgeKind::LaunchOrder
+        } else {
+            return Err(lookahead.error());
+        };
+        if !content.is_empty() {
+            return Err(content.error("expected `)`"));
+        }
+        let arrow: Token![->] = input.parse()?;
+        let mut tokens = quote::quote!(#minus);
+        let mut group = proc_macro2::Group::new(Delimiter::Parenthesis, TokenStream::new());
+        group.set_span(paren.span.join());
+        tokens.extend([TokenTree::Group(group)]);
+        tokens.extend(quote::quote!(#arrow));
+        return Ok(EdgeLink { kind, tokens });
+    }
+    Err(input.error("expected `->`, `-(programmatic)->` or `-(launch_order)->`"))
+}
+
+impl Parse for Input {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut errors = Vec::new();
+        let parsed = parse_input_stream(input, &mut errors)?;
+        match crate::diag::combine(errors) {
+            Some(e) => Err(e),
+            None => Ok(parsed),
+        }
+    }
+}

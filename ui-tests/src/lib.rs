@@ -1,0 +1,1 @@
+//! Holds the trybuild suite in `tests/`; see tests/README.md.
