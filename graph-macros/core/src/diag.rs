@@ -76,7 +76,7 @@ impl Drop for Diagnostics {
 
 /// Formats a message with a hint the way rustc prints one.
 pub fn with_help(message: impl std::fmt::Display, help: impl std::fmt::Display) -> String {
-    format!("{message}\n\n= help: {help}")
+    format!("{message}\n= help: {help}")
 }
 
 /// Combines errors into one `syn::Error` that expands to one

@@ -36,7 +36,11 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
             quote(&format!("{}\\n{}", node.name, node.kind.keyword()))
         );
         for (arm, &body) in node.bodies.iter().enumerate() {
-            let _ = writeln!(out, "{indent}subgraph {} {{", quote(&format!("cluster_{}_{arm}", node.name)));
+            let _ = writeln!(
+                out,
+                "{indent}subgraph {} {{",
+                quote(&format!("cluster_{}_{arm}", node.name))
+            );
             let title = match node.kind {
                 Kind::If if arm == 0 => format!("{} then", node.name),
                 Kind::If => format!("{} else", node.name),
@@ -65,6 +69,5 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
 }
 
 fn quote(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
-        .replace("\\\\n", "\\n")
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")).replace("\\\\n", "\\n")
 }

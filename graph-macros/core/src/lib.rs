@@ -60,8 +60,10 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// Parses and checks an invocation without generating code: every error of
 /// the input, combined.
 pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
-    let parsed = parse::parse_input(input)
-        .map_err(|errors| diag::combine(errors).unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "invalid input")))?;
+    let parsed = parse::parse_input(input).map_err(|errors| {
+        diag::combine(errors)
+            .unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "invalid input"))
+    })?;
     let mut all = Vec::new();
     for def in graphs(&parsed) {
         let diag = diag::Diagnostics::new();

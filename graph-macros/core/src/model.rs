@@ -53,7 +53,11 @@ impl Model<'_> {
     /// The handles a kernel node sets: those it takes as arguments.
     pub fn handles_set_by(&self, node: NodeId) -> impl Iterator<Item = HandleId> + '_ {
         let node = &self.nodes[node];
-        let uses = if node.kind == Kind::Kernel { &node.uses[..] } else { &[] };
+        let uses = if node.kind == Kind::Kernel {
+            &node.uses[..]
+        } else {
+            &[]
+        };
         uses.iter()
             .filter_map(move |ident| self.visible_handle(&ident.to_string(), node.level))
     }
@@ -460,7 +464,11 @@ impl<'a> Lowering<'a, '_> {
             bodies: Vec::new(),
             buffer: None,
         };
-        let alloc = self.push_node(make(Kind::Alloc, Origin::ScopeAlloc(id), buffer_name.clone()));
+        let alloc = self.push_node(make(
+            Kind::Alloc,
+            Origin::ScopeAlloc(id),
+            buffer_name.clone(),
+        ));
         self.register_label(&syntax.buffer, LabelTarget::Scope(id));
         self.model.scopes.push(Scope {
             syntax,
@@ -582,7 +590,12 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
-    fn crossing_message(&self, name: &str, edge_level: LevelId, node_level: LevelId) -> (String, String) {
+    fn crossing_message(
+        &self,
+        name: &str,
+        edge_level: LevelId,
+        node_level: LevelId,
+    ) -> (String, String) {
         let body_of = |level: LevelId| {
             self.model.levels[level]
                 .parent
@@ -629,7 +642,11 @@ impl<'a> Lowering<'a, '_> {
                 format!("`{name}` is a conditional handle; edges join nodes, such as the conditional node that `{name}` drives"),
             );
         } else if let Some(similar) = self.similar_label(&name) {
-            self.diag.error_with_help(label, message, format!("a node with a similar label exists: `{similar}`"));
+            self.diag.error_with_help(
+                label,
+                message,
+                format!("a node with a similar label exists: `{similar}`"),
+            );
         } else {
             self.diag.error_with_help(
                 label,
@@ -830,7 +847,11 @@ fn graph_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> GraphAttrs {
         if slot.is_some() {
             diag.error(attr, "duplicate graph attribute");
         }
-        *slot = Some(attr.path().get_ident().map_or_else(Span::call_site, Ident::span));
+        *slot = Some(
+            attr.path()
+                .get_ident()
+                .map_or_else(Span::call_site, Ident::span),
+        );
     }
     out
 }
@@ -910,7 +931,8 @@ fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
     while let Some(tt) = iter.next() {
         match tt {
             TokenTree::Ident(ident) => {
-                let next_is_path = matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let next_is_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
                 if !matches!(prev_punct, Some('.') | Some(':')) && !next_is_path {
                     out.push(ident);
                 }

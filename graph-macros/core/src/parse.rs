@@ -238,9 +238,9 @@ pub fn parse_input(tokens: TokenStream) -> Result<Input, Vec<syn::Error>> {
 
 fn parse_input_stream(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Input> {
     if input.is_empty() {
-        return Err(input.error(
-            "expected a graph: `graph Name(params) { ... }` or `graph(&ctx) { ... }`",
-        ));
+        return Err(
+            input.error("expected a graph: `graph Name(params) { ... }` or `graph(&ctx) { ... }`")
+        );
     }
     let mut items = Vec::new();
     while !input.is_empty() {
@@ -451,11 +451,39 @@ fn parse_node_kind(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn:
     if lookahead.peek(kw::kernel) {
         parse_kernel(input).map(NodeKind::Kernel)
     } else if lookahead.peek(kw::copy) {
-        let keyword = input.parse()?;
-        let src: Expr = input.parse()?;
-        input.parse::<Token![=>]>().map_err(|e| {
-            syn::Error::new(e.span(), "expected `=>`: a copy is written `copy SRC => DST`")
+        let keyword: kw::copy = input.parse()?;
+        // Split at the top-level `=>` first, so that a wrong arrow gets a
+        // clear message rather than an expression error inside SRC.
+        let src = input.step(|cursor| {
+            let mut rest = *cursor;
+            let mut src = TokenStream::new();
+            loop {
+                if let Some((first, next)) = rest.punct() {
+                    if first.as_char() == '=' && first.spacing() == Spacing::Joint {
+                        if let Some((second, _)) = next.punct() {
+                            if second.as_char() == '>' {
+                                return Ok((src, rest));
+                            }
+                        }
+                    }
+                }
+                match rest.token_tree() {
+                    Some((tt, next)) if !matches!(&tt, TokenTree::Punct(p) if p.as_char() == ';') =>
+                    {
+                        src.extend([tt]);
+                        rest = next;
+                    }
+                    _ => {
+                        return Err(syn::Error::new(
+                            keyword.span,
+                            "expected `=>`: a copy is written `copy SRC => DST`",
+                        ))
+                    }
+                }
+            }
         })?;
+        let src: Expr = syn::parse2(src)?;
+        input.parse::<Token![=>]>()?;
         let dst: Expr = input.parse()?;
         Ok(NodeKind::Copy { keyword, src, dst })
     } else if lookahead.peek(kw::fill) {
@@ -560,7 +588,8 @@ fn parse_node_kind(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn:
 fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
     let keyword = input.parse()?;
     let function = syn::Path::parse_mod_style(input)?;
-    let launch_error = "expected `<<<grid, block>>>` or `<<<grid, block, shared_mem>>>` after the kernel";
+    let launch_error =
+        "expected `<<<grid, block>>>` or `<<<grid, block, shared_mem>>>` after the kernel";
     for _ in 0..3 {
         input
             .parse::<Token![<]>()
@@ -568,10 +597,11 @@ fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
     }
     let config = parse_launch_config(input)?;
     let mut config = config.into_iter();
-    let (grid, block, shared_mem) = match (config.next(), config.next(), config.next(), config.next()) {
-        (Some(grid), Some(block), shared_mem, None) => (grid, block, shared_mem),
-        _ => return Err(syn::Error::new(function.span(), launch_error)),
-    };
+    let (grid, block, shared_mem) =
+        match (config.next(), config.next(), config.next(), config.next()) {
+            (Some(grid), Some(block), shared_mem, None) => (grid, block, shared_mem),
+            _ => return Err(syn::Error::new(function.span(), launch_error)),
+        };
     let content;
     parenthesized!(content in input);
     let args = Punctuated::parse_terminated(&content)?;
@@ -607,7 +637,9 @@ fn parse_launch_config(input: ParseStream<'_>) -> syn::Result<Vec<Expr>> {
                     }
                     rest = next;
                 }
-                None => return Err(cursor.error("expected `>>>` to close the launch configuration")),
+                None => {
+                    return Err(cursor.error("expected `>>>` to close the launch configuration"))
+                }
             }
         }
     })?;

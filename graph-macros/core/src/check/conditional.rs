@@ -59,7 +59,9 @@ fn handle_ident<'a>(model: &Model<'a>, node: NodeId) -> Option<&'a syn::Ident> {
 
 fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
     for node in &model.nodes {
-        let Origin::Stmt(stmt) = node.origin else { continue };
+        let Origin::Stmt(stmt) = node.origin else {
+            continue;
+        };
         let NodeKind::Switch { keyword, arms, .. } = &stmt.kind else {
             continue;
         };
@@ -75,7 +77,10 @@ fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
             if value.as_ref().ok() != Some(&(index as u64)) {
                 diag.error_with_help(
                     &arm.value,
-                    format!("switch arms must be exactly 0..{}: expected arm `{index}` here", arms.len()),
+                    format!(
+                        "switch arms must be exactly 0..{}: expected arm `{index}` here",
+                        arms.len()
+                    ),
                     "number the arms 0, 1, 2, ... in order, with no gaps or repeats",
                 );
             }
@@ -112,10 +117,8 @@ fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics)
             .any(|&child| sets.get(child, handle));
         if !body_sets {
             let name = &model.handles[handle].syntax.name;
-            let tokens = handle_ident(model, id).map_or_else(
-                || quote::quote!(#name),
-                |ident| quote::quote!(#ident),
-            );
+            let tokens = handle_ident(model, id)
+                .map_or_else(|| quote::quote!(#name), |ident| quote::quote!(#ident));
             diag.error_with_help(
                 tokens,
                 format!("`while {name}` can never stop: no kernel in its body takes `{name}`"),
@@ -125,7 +128,12 @@ fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics)
     }
 }
 
-fn check_set_before_read(model: &Model<'_>, topology: &Topology, sets: &BitMatrix, diag: &Diagnostics) {
+fn check_set_before_read(
+    model: &Model<'_>,
+    topology: &Topology,
+    sets: &BitMatrix,
+    diag: &Diagnostics,
+) {
     // upstream[v]: handles set by a strict ancestor of v within its level.
     let mut upstream = BitMatrix::new(model.nodes.len(), model.handles.len());
     for order in topology.orders.iter().flatten() {
@@ -166,7 +174,12 @@ fn check_set_before_read(model: &Model<'_>, topology: &Topology, sets: &BitMatri
 /// Whether some node upstream of `node` (in its level, or upstream of the
 /// conditional nodes enclosing it, up to the handle's declaring level) can
 /// set `handle`.
-fn set_upstream(model: &Model<'_>, upstream: &BitMatrix, mut node: NodeId, handle: HandleId) -> bool {
+fn set_upstream(
+    model: &Model<'_>,
+    upstream: &BitMatrix,
+    mut node: NodeId,
+    handle: HandleId,
+) -> bool {
     let declared_in = model.handles[handle].level;
     loop {
         if upstream.get(node, handle) {

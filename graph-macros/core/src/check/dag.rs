@@ -44,7 +44,10 @@ fn order_level(
     diag: &Diagnostics,
 ) -> Option<Vec<NodeId>> {
     let nodes = &model.levels[level].nodes;
-    let mut in_degree: Vec<usize> = nodes.iter().map(|&v| topology.predecessors[v].len()).collect();
+    let mut in_degree: Vec<usize> = nodes
+        .iter()
+        .map(|&v| topology.predecessors[v].len())
+        .collect();
     let position = |v: NodeId| nodes.binary_search(&v).ok();
     let mut order = Vec::with_capacity(nodes.len());
     let mut ready: Vec<NodeId> = nodes
@@ -55,7 +58,14 @@ fn order_level(
         .collect();
     ready.reverse();
     let mut done = vec![false; nodes.len()];
-    peel(topology, &mut ready, &mut in_degree, &mut done, &mut order, position);
+    peel(
+        topology,
+        &mut ready,
+        &mut in_degree,
+        &mut done,
+        &mut order,
+        position,
+    );
     if order.len() == nodes.len() {
         return Some(order);
     }
@@ -82,7 +92,14 @@ fn order_level(
                 }
             }
         }
-        peel(topology, &mut ready, &mut in_degree, &mut done, &mut order, position);
+        peel(
+            topology,
+            &mut ready,
+            &mut in_degree,
+            &mut done,
+            &mut order,
+            position,
+        );
     }
     None
 }
@@ -164,15 +181,12 @@ fn report_cycle(model: &Model<'_>, cycle: &[NodeId], diag: &Diagnostics) {
     // Point at the edge of the cycle written last: the one that closed it.
     let level = model.nodes[first].level;
     let edges = &model.levels[level].edges;
-    let closing = edges
-        .iter()
-        .rev()
-        .filter(|e| e.tokens.is_some())
-        .find(|e| {
-            cycle.iter().enumerate().any(|(i, &v)| {
-                e.from == v && e.to == cycle[(i + 1) % cycle.len()]
-            })
-        });
+    let closing = edges.iter().rev().filter(|e| e.tokens.is_some()).find(|e| {
+        cycle
+            .iter()
+            .enumerate()
+            .any(|(i, &v)| e.from == v && e.to == cycle[(i + 1) % cycle.len()])
+    });
     let help = "a graph must be acyclic; remove or reverse one of these edges \
                 (to repeat work, use a `while` node)";
     match closing.and_then(|e| e.tokens.as_ref()) {

@@ -75,7 +75,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
             let through = if user == id {
                 String::new()
             } else {
-                format!(" (through `{}`)", model.nodes[user].name)
+                format!(", whose body holds `{}`,", node.name)
             };
             let alloc_name = &model.nodes[buffer.alloc].name;
             let user_name = &model.nodes[user].name;
@@ -91,7 +91,9 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
                 );
                 continue;
             }
-            let Some(&free) = buffer.frees.first() else { continue };
+            let Some(&free) = buffer.frees.first() else {
+                continue;
+            };
             if model.nodes[free].level != TOP {
                 continue;
             }

@@ -105,15 +105,15 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
             };
             diag.error_with_help(
                 tokens,
-                format!("graph memory nodes cannot be inside a conditional body (`{}` is in the body of `{body_of}`)", node.name),
+                format!("a conditional body cannot hold graph memory nodes: `{}` is in the body of `{body_of}`", node.name),
                 format!("allocate before `{body_of}` and free after it, in the enclosing graph"),
             );
         }
         Kind::Host | Kind::Record | Kind::Wait => diag.error_with_help(
             &node.label,
             format!(
-                "{} cannot be inside a conditional body (`{}` is in the body of `{body_of}`)",
-                capitalize(node.kind.describe()),
+                "a conditional body cannot hold {}: `{}` is in the body of `{body_of}`",
+                node.kind.describe(),
                 node.name
             ),
             "conditional bodies may hold only kernel, empty, copy, fill, child graph and conditional nodes",
@@ -123,7 +123,10 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
 }
 
 fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
-    if matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill | Kind::Child | Kind::Capture) {
+    if matches!(
+        node.kind,
+        Kind::Kernel | Kind::Copy | Kind::Fill | Kind::Child | Kind::Capture
+    ) {
         return;
     }
     if matches!(node.origin, Origin::ScopeFree(_)) {
@@ -138,12 +141,4 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
         ),
         "CUDA refuses to instantiate other node kinds for device launch",
     );
-}
-
-fn capitalize(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }

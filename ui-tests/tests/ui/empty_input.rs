@@ -1,0 +1,5 @@
+use graph_runtime::cuda_graph;
+
+cuda_graph! {}
+
+fn main() {}
