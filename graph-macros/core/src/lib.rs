@@ -21,6 +21,8 @@ pub mod dot;
 pub mod expand;
 pub mod model;
 pub mod parse;
+#[doc(hidden)]
+pub mod synthetic;
 
 use proc_macro2::TokenStream;
 

@@ -296,15 +296,15 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn register_label(&mut self, label: &Ident, target: LabelTarget) {
-        let name = label.to_string();
-        if self.labels.contains_key(&name) {
-            self.diag.error_with_help(
+        match self.labels.entry(label.to_string()) {
+            std::collections::hash_map::Entry::Occupied(entry) => self.diag.error_with_help(
                 label,
-                format!("the label `{name}` is defined more than once"),
+                format!("the label `{}` is defined more than once", entry.key()),
                 "labels name nodes and alloc scopes, and must be unique in one cuda_graph!",
-            );
-        } else {
-            self.labels.insert(name, target);
+            ),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(target);
+            }
         }
     }
 

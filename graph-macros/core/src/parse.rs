@@ -35,7 +35,7 @@ pub enum Input {
     /// `pub graph Name(params) { ... }`, possibly several.
     Items(Vec<GraphDef>),
     /// `graph(&ctx) { ... }`: evaluates to a graph built from captured variables.
-    Expr(GraphDef),
+    Expr(Box<GraphDef>),
 }
 
 /// One `graph` definition, named (item form) or not (expression form).
@@ -84,6 +84,8 @@ pub struct NodeStmt {
     pub kind: NodeKind,
 }
 
+// Boxing the large variants would buy nothing: one NodeKind per statement.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum NodeKind {
     Kernel(KernelNode),
@@ -252,7 +254,7 @@ fn parse_input_stream(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> s
                     "a graph expression `graph(ctx) { ... }` must be the only graph in the macro call",
                 ));
             }
-            return Ok(Input::Expr(def));
+            return Ok(Input::Expr(Box::new(def)));
         }
         items.push(def);
     }

@@ -1,0 +1,267 @@
+//! The macro never panics: random token streams and random mutations of
+//! valid graphs go through parse, check and expand.
+//!
+//! CI runs a short pass. The long run (documented in tests/README.md):
+//! `PROPTEST_CASES=100000 cargo test --release -p graph-macros-core --test no_panic`
+
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use std::cell::Cell;
+
+const VOCABULARY: &[&str] = &[
+    "a",
+    "b",
+    "c",
+    "buf",
+    "go",
+    "x",
+    "n",
+    "kernel",
+    "copy",
+    "fill",
+    "host",
+    "empty",
+    "graph",
+    "record",
+    "wait",
+    "capture",
+    "alloc",
+    "free",
+    "cond",
+    "if",
+    "else",
+    "while",
+    "switch",
+    "programmatic",
+    "launch_order",
+    "escape",
+    "disabled",
+    "priority",
+    "device_launch",
+    "auto_free_on_launch",
+    "pub",
+    "move",
+    "k::K",
+    ":",
+    ";",
+    "->",
+    "-",
+    "=>",
+    "=",
+    ",",
+    "<",
+    ">",
+    "<<<",
+    ">>>",
+    "#",
+    "::",
+    "|",
+    "||",
+    "&",
+    "*",
+    "0",
+    "1",
+    "2",
+    "1.0f32",
+    "\"s\"",
+    "f32",
+    "u8",
+];
+
+const VALID: &[&str] = &[
+    "graph G(x: &T, n: u32) { cond go; s: kernel k::SET<<<1, 1>>>(go); i: if go { a: kernel k::K<<<1, 32>>>(x); } else { b: empty; } s -> i; }",
+    "graph G(n: usize) { buf: alloc f32[n]; k1: kernel k::K<<<1, 32>>>(buf); done: free buf; buf -> k1 -> done; }",
+    "graph G() { alloc s: u8[4] { k: kernel k::K<<<1, 1>>>(s); alloc t: u8[2] { j: fill t = 0u8; } k -> t; } e: empty; s -> e; }",
+    "#[device_launch] pub graph G(x: &T) { z: fill x = 0; k: kernel k::K<<<(1, 2, 3), 32, 64>>>(x); c: copy x => x; z -> k -> c; }",
+    "graph(&ctx) { cond c = 0; cond c2 = 1; w: while c { s: kernel k::K<<<1, 1>>>(c); cond d = 1; i: if d { q: empty; } s -> i; } m: switch c2 { 0 => { a: empty; } 1 => { b: empty; } } }",
+    "#[use_node_priority] graph G() { #[priority(1)] a: kernel k::K<<<1,1>>>(); #[disabled] b: kernel k::K<<<1,1>>>(); a -(programmatic)-> b; a -> [c, d] -(launch_order)-> e; c: kernel k::K<<<1,1>>>(); d: kernel k::K<<<1,1>>>(); e: kernel k::K<<<1,1>>>(); h: host move || (); r: record ev; w: wait ev; g: graph child; p: capture |s| { lib(s) }; }",
+];
+
+fn config() -> Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+/// A token-ish text: a vocabulary word, or a group of them nested to `depth`.
+fn piece(depth: u32) -> BoxedStrategy<String> {
+    let leaf = prop::sample::select(VOCABULARY).prop_map(str::to_string);
+    if depth == 0 {
+        return leaf.boxed();
+    }
+    prop_oneof![
+        6 => leaf,
+        1 => (prop::sample::select(&[("{", "}"), ("(", ")"), ("[", "]")][..]),
+              prop::collection::vec(piece(depth - 1), 0..8))
+            .prop_map(|((open, close), inner)| format!("{open} {} {close}", inner.join(" "))),
+    ]
+    .boxed()
+}
+
+/// Splits a source into flat tokens (delimiters separate), so mutations can
+/// unbalance groups too (such inputs do not tokenize and are skipped).
+fn flat_tokens(source: &str) -> Vec<String> {
+    fn walk(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for tt in tokens {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        proc_macro2::Delimiter::Brace => ("{", "}"),
+                        proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                        proc_macro2::Delimiter::Bracket => ("[", "]"),
+                        proc_macro2::Delimiter::None => ("", ""),
+                    };
+                    out.push(open.to_string());
+                    walk(g.stream(), out);
+                    out.push(close.to_string());
+                }
+                proc_macro2::TokenTree::Punct(p) => {
+                    let joint = p.spacing() == proc_macro2::Spacing::Joint;
+                    let text = p.as_char().to_string();
+                    match out.last_mut() {
+                        Some(last) if last.ends_with('\u{0}') => {
+                            last.pop();
+                            last.push_str(&text);
+                        }
+                        _ => out.push(text),
+                    }
+                    if joint {
+                        if let Some(last) = out.last_mut() {
+                            last.push('\u{0}');
+                        }
+                    }
+                }
+                other => out.push(other.to_string()),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(source.parse().expect("corpus tokenizes"), &mut out);
+    out.into_iter()
+        .map(|t| t.trim_end_matches('\u{0}').to_string())
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Delete(usize),
+    Duplicate(usize),
+    Swap(usize, usize),
+    Replace(usize, &'static str),
+    Insert(usize, &'static str),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let index = 0usize..400;
+    let word = prop::sample::select(VOCABULARY);
+    prop_oneof![
+        index.clone().prop_map(Mutation::Delete),
+        index.clone().prop_map(Mutation::Duplicate),
+        (index.clone(), index.clone()).prop_map(|(i, j)| Mutation::Swap(i, j)),
+        (index.clone(), word.clone()).prop_map(|(i, w)| Mutation::Replace(i, w)),
+        (index, word).prop_map(|(i, w)| Mutation::Insert(i, w)),
+    ]
+}
+
+fn apply(tokens: &mut Vec<String>, mutation: &Mutation) {
+    let len = tokens.len().max(1);
+    match *mutation {
+        Mutation::Delete(i) if !tokens.is_empty() => {
+            tokens.remove(i % len);
+        }
+        Mutation::Duplicate(i) if !tokens.is_empty() => {
+            let t = tokens[i % len].clone();
+            tokens.insert(i % len, t);
+        }
+        Mutation::Swap(i, j) if !tokens.is_empty() => tokens.swap(i % len, j % len),
+        Mutation::Replace(i, w) if !tokens.is_empty() => tokens[i % len] = w.to_string(),
+        Mutation::Insert(i, w) => tokens.insert(i % (tokens.len() + 1), w.to_string()),
+        _ => {}
+    }
+}
+
+/// Runs `strategy`'s inputs through the macro and reports how many there
+/// were and how far they got; a panic fails the test with its input.
+fn fuzz<S: Strategy>(name: &str, strategy: S, to_source: impl Fn(&S::Value) -> String) {
+    let mut runner = proptest::test_runner::TestRunner::new(config());
+    let (inputs, tokenized, clean) = (Cell::new(0usize), Cell::new(0usize), Cell::new(0usize));
+    let bump = |c: &Cell<usize>| c.set(c.get() + 1);
+    let result = runner.run(&strategy, |value| {
+        bump(&inputs);
+        let source = to_source(&value);
+        if let Ok(tokens) = source.parse::<proc_macro2::TokenStream>() {
+            bump(&tokenized);
+            if graph_macros_core::analyze(tokens.clone()).is_ok() {
+                bump(&clean);
+            }
+            let _ = graph_macros_core::expand(tokens);
+        }
+        Ok(())
+    });
+    let (inputs, tokenized, clean) = (inputs.get(), tokenized.get(), clean.get());
+    eprintln!("{name}: {inputs} inputs, {tokenized} tokenized, {clean} checked clean, 0 panics");
+    if let Err(e) = result {
+        panic!("{name}: {e}");
+    }
+}
+
+#[test]
+fn random_token_streams() {
+    fuzz(
+        "random token streams",
+        (prop::collection::vec(piece(3), 0..40), any::<bool>()),
+        |(body, wrap)| {
+            let body = body.join(" ");
+            if *wrap {
+                format!("graph G(x: &T) {{ {body} }}")
+            } else {
+                body
+            }
+        },
+    );
+}
+
+#[test]
+fn mutated_valid_graphs() {
+    fuzz(
+        "mutated valid graphs",
+        (0..VALID.len(), prop::collection::vec(mutation(), 1..5)),
+        |(which, mutations)| {
+            let mut tokens = flat_tokens(VALID[*which]);
+            for m in mutations {
+                apply(&mut tokens, m);
+            }
+            tokens.join(" ")
+        },
+    );
+}
+
+#[test]
+fn corpus_is_valid_or_fails_cleanly() {
+    for source in VALID {
+        let tokens: proc_macro2::TokenStream = source.parse().expect("corpus tokenizes");
+        let expanded = graph_macros_core::expand(tokens);
+        syn::parse2::<syn::File>(expanded.clone())
+            .or_else(|_| syn::parse2::<syn::Expr>(expanded).map(|_| syn::parse_quote!()))
+            .expect("expansion is valid Rust");
+    }
+}
+
+#[test]
+fn corpus_checks_clean() {
+    for source in VALID {
+        let tokens: proc_macro2::TokenStream = source.parse().expect("corpus tokenizes");
+        if let Err(e) = graph_macros_core::analyze(tokens) {
+            panic!(
+                "{source}\n{:?}",
+                e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>()
+            );
+        }
+    }
+}
