@@ -1,0 +1,198 @@
+//! Memory a graph touches. A cudarc `CudaSlice` is bound to a graph for the
+//! graph's lifetime `'a` (shared for reading, exclusive for writing) and used
+//! in nodes through a copyable [`Buf`] handle; at every launch the exec waits
+//! for the slice's pending cudarc work and records its own use, so cudarc's
+//! per-slice event tracking stays correct across streams.
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Marks a `Buf` as borrowing for `'a` and typed by `T`.
+type Borrow<'a, T> = PhantomData<(&'a (), fn() -> T)>;
+
+/// A handle to device memory a graph may use: a bound `CudaSlice` or a graph
+/// allocation. Copy it freely; it cannot outlive the borrow behind it.
+pub struct Buf<'a, T> {
+    ptr: u64,
+    len: usize,
+    writable: bool,
+    root: u64,
+    alloc: Option<u32>,
+    _borrow: Borrow<'a, T>,
+}
+
+impl<T> Clone for Buf<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Buf<'_, T> {}
+
+impl<T> std::fmt::Debug for Buf<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buf")
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("len", &self.len)
+            .field("writable", &self.writable)
+            .field("graph_alloc", &self.alloc.is_some())
+            .finish()
+    }
+}
+
+impl<'a, T> Buf<'a, T> {
+    pub(crate) fn new(ptr: u64, len: usize, writable: bool, root: u64, alloc: Option<u32>) -> Self {
+        Buf {
+            ptr,
+            len,
+            writable,
+            root,
+            alloc,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size in bytes.
+    pub fn num_bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+
+    /// The device address.
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Whether nodes may write it.
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Elements `range` of this buffer, or None if out of bounds.
+    pub fn slice(self, range: std::ops::Range<usize>) -> Option<Self> {
+        if range.start > range.end || range.end > self.len {
+            return None;
+        }
+        Some(Buf {
+            ptr: self.ptr + (range.start * std::mem::size_of::<T>()) as u64,
+            len: range.end - range.start,
+            ..self
+        })
+    }
+
+    pub(crate) fn as_use(&self, write: bool) -> BufferUse {
+        BufferUse {
+            root: self.root,
+            alloc: self.alloc,
+            write,
+            writable: self.writable,
+        }
+    }
+}
+
+/// How a node uses a buffer, for the graph's ownership and ordering checks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BufferUse {
+    pub root: u64,
+    pub alloc: Option<u32>,
+    pub write: bool,
+    pub writable: bool,
+}
+
+/// A bound cudarc slice, tracked at every launch.
+pub(crate) enum Binding<'a> {
+    Read(&'a (dyn TrackedRead + 'a)),
+    Write(&'a mut (dyn TrackedWrite + 'a)),
+}
+
+impl std::fmt::Debug for Binding<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Binding::Read(_) => "Binding::Read",
+            Binding::Write(_) => "Binding::Write",
+        })
+    }
+}
+
+impl Binding<'_> {
+    /// Makes `stream` wait for the slice's pending cudarc work; the guard
+    /// records this use when dropped (after the launch is enqueued).
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        match self {
+            Binding::Read(slice) => slice.acquire_read(stream),
+            Binding::Write(slice) => slice.acquire_write(stream),
+        }
+    }
+}
+
+/// A slice whose reads are tracked by cudarc.
+pub(crate) trait TrackedRead: Sync {
+    fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+}
+
+/// A slice whose writes are tracked by cudarc.
+pub(crate) trait TrackedWrite: Send {
+    fn acquire_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+}
+
+impl<T> TrackedRead for CudaSlice<T> {
+    fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.device_ptr(stream).1
+    }
+}
+
+impl<T> TrackedWrite for CudaSlice<T> {
+    fn acquire_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.device_ptr_mut(stream).1
+    }
+}
+
+/// What keeps a graph's references valid: bound slices, the kernels' modules
+/// (through their functions), and the resources of child graphs. Shared by a
+/// graph, its clones and its execs.
+#[derive(Debug, Default)]
+pub(crate) struct Resources<'a> {
+    pub bindings: Vec<Binding<'a>>,
+    pub functions: Vec<cudarc::driver::CudaFunction>,
+    /// Resources of child graphs (flattened, no duplicates).
+    pub children: Vec<SharedResources<'a>>,
+}
+
+pub(crate) type SharedResources<'a> = Arc<Mutex<Resources<'a>>>;
+
+/// Locks a resource set; a poisoned lock is recovered (the data is a list
+/// that a panic cannot leave half-written in a harmful way).
+pub(crate) fn lock<'r, 'a>(resources: &'r SharedResources<'a>) -> MutexGuard<'r, Resources<'a>> {
+    resources.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `launch` with every bound slice of `root` (and its children)
+/// acquired on `stream`: waits before, records after.
+pub(crate) fn with_tracked<R>(
+    root: &SharedResources<'_>,
+    stream: &CudaStream,
+    launch: impl FnOnce() -> R,
+) -> R {
+    let children: Vec<SharedResources<'_>> = lock(root).children.clone();
+    let mut locked: Vec<MutexGuard<'_, Resources<'_>>> = Vec::with_capacity(children.len() + 1);
+    locked.push(lock(root));
+    for child in &children {
+        locked.push(lock(child));
+    }
+    let guards: Vec<SyncOnDrop<'_>> = locked
+        .iter_mut()
+        .flat_map(|r| r.bindings.iter_mut())
+        .map(|b| b.acquire(stream))
+        .collect();
+    let out = launch();
+    drop(guards);
+    out
+}

@@ -1,0 +1,94 @@
+//! Stream capture into a child graph node, so work issued on a stream
+//! (library calls such as cuBLAS) joins a graph. If the driver invalidates
+//! the capture, it is ended and discarded and the error names the operation.
+
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::graph::{zeroed_params, Graph, RawGraph};
+use crate::node::{Node, NodeKind};
+use crate::result;
+use cudarc::driver::{sys, CudaStream};
+use std::sync::Arc;
+
+impl<'a> Graph<'a> {
+    /// Captures the work `work` issues on `stream` (`cuStreamBeginCaptureToGraph`)
+    /// and adds it as a child graph node.
+    ///
+    /// cudarc's event tracking (active once a context has several streams)
+    /// makes captured cudarc calls wait on events recorded outside the
+    /// capture, which invalidates it: call `ctx.disable_event_tracking()`
+    /// before allocating the slices such work uses. The error says so.
+    ///
+    /// # Safety
+    /// The memory the captured work touches must stay valid while this graph
+    /// or any exec made from it may run (the graph cannot see it to borrow it).
+    pub unsafe fn add_capture(
+        &mut self,
+        label: &str,
+        stream: &Arc<CudaStream>,
+        deps: &[Node],
+        work: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
+    ) -> Result<Node> {
+        let hint = if stream.context().is_managing_stream_synchronization() {
+            "; cudarc's event tracking is active in this context and breaks capture: \
+             call ctx.disable_event_tracking() before allocating the slices the captured work uses"
+        } else {
+            ""
+        };
+        let fail = |operation: &'static str, name: String, code: u32| GraphError::Capture {
+            label: label.to_string(),
+            operation,
+            name,
+            code,
+            hint,
+        };
+        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+        // SAFETY: the context is current.
+        let raw = unsafe { result::graph_create() }.op_at("cuGraphCreate", label)?;
+        let captured = RawGraph {
+            raw,
+            ctx: self.ctx.clone(),
+        };
+        // SAFETY: the stream and graph are live.
+        unsafe { result::begin_capture_to_graph(stream.cu_stream(), captured.raw) }.map_err(
+            |e| {
+                fail(
+                    "cuStreamBeginCaptureToGraph",
+                    format!("{:?}", e.0),
+                    e.0 as u32,
+                )
+            },
+        )?;
+        let worked = work(stream);
+        // Always end the capture, even when the work failed.
+        // SAFETY: the stream is capturing (begun above).
+        let ended = unsafe { result::end_capture(stream.cu_stream()) };
+        match (worked, ended) {
+            // The call inside the work that broke the capture.
+            (
+                Err(GraphError::Driver {
+                    operation,
+                    name,
+                    code,
+                    ..
+                }),
+                _,
+            ) => return Err(fail(operation, name, code)),
+            (Err(other), _) => return Err(other),
+            (Ok(()), Err(e)) => {
+                return Err(fail("cuStreamEndCapture", format!("{:?}", e.0), e.0 as u32))
+            }
+            (Ok(()), Ok(_)) => {}
+        }
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
+        params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS {
+            graph: captured.raw,
+        };
+        // The driver clones the captured graph into the node; ours is dropped.
+        self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)
+    }
+}
+
+/// Maps a cudarc error from captured work to ours, naming the call.
+pub fn captured(operation: &'static str, error: cudarc::driver::DriverError) -> GraphError {
+    GraphError::driver(operation, error.0, None)
+}

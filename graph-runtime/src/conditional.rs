@@ -1,0 +1,177 @@
+//! Conditional nodes (CUDA 12.8+ for IF/ELSE and SWITCH): a handle, set from
+//! the device with `cudaGraphSetConditional` or by its default at each
+//! launch, selects which body graph runs, or whether a WHILE body runs again.
+//! Bodies are built by closures that receive the body as a `Graph`.
+
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::graph::{zeroed_params, Graph};
+use crate::node::{Node, NodeKind};
+use crate::result;
+use cudarc::driver::sys;
+
+/// A conditional handle, created on the graph whose conditional node it
+/// drives. Pass it to a kernel parameter of type
+/// [`Cond`](crate::kernel::Cond) to set it from the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CondHandle {
+    raw: sys::CUgraphConditionalHandle,
+    level: u64,
+}
+
+impl CondHandle {
+    /// The 64-bit value a kernel receives.
+    pub fn raw(&self) -> u64 {
+        self.raw
+    }
+}
+
+/// Which conditional node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conditional {
+    If { with_else: bool },
+    While,
+    Switch { arms: u32 },
+}
+
+impl<'a> Graph<'a> {
+    /// A conditional handle for a conditional node of this graph. With a
+    /// default, the handle is reset to it at the start of every launch.
+    pub fn cond_handle(&mut self, default: Option<u32>) -> Result<CondHandle> {
+        let flags = if default.is_some() {
+            sys::CU_GRAPH_COND_ASSIGN_DEFAULT
+        } else {
+            0
+        };
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the graph and context are live.
+        let raw = unsafe {
+            result::conditional_handle_create(
+                self.raw,
+                self.ctx.cu_ctx(),
+                default.unwrap_or(0),
+                flags,
+            )
+        }
+        .op("cuGraphConditionalHandleCreate")?;
+        Ok(CondHandle {
+            raw,
+            level: self.level,
+        })
+    }
+
+    /// `if handle { then }`: runs the body when the handle is non-zero.
+    pub fn add_if(
+        &mut self,
+        label: &str,
+        handle: CondHandle,
+        deps: &[Node],
+        then: impl FnOnce(&mut Graph<'a>) -> Result<()>,
+    ) -> Result<Node> {
+        let mut then = Some(then);
+        self.add_conditional(
+            label,
+            handle,
+            Conditional::If { with_else: false },
+            deps,
+            |_, body| then.take().map_or(Ok(()), |f| f(body)),
+        )
+    }
+
+    /// `if handle { then } else { otherwise }`.
+    pub fn add_if_else(
+        &mut self,
+        label: &str,
+        handle: CondHandle,
+        deps: &[Node],
+        then: impl FnOnce(&mut Graph<'a>) -> Result<()>,
+        otherwise: impl FnOnce(&mut Graph<'a>) -> Result<()>,
+    ) -> Result<Node> {
+        let (mut then, mut otherwise) = (Some(then), Some(otherwise));
+        self.add_conditional(
+            label,
+            handle,
+            Conditional::If { with_else: true },
+            deps,
+            |arm, body| match arm {
+                0 => then.take().map_or(Ok(()), |f| f(body)),
+                _ => otherwise.take().map_or(Ok(()), |f| f(body)),
+            },
+        )
+    }
+
+    /// `while handle { body }`: runs the body while the handle is non-zero;
+    /// a kernel in the body must eventually set it to zero.
+    pub fn add_while(
+        &mut self,
+        label: &str,
+        handle: CondHandle,
+        deps: &[Node],
+        body: impl FnOnce(&mut Graph<'a>) -> Result<()>,
+    ) -> Result<Node> {
+        let mut body = Some(body);
+        self.add_conditional(label, handle, Conditional::While, deps, |_, graph| {
+            body.take().map_or(Ok(()), |f| f(graph))
+        })
+    }
+
+    /// `switch handle { 0 => ..., n-1 => ... }`: runs arm `handle`, or none
+    /// if the value is out of range. `arm(i, body)` builds arm `i`.
+    pub fn add_switch(
+        &mut self,
+        label: &str,
+        handle: CondHandle,
+        arms: u32,
+        deps: &[Node],
+        arm: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
+    ) -> Result<Node> {
+        if arms == 0 {
+            return Err(GraphError::invalid(
+                label,
+                "a switch needs at least one arm",
+            ));
+        }
+        self.add_conditional(label, handle, Conditional::Switch { arms }, deps, arm)
+    }
+
+    fn add_conditional(
+        &mut self,
+        label: &str,
+        handle: CondHandle,
+        kind: Conditional,
+        deps: &[Node],
+        mut build: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
+    ) -> Result<Node> {
+        if handle.level != self.level {
+            return Err(GraphError::ForeignHandle {
+                what: format!("the conditional handle of node `{label}` (create it on the graph that holds the node)"),
+            });
+        }
+        let (type_, size) = match kind {
+            Conditional::If { with_else } => (
+                sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF,
+                if with_else { 2 } else { 1 },
+            ),
+            Conditional::While => (sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE, 1),
+            Conditional::Switch { arms } => (
+                sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_SWITCH,
+                arms,
+            ),
+        };
+        let mut bodies: Vec<sys::CUgraph> = vec![std::ptr::null_mut(); size as usize];
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
+        params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
+            handle: handle.raw,
+            type_,
+            size,
+            phGraph_out: bodies.as_mut_ptr(),
+            ctx: self.ctx.cu_ctx(),
+        };
+        let node = self.add_raw(label, NodeKind::Conditional, deps, None, &[], &mut params)?;
+        // The driver filled `bodies`; they belong to the conditional node.
+        for (arm, &raw) in bodies.iter().enumerate() {
+            let mut body = self.body(raw, node.index);
+            build(arm as u32, &mut body)?;
+        }
+        Ok(node)
+    }
+}

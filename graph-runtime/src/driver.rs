@@ -1,0 +1,53 @@
+//! Whether CUDA is here. cudarc loads libcuda and libnvrtc on first use and
+//! panics if they are missing; these checks turn that into typed errors.
+
+use crate::error::{DriverResultExt, GraphError, Result};
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// Whether libcuda can be loaded on this machine.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library; no other effect.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// Whether libnvrtc can be loaded on this machine.
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to dlopen the library; no other effect.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+pub(crate) fn require_driver() -> Result<()> {
+    if driver_available() {
+        Ok(())
+    } else {
+        Err(GraphError::NoDriver)
+    }
+}
+
+pub(crate) fn require_nvrtc() -> Result<()> {
+    if nvrtc_available() {
+        Ok(())
+    } else {
+        Err(GraphError::NoNvrtc)
+    }
+}
+
+/// The primary context of device `ordinal`, or [`GraphError::NoDriver`] on
+/// a machine without CUDA (where cudarc itself would panic).
+pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
+    require_driver()?;
+    CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_panic_without_cuda() {
+        // On a machine with CUDA this opens device 0; without, a typed error.
+        match super::context(0) {
+            Ok(_) => assert!(super::driver_available()),
+            Err(e) => assert!(!super::driver_available() || e.cuda_code().is_some(), "{e}"),
+        }
+    }
+}

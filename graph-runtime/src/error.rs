@@ -1,0 +1,132 @@
+//! One error type for the runtime. Every variant says which operation failed
+//! and, where a node is involved, its label.
+
+use cudarc::driver::sys::{self, CUresult};
+
+/// The result of every fallible runtime call.
+pub type Result<T, E = GraphError> = std::result::Result<T, E>;
+
+/// What went wrong, with the operation, the CUDA error and the node label.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// libcuda could not be loaded: this machine has no CUDA driver.
+    #[error("no CUDA driver: libcuda could not be loaded on this machine")]
+    NoDriver,
+
+    /// libnvrtc could not be loaded, so CUDA C kernels cannot be compiled.
+    #[error(
+        "no NVRTC: libnvrtc could not be loaded (put the CUDA toolkit's lib64 on LD_LIBRARY_PATH)"
+    )]
+    NoNvrtc,
+
+    /// A driver call failed.
+    #[error("{operation} failed{}: {name} ({code})", at_node(.label))]
+    Driver {
+        operation: &'static str,
+        name: String,
+        code: u32,
+        /// The DSL or builder label of the node involved, where there is one.
+        label: Option<String>,
+    },
+
+    /// NVRTC rejected a kernel source; `log` is its compile log.
+    #[error("compiling kernel `{kernel}` with NVRTC failed: {reason}\n{log}")]
+    Compile {
+        kernel: String,
+        reason: String,
+        log: String,
+    },
+
+    /// A node's arguments were rejected before the driver was called.
+    #[error("node `{label}`: {reason}")]
+    InvalidNode { label: String, reason: String },
+
+    /// Instantiation failed; the driver named the offending node.
+    #[error("cuGraphInstantiateWithParams failed{}: {name} ({code}), {result}", at_node(.label))]
+    Instantiate {
+        name: String,
+        code: u32,
+        /// The driver's `CUgraphInstantiateResult`, explained.
+        result: String,
+        label: Option<String>,
+    },
+
+    /// A whole-graph update was refused; `reason` explains the driver's result.
+    #[error("cuGraphExecUpdate failed{}: {reason} ({result:?})", at_node(.label))]
+    Update {
+        result: sys::CUgraphExecUpdateResult,
+        reason: &'static str,
+        label: Option<String>,
+    },
+
+    /// Stream capture failed and was ended and discarded.
+    #[error("stream capture for node `{label}` failed in {operation}: {name} ({code}){hint}")]
+    Capture {
+        label: String,
+        operation: &'static str,
+        name: String,
+        code: u32,
+        hint: &'static str,
+    },
+
+    /// A graph with memory nodes may have only one live exec (CUDA rule).
+    #[error("a graph with memory nodes can have only one live exec; drop the other exec first")]
+    SecondExec,
+
+    /// A handle (node, buffer, conditional handle) was used with a graph it
+    /// does not belong to.
+    #[error("{what} belongs to another graph")]
+    ForeignHandle { what: String },
+}
+
+fn at_node(label: &Option<String>) -> String {
+    match label {
+        Some(label) => format!(" at node `{label}`"),
+        None => String::new(),
+    }
+}
+
+impl GraphError {
+    /// A driver error from `operation`, with the node label if any.
+    pub fn driver(operation: &'static str, code: CUresult, label: Option<&str>) -> Self {
+        GraphError::Driver {
+            operation,
+            name: format!("{code:?}"),
+            code: code as u32,
+            label: label.map(str::to_string),
+        }
+    }
+
+    /// The CUDA error code, if this is a driver error.
+    pub fn cuda_code(&self) -> Option<u32> {
+        match self {
+            GraphError::Driver { code, .. }
+            | GraphError::Instantiate { code, .. }
+            | GraphError::Capture { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(label: &str, reason: impl Into<String>) -> Self {
+        GraphError::InvalidNode {
+            label: label.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Attaches an operation name (and label) to cudarc's driver errors.
+pub(crate) trait DriverResultExt<T> {
+    fn op(self, operation: &'static str) -> Result<T>;
+    fn op_at(self, operation: &'static str, label: &str) -> Result<T>;
+}
+
+impl<T> DriverResultExt<T> for std::result::Result<T, cudarc::driver::DriverError> {
+    fn op(self, operation: &'static str) -> Result<T> {
+        self.map_err(|e| GraphError::driver(operation, e.0, None))
+    }
+    fn op_at(self, operation: &'static str, label: &str) -> Result<T> {
+        self.map_err(|e| GraphError::driver(operation, e.0, Some(label)))
+    }
+}

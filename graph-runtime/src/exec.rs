@@ -1,0 +1,384 @@
+//! `Exec`: an instantiated graph. Launch, upload, whole-graph update (with
+//! its failure explained and a fallback to re-instantiation), per-node
+//! parameter updates, enable/disable, and the handle a kernel needs to
+//! launch it from the device.
+//!
+//! An exec is `Send` but not `Sync`, and every call takes `&mut self`: NVIDIA
+//! requires calls on one exec to be serialized. Each launch takes part in
+//! cudarc's per-slice event tracking for the slices the graph binds.
+
+use crate::buffer::{with_tracked, SharedResources};
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::graph::{encode_args, kernel_params, Graph, RawGraph, Registry};
+use crate::kernel::KernelArgs;
+use crate::node::{KernelNode, Node};
+use crate::result;
+use cudarc::driver::sys::{self, CUgraphExec};
+use cudarc::driver::{CudaContext, CudaStream};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// How to instantiate a graph.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InstantiateOptions<'s> {
+    /// Upload the exec on this stream as part of instantiation.
+    pub upload: Option<&'s CudaStream>,
+    /// Free unfreed graph allocations when the exec is launched again.
+    pub auto_free_on_launch: bool,
+    /// Make the exec launchable from the device (`cudaGraphLaunch`).
+    pub device_launch: bool,
+    /// Honour node priorities set with `Graph::set_priority`.
+    pub use_node_priority: bool,
+}
+
+impl InstantiateOptions<'_> {
+    fn flags(&self) -> u64 {
+        use sys::CUgraphInstantiate_flags as F;
+        let mut flags = 0u64;
+        if self.auto_free_on_launch {
+            flags |= F::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.0 as u64;
+        }
+        if self.device_launch {
+            flags |= F::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64;
+        }
+        if self.use_node_priority {
+            flags |= F::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY.0 as u64;
+        }
+        if self.upload.is_some() {
+            flags |= F::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD.0 as u64;
+        }
+        flags
+    }
+}
+
+/// Counts live execs of a graph with memory nodes (at most one may live).
+#[derive(Debug)]
+struct LiveExec(Arc<AtomicUsize>);
+
+impl Drop for LiveExec {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An executable graph. It borrows what its graph borrows (`'a`).
+pub struct Exec<'a> {
+    raw: CUgraphExec,
+    ctx: Arc<CudaContext>,
+    /// The graph it was instantiated from: its node handles key per-node updates.
+    _graph: Arc<RawGraph>,
+    registry: Arc<Registry>,
+    /// Graph instances whose node handles this exec accepts: the original
+    /// and every graph it was successfully updated from (same topology).
+    instances: Vec<u64>,
+    resource_id: u64,
+    resources: SharedResources<'a>,
+    device_launch: bool,
+    _live: Option<LiveExec>,
+    _borrows: PhantomData<&'a mut ()>,
+}
+
+// SAFETY: an exec is used by one thread at a time (`&mut self` everywhere,
+// not Sync); its handle has no thread affinity; the resources it shares are
+// Send + Sync behind a Mutex.
+unsafe impl Send for Exec<'_> {}
+
+impl std::fmt::Debug for Exec<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exec")
+            .field("nodes", &self.registry.nodes.len())
+            .field("device_launch", &self.device_launch)
+            .finish()
+    }
+}
+
+impl Drop for Exec<'_> {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: we own the exec. The driver defers destruction until
+            // its launches complete; it fails only for invalid handles.
+            let _ = unsafe { result::exec_destroy(self.raw) };
+        }
+    }
+}
+
+/// What [`Exec::update_or_reinstantiate`] did.
+#[derive(Debug)]
+pub enum UpdateOutcome {
+    /// The exec was updated in place.
+    Updated,
+    /// The update was refused for `reason`; the exec was instantiated anew.
+    Reinstantiated { reason: GraphError },
+}
+
+/// An exec a kernel may launch (`cudaGraphLaunch`). Pass it to a kernel
+/// parameter of type [`ExecParam`](crate::kernel::ExecParam).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceExec<'e> {
+    raw: u64,
+    _exec: PhantomData<&'e ()>,
+}
+
+impl DeviceExec<'_> {
+    /// The 64-bit value a kernel receives.
+    pub fn raw(&self) -> u64 {
+        self.raw
+    }
+}
+
+impl<'a> Graph<'a> {
+    /// Instantiates the graph with default options.
+    pub fn instantiate(&self) -> Result<Exec<'a>> {
+        self.instantiate_with(&InstantiateOptions::default())
+    }
+
+    /// Instantiates the graph. A driver error names the node it concerns.
+    pub fn instantiate_with(&self, options: &InstantiateOptions<'_>) -> Result<Exec<'a>> {
+        if self.is_body() {
+            return Err(GraphError::invalid(
+                "instantiate",
+                "a conditional body cannot be instantiated on its own",
+            ));
+        }
+        let live = if self.has_memory_nodes() {
+            if self.live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
+                self.live_execs.fetch_sub(1, Ordering::AcqRel);
+                return Err(GraphError::SecondExec);
+            }
+            Some(LiveExec(self.live_execs.clone()))
+        } else {
+            None
+        };
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
+            flags: options.flags(),
+            hUploadStream: options
+                .upload
+                .map_or(std::ptr::null_mut(), |s| s.cu_stream()),
+            hErrNode_out: std::ptr::null_mut(),
+            result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
+        };
+        // SAFETY: the graph is live; the upload stream, if any, is borrowed.
+        let raw = unsafe { result::instantiate(self.raw, &mut params) }.map_err(|e| {
+            GraphError::Instantiate {
+                name: format!("{:?}", e.0),
+                code: e.0 as u32,
+                result: explain_instantiate(params.result_out).to_string(),
+                label: self.registry().label_of(params.hErrNode_out),
+            }
+        })?;
+        Ok(Exec {
+            raw,
+            ctx: self.ctx.clone(),
+            _graph: self.owner.clone(),
+            registry: self.snapshot(),
+            instances: vec![self.instance],
+            resource_id: self.resource_id,
+            resources: self.resources.clone(),
+            device_launch: options.device_launch,
+            _live: live,
+            _borrows: PhantomData,
+        })
+    }
+}
+
+impl<'a> Exec<'a> {
+    /// Launches the exec on `stream`. The stream first waits for pending
+    /// cudarc work on the bound slices; the launch is recorded as their
+    /// latest use, so later cudarc work on any stream (and their frees) waits
+    /// for it.
+    pub fn launch(&mut self, stream: &CudaStream) -> Result<()> {
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        let raw = self.raw;
+        with_tracked(&self.resources, stream, || {
+            // SAFETY: the exec and stream are live; everything the exec
+            // references is borrowed for 'a or owned by user objects.
+            unsafe { result::launch(raw, stream.cu_stream()) }
+        })
+        .op("cuGraphLaunch")
+    }
+
+    /// Uploads the exec's resources ahead of the first launch.
+    pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the exec and stream are live.
+        unsafe { result::upload(self.raw, stream.cu_stream()) }.op("cuGraphUpload")
+    }
+
+    /// Updates the exec from `graph`, which must have the same topology.
+    /// On refusal, the error explains the driver's result and names the node.
+    pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
+        if graph.is_body() {
+            return Err(GraphError::invalid(
+                "update",
+                "a conditional body is not a whole graph",
+            ));
+        }
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: zero is valid for the result info (null node handles).
+        let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the exec and graph are live.
+        if let Err(e) = unsafe { result::exec_update(self.raw, graph.raw, &mut info) } {
+            if info.result == sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS {
+                return Err(GraphError::driver("cuGraphExecUpdate", e.0, None));
+            }
+            let registry = graph.registry();
+            let label = registry
+                .label_of(info.errorNode)
+                .or_else(|| registry.label_of(info.errorFromNode));
+            return Err(GraphError::Update {
+                result: info.result,
+                reason: explain_update(info.result),
+                label,
+            });
+        }
+        self.resources = graph.resources.clone();
+        self.resource_id = graph.resource_id;
+        if !self.instances.contains(&graph.instance) {
+            self.instances.push(graph.instance);
+        }
+        Ok(())
+    }
+
+    /// Updates from `graph`, or, if the driver refuses the update,
+    /// instantiates `graph` anew (with `options`) and says why.
+    pub fn update_or_reinstantiate(
+        &mut self,
+        graph: &Graph<'a>,
+        options: &InstantiateOptions<'_>,
+    ) -> Result<UpdateOutcome> {
+        match self.update(graph) {
+            Ok(()) => Ok(UpdateOutcome::Updated),
+            Err(reason @ GraphError::Update { .. }) => {
+                // Release this exec's memory-node slot before instantiating.
+                self._live = None;
+                *self = graph.instantiate_with(options)?;
+                Ok(UpdateOutcome::Reinstantiated { reason })
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    fn node_info(&self, node: Node) -> Result<&crate::node::NodeInfo> {
+        if !self.instances.contains(&node.graph) {
+            return Err(GraphError::ForeignHandle {
+                what: "a node passed to an exec".to_string(),
+            });
+        }
+        self.registry
+            .nodes
+            .get(node.index as usize)
+            .ok_or_else(|| GraphError::ForeignHandle {
+                what: "a node passed to an exec".to_string(),
+            })
+    }
+
+    /// Sets a kernel node's arguments in this exec (the graph is unchanged).
+    /// Buffers must be bound to the graph this exec was made or updated from.
+    pub fn set_kernel_args<A: KernelArgs>(
+        &mut self,
+        node: &KernelNode<A>,
+        args: A::Args<'a>,
+    ) -> Result<()> {
+        let info = self.node_info(node.node)?;
+        let (raw, label) = (info.raw, info.label.clone());
+        let mut encoded = encode_args::<A>(&label, &node.config, &args)?;
+        if let Some(u) = encoded.uses.iter().find(|u| u.root != self.resource_id) {
+            let _ = u;
+            return Err(GraphError::ForeignHandle {
+                what: format!("a buffer passed to node `{label}`"),
+            });
+        }
+        let mut pointers = encoded.param_pointers();
+        let mut params = kernel_params(
+            node.function,
+            &node.config,
+            &mut pointers,
+            self.ctx.cu_ctx(),
+        );
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the node belongs to the graph this exec was instantiated
+        // from; the params (and the argument storage they point to) are live.
+        unsafe { result::exec_node_set_params(self.raw, raw, &mut params) }
+            .op_at("cuGraphExecNodeSetParams", &label)
+    }
+
+    /// Enables or disables a kernel, copy or fill node in this exec.
+    pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
+        let info = self.node_info(node)?;
+        if !info.kind.can_be_disabled() {
+            return Err(GraphError::invalid(
+                &info.label,
+                "only kernel, copy and fill nodes can be enabled or disabled",
+            ));
+        }
+        let (raw, label) = (info.raw, info.label.clone());
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the node belongs to the graph this exec was instantiated from.
+        unsafe { result::node_set_enabled(self.raw, raw, enabled) }
+            .op_at("cuGraphNodeSetEnabled", &label)
+    }
+
+    /// The handle a kernel uses to launch this exec from the device. The
+    /// exec must be instantiated with `device_launch` and uploaded.
+    pub fn device_handle(&self) -> Result<DeviceExec<'_>> {
+        if !self.device_launch {
+            return Err(GraphError::invalid(
+                "device_handle",
+                "instantiate with `device_launch: true` to launch from the device",
+            ));
+        }
+        Ok(DeviceExec {
+            raw: self.raw as u64,
+            _exec: PhantomData,
+        })
+    }
+
+    /// The labels of the exec's nodes, in the order they were added.
+    pub fn labels(&self) -> impl Iterator<Item = &str> {
+        self.registry.nodes.iter().map(|n| n.label.as_str())
+    }
+
+    /// The raw handle, for calls the runtime does not wrap.
+    pub fn cu_graph_exec(&self) -> CUgraphExec {
+        self.raw
+    }
+}
+
+fn explain_instantiate(result: sys::CUgraphInstantiateResult) -> &'static str {
+    use sys::CUgraphInstantiateResult as R;
+    match result {
+        R::CUDA_GRAPH_INSTANTIATE_SUCCESS => "no instantiate result was reported",
+        R::CUDA_GRAPH_INSTANTIATE_ERROR => "the graph could not be instantiated",
+        R::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE => "the graph's structure is invalid (a cycle, or memory nodes used wrongly)",
+        R::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED => "a node's operation is not supported with these flags (device launch allows only kernel, copy, fill and child graph nodes)",
+        R::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED => "nodes from several contexts cannot be instantiated for device launch",
+        R::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED => "a conditional handle is not used by any conditional node",
+    }
+}
+
+fn explain_update(result: sys::CUgraphExecUpdateResult) -> &'static str {
+    use sys::CUgraphExecUpdateResult as R;
+    match result {
+        R::CU_GRAPH_EXEC_UPDATE_SUCCESS => "the update succeeded",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR => {
+            "the update failed for a reason the driver did not classify"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED => {
+            "the topology changed (nodes or edges were added or removed)"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED => "a node's type changed",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED => "a kernel node's function changed",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED => {
+            "a node's parameters changed in a way that cannot be updated"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED => {
+            "something about the node is not supported by update"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE => {
+            "a kernel function changed in an unsupported way"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED => "a node's attributes changed",
+    }
+}

@@ -1,0 +1,660 @@
+//! `Graph`: builds a CUDA graph node by node through the polymorphic
+//! `cuGraphAddNode`. Every node has a label, so driver errors name it.
+//!
+//! Safety model: a `Graph<'a>` borrows everything its nodes reference for
+//! `'a` — bound slices, host slices, events, execs launched from the device —
+//! and its execs carry the same `'a`, so no safe call can leave an exec
+//! referring to freed memory. Graph allocations are checked as nodes are
+//! added: every use is ordered after the alloc node and before the free node.
+//!
+//! Thread safety: graphs are `Send` but not `Sync`. NVIDIA: "Graph objects
+//! (cudaGraph_t, CUgraph) are not internally synchronized and must not be
+//! accessed concurrently from multiple threads."
+
+use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources};
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
+use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
+use crate::result;
+use cudarc::driver::sys::{self, CUgraph};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// An owned `CUgraph`, destroyed on drop. Shared by a graph and its execs so
+/// that node handles stay valid for per-node exec updates.
+#[derive(Debug)]
+pub(crate) struct RawGraph {
+    pub raw: CUgraph,
+    pub ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the handle is only destroyed once (in Drop); all other uses go
+// through `Graph`, which is not Sync and takes `&mut self` to change it.
+unsafe impl Send for RawGraph {}
+// SAFETY: shared references only read the handle value (as a key).
+unsafe impl Sync for RawGraph {}
+
+impl Drop for RawGraph {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: we own the graph and nothing uses it after this.
+            // A failure here cannot be reported from Drop; the driver only
+            // fails for an invalid handle, which ownership rules out.
+            let _ = unsafe { result::graph_destroy(self.raw) };
+        }
+    }
+}
+
+/// A graph allocation: its alloc node, its free node, the nodes using it.
+#[derive(Debug, Clone)]
+pub(crate) struct AllocInfo {
+    pub node: u32,
+    pub freed_by: Option<u32>,
+    /// Top-level nodes that use it (a body's use counts as its conditional node).
+    pub users: Vec<u32>,
+}
+
+/// Node records and bookkeeping shared by a graph and its conditional bodies.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Registry {
+    pub nodes: Vec<NodeInfo>,
+    pub allocs: Vec<AllocInfo>,
+    /// User objects the graph holds references to (host closures, kept
+    /// values), so a parent graph can retain them too.
+    pub user_objects: Vec<usize>,
+}
+
+impl Registry {
+    pub fn label_of(&self, raw: sys::CUgraphNode) -> Option<String> {
+        if raw.is_null() {
+            return None;
+        }
+        self.nodes
+            .iter()
+            .find(|n| n.raw == raw)
+            .map(|n| n.label.clone())
+    }
+}
+
+/// A CUDA graph under construction (or a conditional body of one).
+pub struct Graph<'a> {
+    /// This level's graph: the root graph or a conditional body.
+    pub(crate) raw: CUgraph,
+    /// The owned root graph (for a body: its root's).
+    pub(crate) owner: Arc<RawGraph>,
+    /// Identity of this graph instance, for node handles.
+    pub(crate) instance: u64,
+    /// Identity of this level.
+    pub(crate) level: u64,
+    /// For a body: the root-level node that holds it.
+    pub(crate) top_node: Option<u32>,
+    /// Identity of the resources (bound buffers), shared with clones.
+    pub(crate) resource_id: u64,
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) registry: Arc<Mutex<Registry>>,
+    pub(crate) resources: SharedResources<'a>,
+    pub(crate) live_execs: Arc<AtomicUsize>,
+    pub(crate) _borrows: PhantomData<&'a mut ()>,
+}
+
+// SAFETY: see the module docs — a Graph is used by one thread at a time
+// (`&mut self` for every change, and Graph is not Sync); the CUDA handles it
+// holds have no thread affinity; the borrowed slices are Sync (shared) or
+// Send (exclusive).
+unsafe impl Send for Graph<'_> {}
+
+impl std::fmt::Debug for Graph<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("instance", &self.instance)
+            .field("nodes", &self.registry().nodes.len())
+            .finish()
+    }
+}
+
+impl<'a> Graph<'a> {
+    /// An empty graph in `ctx`.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        crate::driver::require_driver()?;
+        ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the context is current.
+        let raw = unsafe { result::graph_create() }.op("cuGraphCreate")?;
+        let owner = Arc::new(RawGraph {
+            raw,
+            ctx: ctx.clone(),
+        });
+        let instance = next_id();
+        Ok(Graph {
+            raw,
+            owner,
+            instance,
+            level: instance,
+            top_node: None,
+            resource_id: next_id(),
+            ctx: ctx.clone(),
+            registry: Arc::default(),
+            resources: Arc::default(),
+            live_execs: Arc::default(),
+            _borrows: PhantomData,
+        })
+    }
+
+    /// The context the graph belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The raw handle of this graph level, for calls the runtime does not wrap.
+    pub fn cu_graph(&self) -> CUgraph {
+        self.raw
+    }
+
+    /// Number of nodes added so far (bodies included).
+    pub fn node_count(&self) -> usize {
+        self.registry().nodes.len()
+    }
+
+    /// The label of a node of this graph.
+    pub fn label(&self, node: Node) -> Option<String> {
+        self.registry()
+            .nodes
+            .get(node.index as usize)
+            .map(|n| n.label.clone())
+    }
+
+    /// The labels of all nodes, in the order they were added.
+    pub fn labels(&self) -> Vec<String> {
+        self.registry()
+            .nodes
+            .iter()
+            .map(|n| n.label.clone())
+            .collect()
+    }
+
+    pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn is_body(&self) -> bool {
+        self.top_node.is_some()
+    }
+
+    /// Binds a slice the graph only reads. It stays borrowed while the graph
+    /// or any of its execs lives.
+    pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
+        let ptr = raw_ptr(slice);
+        lock(&self.resources).bindings.push(Binding::Read(slice));
+        Buf::new(ptr, slice.len(), false, self.resource_id, None)
+    }
+
+    /// Binds a slice the graph writes (and may read). It stays exclusively
+    /// borrowed while the graph or any of its execs lives.
+    pub fn bind_mut<T>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
+        let ptr = raw_ptr(slice);
+        let len = slice.len();
+        lock(&self.resources).bindings.push(Binding::Write(slice));
+        Buf::new(ptr, len, true, self.resource_id, None)
+    }
+
+    /// Checks dependencies and buffer uses, adds the node, records it.
+    pub(crate) fn add_raw(
+        &mut self,
+        label: &str,
+        kind: NodeKind,
+        deps: &[Node],
+        edges: Option<&[EdgeKind]>,
+        uses: &[BufferUse],
+        params: &mut sys::CUgraphNodeParams,
+    ) -> Result<Node> {
+        let dep_indices = self.check_deps(label, deps)?;
+        let allocs_before = self.check_uses(label, &dep_indices, uses)?;
+        let raw_deps: Vec<sys::CUgraphNode> = {
+            let registry = self.registry();
+            dep_indices
+                .iter()
+                .map(|&i| registry.nodes[i as usize].raw)
+                .collect()
+        };
+        let edge_data: Option<Vec<sys::CUgraphEdgeData>> =
+            edges.map(|kinds| kinds.iter().map(|k| k.edge_data()).collect());
+        if let Some(data) = &edge_data {
+            if data.len() != raw_deps.len() {
+                return Err(GraphError::invalid(
+                    label,
+                    "one edge kind is needed per dependency",
+                ));
+            }
+        }
+        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+        // SAFETY: the graph and its dependencies are live (owned by self);
+        // params were fully initialised by the caller for `kind`; edge data
+        // has one entry per dependency (checked above).
+        let raw = unsafe { result::add_node(self.raw, &raw_deps, edge_data.as_deref(), params) }
+            .op_at("cuGraphAddNode", label)?;
+        let mut registry = self.registry();
+        let index = registry.nodes.len() as u32;
+        let user = self.top_node.unwrap_or(index);
+        for u in uses {
+            if let Some(alloc) = u.alloc {
+                let users = &mut registry.allocs[alloc as usize].users;
+                if users.last() != Some(&user) {
+                    users.push(user);
+                }
+            }
+        }
+        registry.nodes.push(NodeInfo {
+            label: label.to_string(),
+            raw,
+            kind,
+            level: self.level,
+            deps: dep_indices,
+            allocs_before,
+        });
+        Ok(Node {
+            graph: self.instance,
+            level: self.level,
+            index,
+        })
+    }
+
+    fn check_deps(&self, label: &str, deps: &[Node]) -> Result<Vec<u32>> {
+        let registry = self.registry();
+        let mut out = Vec::with_capacity(deps.len());
+        for dep in deps {
+            if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("a dependency of node `{label}`"),
+                });
+            }
+            if dep.level != self.level {
+                let other = &registry.nodes[dep.index as usize].label;
+                return Err(GraphError::invalid(
+                    label,
+                    format!("dependency `{other}` is in another graph level (a conditional body is its own graph)"),
+                ));
+            }
+            out.push(dep.index);
+        }
+        Ok(out)
+    }
+
+    /// Buffer uses must be of this graph; a graph allocation must be ordered
+    /// after its alloc node and not yet freed. Returns the new node's
+    /// `allocs_before`.
+    fn check_uses(&self, label: &str, deps: &[u32], uses: &[BufferUse]) -> Result<Vec<u32>> {
+        let registry = self.registry();
+        let mut before: Vec<u32> = Vec::new();
+        for &d in deps {
+            before.extend_from_slice(&registry.nodes[d as usize].allocs_before);
+        }
+        before.sort_unstable();
+        before.dedup();
+        // A body's uses are ordered through its top-level node.
+        let ordered: &[u32] = match self.top_node {
+            Some(top) => &registry.nodes[top as usize].allocs_before,
+            None => &before,
+        };
+        for u in uses {
+            if u.root != self.resource_id {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("a buffer used by node `{label}`"),
+                });
+            }
+            if u.write && !u.writable {
+                return Err(GraphError::invalid(
+                    label,
+                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
+                ));
+            }
+            let Some(alloc) = u.alloc else { continue };
+            let info = &registry.allocs[alloc as usize];
+            let alloc_label = &registry.nodes[info.node as usize].label;
+            if let Some(free) = info.freed_by {
+                return Err(GraphError::invalid(
+                    label,
+                    format!(
+                        "uses the allocation of `{alloc_label}` after `{}` frees it",
+                        registry.nodes[free as usize].label
+                    ),
+                ));
+            }
+            if ordered.binary_search(&alloc).is_err() {
+                return Err(GraphError::invalid(
+                    label,
+                    format!("uses the allocation of `{alloc_label}` but is not ordered after it; add `{alloc_label}` to its dependencies"),
+                ));
+            }
+        }
+        Ok(before)
+    }
+
+    /// Adds a kernel node: `kernel<<<config>>>(args)` after `deps`.
+    pub fn add_kernel<A: KernelArgs>(
+        &mut self,
+        label: &str,
+        kernel: &Kernel<A>,
+        config: LaunchConfig,
+        args: A::Args<'a>,
+        deps: &[Node],
+    ) -> Result<KernelNode<A>> {
+        self.add_kernel_with_edges(label, kernel, config, args, deps, None)
+    }
+
+    /// Adds a kernel node whose incoming edges carry `edges[i]` from
+    /// `deps[i]` (programmatic dependent launch).
+    pub fn add_kernel_with_edges<A: KernelArgs>(
+        &mut self,
+        label: &str,
+        kernel: &Kernel<A>,
+        config: LaunchConfig,
+        args: A::Args<'a>,
+        deps: &[Node],
+        edges: Option<&[EdgeKind]>,
+    ) -> Result<KernelNode<A>> {
+        let mut encoded = encode_args::<A>(label, &config, &args)?;
+        let function = kernel.function().cu_function();
+        let mut pointers = encoded.param_pointers();
+        let mut params = kernel_params(function, &config, &mut pointers, self.ctx.cu_ctx());
+        let node = self.add_raw(
+            label,
+            NodeKind::Kernel,
+            deps,
+            edges,
+            &encoded.uses,
+            &mut params,
+        )?;
+        lock(&self.resources)
+            .functions
+            .push(kernel.function().clone());
+        drop(encoded);
+        Ok(KernelNode {
+            node,
+            config,
+            function,
+            _args: PhantomData,
+        })
+    }
+
+    /// Sets a kernel node's scheduling priority (effective when the exec is
+    /// instantiated with `use_node_priority`).
+    pub fn set_priority<A>(&mut self, node: &KernelNode<A>, priority: i32) -> Result<()> {
+        let (raw, label) = self.node_raw(node.node)?;
+        // SAFETY: a zeroed attribute value is valid; we set the priority member.
+        let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };
+        value.priority = priority;
+        // SAFETY: the node is a live kernel node of this graph.
+        unsafe {
+            sys::cuGraphKernelNodeSetAttribute(
+                raw,
+                sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PRIORITY,
+                &value,
+            )
+        }
+        .result()
+        .op_at("cuGraphKernelNodeSetAttribute", &label)
+    }
+
+    pub(crate) fn node_raw(&self, node: Node) -> Result<(sys::CUgraphNode, String)> {
+        let registry = self.registry();
+        match registry.nodes.get(node.index as usize) {
+            Some(info) if node.graph == self.instance => Ok((info.raw, info.label.clone())),
+            _ => Err(GraphError::ForeignHandle {
+                what: "a node".to_string(),
+            }),
+        }
+    }
+
+    /// Adds an empty node (a join point).
+    pub fn add_empty(&mut self, label: &str, deps: &[Node]) -> Result<Node> {
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY);
+        self.add_raw(label, NodeKind::Empty, deps, None, &[], &mut params)
+    }
+
+    /// Adds a node that records `event`.
+    pub fn add_event_record(
+        &mut self,
+        label: &str,
+        event: &'a CudaEvent,
+        deps: &[Node],
+    ) -> Result<Node> {
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+        params.__bindgen_anon_1.eventRecord = sys::CUDA_EVENT_RECORD_NODE_PARAMS {
+            event: event.cu_event(),
+        };
+        self.add_raw(label, NodeKind::EventRecord, deps, None, &[], &mut params)
+    }
+
+    /// Adds a node that waits for `event`.
+    pub fn add_event_wait(
+        &mut self,
+        label: &str,
+        event: &'a CudaEvent,
+        deps: &[Node],
+    ) -> Result<Node> {
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+        params.__bindgen_anon_1.eventWait = sys::CUDA_EVENT_WAIT_NODE_PARAMS {
+            event: event.cu_event(),
+        };
+        self.add_raw(label, NodeKind::EventWait, deps, None, &[], &mut params)
+    }
+
+    /// Adds a child graph node running a copy of `child`. The child's bound
+    /// buffers, kernels and user objects are kept by this graph.
+    pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
+        if child.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "a conditional body cannot be a child graph",
+            ));
+        }
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
+        params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS { graph: child.raw };
+        let uses: Vec<BufferUse> = Vec::new();
+        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        // Keep what the child's nodes reference alive as long as this graph.
+        let objects = child.registry().user_objects.clone();
+        for &object in &objects {
+            // SAFETY: the child graph holds a reference, so the object is live.
+            unsafe {
+                result::graph_retain_user_object(self.owner.raw, object as sys::CUuserObject)
+            }
+            .op_at("cuGraphRetainUserObject", label)?;
+        }
+        self.registry().user_objects.extend(objects);
+        if !Arc::ptr_eq(&self.resources, &child.resources) {
+            let mut children = lock(&child.resources).children.clone();
+            children.push(child.resources.clone());
+            let mut mine = lock(&self.resources);
+            for c in children {
+                if !Arc::ptr_eq(&c, &self.resources)
+                    && !mine.children.iter().any(|m| Arc::ptr_eq(m, &c))
+                {
+                    mine.children.push(c);
+                }
+            }
+        }
+        Ok(node)
+    }
+
+    /// A new, empty graph sharing this graph's bound buffers, to be added
+    /// with [`Graph::add_child`]: its nodes may use this graph's `Buf`s.
+    pub fn child_graph(&self) -> Result<Graph<'a>> {
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the context is current.
+        let raw = unsafe { result::graph_create() }.op("cuGraphCreate")?;
+        let instance = next_id();
+        Ok(Graph {
+            raw,
+            owner: Arc::new(RawGraph {
+                raw,
+                ctx: self.ctx.clone(),
+            }),
+            instance,
+            level: instance,
+            top_node: None,
+            resource_id: self.resource_id,
+            ctx: self.ctx.clone(),
+            registry: Arc::default(),
+            resources: self.resources.clone(),
+            live_execs: Arc::default(),
+            _borrows: PhantomData,
+        })
+    }
+
+    /// Writes the graph in Graphviz DOT, as the driver describes it.
+    pub fn dot(&self) -> Result<String> {
+        let path = std::env::temp_dir().join(format!(
+            "cuda-graph-{}-{}.dot",
+            std::process::id(),
+            next_id()
+        ));
+        let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())
+            .map_err(|_| GraphError::invalid("dot", "temporary path contains a NUL byte"))?;
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
+        // SAFETY: the graph is live; the path is NUL-terminated.
+        unsafe { result::debug_dot_print(self.raw, &c_path, flags) }.op("cuGraphDebugDotPrint")?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| GraphError::invalid("dot", format!("reading {}: {e}", path.display())));
+        let _ = std::fs::remove_file(&path);
+        text
+    }
+
+    /// A copy of this graph (`cuGraphClone`) sharing its bound buffers.
+    /// Node handles of the original are not valid with the clone.
+    pub fn try_clone(&self) -> Result<Graph<'a>> {
+        if self.is_body() {
+            return Err(GraphError::invalid(
+                "clone",
+                "a conditional body cannot be cloned on its own",
+            ));
+        }
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the graph is live.
+        let raw = unsafe { result::graph_clone(self.raw) }.op("cuGraphClone")?;
+        let owner = Arc::new(RawGraph {
+            raw,
+            ctx: self.ctx.clone(),
+        });
+        let mut registry = self.registry().clone();
+        let instance = next_id();
+        for info in &mut registry.nodes {
+            // SAFETY: `info.raw` is a node of the graph `raw` was cloned from.
+            info.raw = unsafe { result::find_in_clone(info.raw, raw) }
+                .op_at("cuGraphNodeFindInClone", &info.label)?;
+            if info.level == self.level {
+                info.level = instance;
+            }
+        }
+        for &object in &registry.user_objects {
+            // SAFETY: the original graph holds a reference, so it is live.
+            unsafe { result::graph_retain_user_object(raw, object as sys::CUuserObject) }
+                .op("cuGraphRetainUserObject")?;
+        }
+        Ok(Graph {
+            raw,
+            owner,
+            instance,
+            level: instance,
+            top_node: None,
+            resource_id: self.resource_id,
+            ctx: self.ctx.clone(),
+            registry: Arc::new(Mutex::new(registry)),
+            resources: self.resources.clone(),
+            live_execs: Arc::default(),
+            _borrows: PhantomData,
+        })
+    }
+
+    /// A body graph of the conditional node `top` (see `conditional`).
+    pub(crate) fn body(&self, raw: CUgraph, holder: u32) -> Graph<'a> {
+        Graph {
+            raw,
+            owner: self.owner.clone(),
+            instance: self.instance,
+            level: next_id(),
+            top_node: Some(self.top_node.unwrap_or(holder)),
+            resource_id: self.resource_id,
+            ctx: self.ctx.clone(),
+            registry: self.registry.clone(),
+            resources: self.resources.clone(),
+            live_execs: self.live_execs.clone(),
+            _borrows: PhantomData,
+        }
+    }
+
+    pub(crate) fn has_memory_nodes(&self) -> bool {
+        !self.registry().allocs.is_empty()
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Registry> {
+        Arc::new(self.registry().clone())
+    }
+}
+
+fn raw_ptr<T>(slice: &CudaSlice<T>) -> u64 {
+    // The address is read without cudarc's tracking guard: tracking happens
+    // at every launch, not at build time.
+    let stream = slice.stream().clone();
+    let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(slice, &stream);
+    std::mem::forget(guard);
+    ptr
+}
+
+/// Node parameters of `type_` with every other byte zero (valid for the
+/// driver: CUgraphNodeParams may start zeroed).
+pub(crate) fn zeroed_params(type_: sys::CUgraphNodeType) -> sys::CUgraphNodeParams {
+    // SAFETY: CUgraphNodeParams is plain data for which all-zero is valid.
+    let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+    params.type_ = type_;
+    params
+}
+
+pub(crate) fn encode_args<A: KernelArgs>(
+    label: &str,
+    config: &LaunchConfig,
+    args: &A::Args<'_>,
+) -> Result<ArgEncoder> {
+    config
+        .validate()
+        .map_err(|reason| GraphError::invalid(label, reason))?;
+    let mut encoded = ArgEncoder::default();
+    A::encode(args, &mut encoded).map_err(|reason| GraphError::invalid(label, reason))?;
+    Ok(encoded)
+}
+
+pub(crate) fn kernel_params(
+    function: sys::CUfunction,
+    config: &LaunchConfig,
+    pointers: &mut [*mut std::ffi::c_void],
+    ctx: sys::CUcontext,
+) -> sys::CUgraphNodeParams {
+    let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
+    params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
+        func: function,
+        gridDimX: config.grid.x,
+        gridDimY: config.grid.y,
+        gridDimZ: config.grid.z,
+        blockDimX: config.block.x,
+        blockDimY: config.block.y,
+        blockDimZ: config.block.z,
+        sharedMemBytes: config.shared_mem_bytes,
+        kernelParams: if pointers.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            pointers.as_mut_ptr()
+        },
+        extra: std::ptr::null_mut(),
+        kern: std::ptr::null_mut(),
+        ctx,
+    };
+    params
+}

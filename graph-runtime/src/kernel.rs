@@ -1,0 +1,472 @@
+//! Typed kernel declarations. A declaration names a kernel in CUDA C, PTX or
+//! cubin and states its parameter types; kernel nodes take arguments of those
+//! types, so rustc checks every argument. CUDA C is compiled by NVRTC for the
+//! current device on first use and cached once per context per process.
+
+use crate::buffer::{Buf, BufferUse};
+use crate::conditional::CondHandle;
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::exec::DeviceExec;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+/// Where a kernel's code comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    CudaC(&'static str),
+    Ptx(&'static str),
+    Cubin(&'static [u8]),
+}
+
+/// A kernel declared with its parameter types `A` (a tuple of
+/// [`KernelParam`]s), to be loaded per context with [`KernelDecl::load`].
+///
+/// ```
+/// use graph_runtime::kernel::{KernelDecl, In, Out};
+/// const SOURCE: &str = r#"extern "C" __global__ void add(const float* a, float* b, unsigned n) {
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+///     if (i < n) b[i] += a[i];
+/// }"#;
+/// // SAFETY: `add` takes (const float*, float*, unsigned) and touches only
+/// // the first n elements of each buffer.
+/// pub static ADD: KernelDecl<(In<f32>, Out<f32>, u32)> = unsafe { KernelDecl::cuda_c(SOURCE, "add") };
+/// ```
+#[derive(Debug)]
+pub struct KernelDecl<A> {
+    source: Source,
+    name: &'static str,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A: KernelArgs> KernelDecl<A> {
+    /// A kernel in CUDA C source, compiled by NVRTC on first use.
+    ///
+    /// # Safety
+    /// The kernel named `name` in `source` must take parameters matching `A`
+    /// in order and layout, and access only memory it is given, in bounds.
+    pub const unsafe fn cuda_c(source: &'static str, name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::CudaC(source),
+            name,
+            _args: PhantomData,
+        }
+    }
+
+    /// A kernel in PTX text.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`].
+    pub const unsafe fn ptx(ptx: &'static str, name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::Ptx(ptx),
+            name,
+            _args: PhantomData,
+        }
+    }
+
+    /// A kernel in a cubin (or fatbin) image.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`].
+    pub const unsafe fn cubin(image: &'static [u8], name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::Cubin(image),
+            name,
+            _args: PhantomData,
+        }
+    }
+
+    /// The kernel's name in its module.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Loads the kernel into `ctx`, compiling and loading its module on the
+    /// first call for this context (later calls reuse the cached module).
+    pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Kernel<A>> {
+        let module = cached_module(self.source, self.name, ctx)?;
+        let function = module
+            .load_function(self.name)
+            .op_at("cuModuleGetFunction", self.name)?;
+        Ok(Kernel {
+            function,
+            name: self.name.into(),
+            _args: PhantomData,
+        })
+    }
+}
+
+/// A loaded kernel with parameter types `A`. Holding it keeps its module
+/// loaded; graphs keep the kernels of their nodes.
+#[derive(Debug)]
+pub struct Kernel<A> {
+    function: CudaFunction,
+    name: Arc<str>,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A> Clone for Kernel<A> {
+    fn clone(&self) -> Self {
+        Kernel {
+            function: self.function.clone(),
+            name: self.name.clone(),
+            _args: PhantomData,
+        }
+    }
+}
+
+impl<A: KernelArgs> Kernel<A> {
+    /// Wraps a function loaded with cudarc.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`]: `function` must take parameters
+    /// matching `A` and stay within the memory it is given.
+    pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
+        Kernel {
+            function,
+            name: name.into(),
+            _args: PhantomData,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+}
+
+/// Grid or block dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Self {
+        Dim3 { x, y: 1, z: 1 }
+    }
+}
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim3 { x, y, z: 1 }
+    }
+}
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim3 { x, y, z }
+    }
+}
+
+/// How a kernel node is launched: `<<<grid, block, shared_mem>>>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
+        LaunchConfig {
+            grid: grid.into(),
+            block: block.into(),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    pub fn with_shared_mem(mut self, bytes: u32) -> Self {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+
+    /// One thread per element, `block` threads per block.
+    pub fn for_elements(n: u32, block: u32) -> Self {
+        LaunchConfig::new(n.div_ceil(block.max(1)).max(1), block)
+    }
+
+    /// Rejects what the driver would reject, with a clear message.
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+        let (g, b) = (self.grid, self.block);
+        if g.x == 0 || g.y == 0 || g.z == 0 {
+            return Err(format!("grid {}x{}x{} has a zero dimension", g.x, g.y, g.z));
+        }
+        if b.x == 0 || b.y == 0 || b.z == 0 {
+            return Err(format!(
+                "block {}x{}x{} has a zero dimension",
+                b.x, b.y, b.z
+            ));
+        }
+        let threads = u64::from(b.x) * u64::from(b.y) * u64::from(b.z);
+        if threads > 1024 {
+            return Err(format!("block of {threads} threads exceeds CUDA's 1024"));
+        }
+        Ok(())
+    }
+}
+
+/// Collects a kernel's argument bytes and the buffers it touches.
+#[derive(Debug, Default)]
+pub struct ArgEncoder {
+    /// One 8-byte-aligned buffer per parameter.
+    values: Vec<Vec<u64>>,
+    pub(crate) uses: Vec<BufferUse>,
+}
+
+impl ArgEncoder {
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        let mut words = vec![0u64; bytes.len().div_ceil(8).max(1)];
+        // SAFETY: `words` has at least `bytes.len()` bytes of storage.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                words.as_mut_ptr().cast::<u8>(),
+                bytes.len(),
+            )
+        };
+        self.values.push(words);
+    }
+
+    /// Pointers to each parameter value, as `kernelParams` wants them. Valid
+    /// while `self` is neither moved nor modified.
+    pub(crate) fn param_pointers(&mut self) -> Vec<*mut std::ffi::c_void> {
+        self.values
+            .iter_mut()
+            .map(|v| v.as_mut_ptr().cast())
+            .collect()
+    }
+}
+
+/// A kernel parameter type: what the node takes (`Arg`) and how it is
+/// passed to the kernel.
+pub trait KernelParam: 'static {
+    /// The value a kernel node takes for this parameter.
+    type Arg<'a>;
+    #[doc(hidden)]
+    fn encode(
+        arg: &Self::Arg<'_>,
+        index: usize,
+        out: &mut ArgEncoder,
+    ) -> std::result::Result<(), String>;
+}
+
+macro_rules! scalar_params {
+    ($($t:ty),*) => {$(
+        impl KernelParam for $t {
+            type Arg<'a> = $t;
+            fn encode(arg: &$t, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+                out.push_bytes(&arg.to_ne_bytes());
+                Ok(())
+            }
+        }
+    )*};
+}
+scalar_params!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, usize, isize);
+
+/// A device buffer the kernel only reads (`const T*`).
+#[derive(Debug)]
+pub struct In<T>(PhantomData<fn() -> T>);
+
+/// A device buffer the kernel writes (`T*`); the buffer must be writable
+/// (bound with `bind_mut`, or a graph allocation).
+#[derive(Debug)]
+pub struct Out<T>(PhantomData<fn() -> T>);
+
+/// A conditional handle the kernel may set with `cudaGraphSetConditional`
+/// (`unsigned long long` in CUDA C).
+#[derive(Debug)]
+pub struct Cond;
+
+/// An exec the kernel may launch with `cudaGraphLaunch` (`void*` / a 64-bit
+/// integer in CUDA C).
+#[derive(Debug)]
+pub struct ExecParam;
+
+impl<T: 'static> KernelParam for In<T> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode(arg: &Buf<'_, T>, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.device_ptr().to_ne_bytes());
+        out.uses.push(arg.as_use(false));
+        Ok(())
+    }
+}
+
+impl<T: 'static> KernelParam for Out<T> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode(
+        arg: &Buf<'_, T>,
+        index: usize,
+        out: &mut ArgEncoder,
+    ) -> std::result::Result<(), String> {
+        if !arg.is_writable() {
+            return Err(format!(
+                "argument {index} is written by the kernel, but its buffer was bound read-only; bind it with `bind_mut`"
+            ));
+        }
+        out.push_bytes(&arg.device_ptr().to_ne_bytes());
+        out.uses.push(arg.as_use(true));
+        Ok(())
+    }
+}
+
+impl KernelParam for Cond {
+    type Arg<'a> = CondHandle;
+    fn encode(arg: &CondHandle, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.raw().to_ne_bytes());
+        Ok(())
+    }
+}
+
+impl KernelParam for ExecParam {
+    type Arg<'a> = DeviceExec<'a>;
+    fn encode(
+        arg: &DeviceExec<'_>,
+        _: usize,
+        out: &mut ArgEncoder,
+    ) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.raw().to_ne_bytes());
+        Ok(())
+    }
+}
+
+/// A kernel's whole parameter list: a tuple of [`KernelParam`]s.
+pub trait KernelArgs: 'static {
+    /// The tuple of values a kernel node takes.
+    type Args<'a>;
+    #[doc(hidden)]
+    fn encode(args: &Self::Args<'_>, out: &mut ArgEncoder) -> std::result::Result<(), String>;
+}
+
+macro_rules! tuple_args {
+    ($($p:ident $i:tt),*) => {
+        impl<$($p: KernelParam),*> KernelArgs for ($($p,)*) {
+            type Args<'a> = ($($p::Arg<'a>,)*);
+            #[allow(unused_variables)]
+            fn encode(args: &Self::Args<'_>, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+                $($p::encode(&args.$i, $i, out)?;)*
+                Ok(())
+            }
+        }
+    };
+}
+tuple_args!();
+tuple_args!(A 0);
+tuple_args!(A 0, B 1);
+tuple_args!(A 0, B 1, C 2);
+tuple_args!(A 0, B 1, C 2, D 3);
+tuple_args!(A 0, B 1, C 2, D 3, E 4);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// Modules loaded so far: (source address, source length, context) -> module.
+/// Held for the life of the process, so each source is compiled and loaded
+/// once per context.
+type ModuleCache = Vec<((usize, usize, usize), Arc<CudaModule>)>;
+static MODULES: Mutex<ModuleCache> = Mutex::new(Vec::new());
+
+fn cached_module(source: Source, name: &str, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
+    let (address, len) = match source {
+        Source::CudaC(s) | Source::Ptx(s) => (s.as_ptr() as usize, s.len()),
+        Source::Cubin(b) => (b.as_ptr() as usize, b.len()),
+    };
+    let key = (address, len, ctx.cu_ctx() as usize);
+    // A poisoned lock only means another thread panicked while compiling;
+    // the cache itself is a plain Vec and stays consistent.
+    let mut cache = MODULES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, module)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(module.clone());
+    }
+    let ptx = match source {
+        Source::CudaC(src) => compile(src, name, ctx)?,
+        Source::Ptx(text) => cudarc::nvrtc::Ptx::from_src(text),
+        Source::Cubin(image) => cudarc::nvrtc::Ptx::from_binary(image.to_vec()),
+    };
+    let module = ctx.load_module(ptx).op_at("cuModuleLoadData", name)?;
+    cache.push((key, module.clone()));
+    Ok(module)
+}
+
+fn compile(src: &str, name: &str, ctx: &Arc<CudaContext>) -> Result<cudarc::nvrtc::Ptx> {
+    crate::driver::require_nvrtc()?;
+    let (major, minor) = ctx.compute_capability().op("cuDeviceGetAttribute")?;
+    let options = cudarc::nvrtc::CompileOptions {
+        arch: Some(arch_name(major, minor)),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| {
+        let (reason, log) = match e {
+            cudarc::nvrtc::CompileError::CompileError { nvrtc, log, .. } => {
+                (format!("{nvrtc:?}"), log.to_string_lossy().into_owned())
+            }
+            other => (format!("{other:?}"), String::new()),
+        };
+        GraphError::Compile {
+            kernel: name.to_string(),
+            reason,
+            log,
+        }
+    })
+}
+
+/// NVRTC's `--gpu-architecture` value for a compute capability. cudarc wants
+/// a `&'static str`; the few distinct names are leaked once each.
+fn arch_name(major: i32, minor: i32) -> &'static str {
+    static NAMES: Mutex<Vec<(i32, i32, &'static str)>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, _, name)) = names.iter().find(|(a, b, _)| (*a, *b) == (major, minor)) {
+        return name;
+    }
+    let name: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
+    names.push((major, minor, name));
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_config_validation() {
+        assert!(LaunchConfig::new(1, 32).validate().is_ok());
+        assert!(LaunchConfig::new(0, 32)
+            .validate()
+            .unwrap_err()
+            .contains("grid 0x1x1"));
+        assert!(LaunchConfig::new(1, (32, 0))
+            .validate()
+            .unwrap_err()
+            .contains("block 32x0x1"));
+        assert!(LaunchConfig::new(1, (64, 32))
+            .validate()
+            .unwrap_err()
+            .contains("2048 threads"));
+        assert_eq!(LaunchConfig::for_elements(1000, 256).grid, Dim3::from(4));
+    }
+
+    #[test]
+    fn scalar_arguments_are_encoded_in_native_layout() {
+        let mut out = ArgEncoder::default();
+        <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
+        assert_eq!(out.values.len(), 3);
+        assert_eq!(out.values[0][0] as u32, 7);
+        assert_eq!(f64::from_bits(out.values[1][0]), 1.5);
+        assert_eq!(out.values[2][0] as u8, 3);
+        assert_eq!(out.param_pointers().len(), 3);
+    }
+
+    #[test]
+    fn arch_names_are_interned() {
+        assert_eq!(arch_name(9, 0), "compute_90");
+        assert!(std::ptr::eq(arch_name(9, 0), arch_name(9, 0)));
+    }
+}

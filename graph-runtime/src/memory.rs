@@ -1,0 +1,437 @@
+//! Memory nodes: graph allocations (alloc and free nodes, with peer access),
+//! copies and fills, and the device's graph-memory attributes and trim.
+
+use crate::buffer::{Buf, BufferUse};
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::graph::{zeroed_params, AllocInfo, Graph};
+use crate::node::{Node, NodeKind};
+use crate::result;
+use cudarc::driver::sys;
+use cudarc::driver::CudaContext;
+use std::sync::Arc;
+
+/// Options of a graph allocation.
+#[derive(Debug, Clone, Default)]
+pub struct AllocOptions {
+    /// Other devices (ordinals) that may read and write the allocation.
+    pub peer_access: Vec<usize>,
+}
+
+impl<'a> Graph<'a> {
+    /// Adds an alloc node for `len` elements of `T`; the returned buffer may
+    /// be used by nodes ordered after it, until a free node.
+    pub fn add_alloc<T>(
+        &mut self,
+        label: &str,
+        len: usize,
+        deps: &[Node],
+    ) -> Result<(Node, Buf<'a, T>)> {
+        self.add_alloc_with(label, len, &AllocOptions::default(), deps)
+    }
+
+    /// [`Graph::add_alloc`] with options (peer access).
+    pub fn add_alloc_with<T>(
+        &mut self,
+        label: &str,
+        len: usize,
+        options: &AllocOptions,
+        deps: &[Node],
+    ) -> Result<(Node, Buf<'a, T>)> {
+        if self.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "graph memory nodes cannot be inside a conditional body",
+            ));
+        }
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                GraphError::invalid(
+                    label,
+                    format!(
+                        "cannot allocate {len} elements of {} bytes",
+                        std::mem::size_of::<T>()
+                    ),
+                )
+            })?;
+        let device = self.ctx.ordinal() as i32;
+        let location = |id: i32| sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id,
+        };
+        let access: Vec<sys::CUmemAccessDesc> = options
+            .peer_access
+            .iter()
+            .map(|&peer| sys::CUmemAccessDesc {
+                location: location(peer as i32),
+                flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            })
+            .collect();
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+        // SAFETY: zero is a valid bit pattern for the pool properties.
+        let mut pool: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        pool.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        pool.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        pool.location = location(device);
+        params.__bindgen_anon_1.alloc = sys::CUDA_MEM_ALLOC_NODE_PARAMS_v2 {
+            poolProps: pool,
+            accessDescs: if access.is_empty() {
+                std::ptr::null()
+            } else {
+                access.as_ptr()
+            },
+            accessDescCount: access.len(),
+            bytesize: bytes,
+            dptr: 0,
+        };
+        let node = self.add_raw(label, NodeKind::MemAlloc, deps, None, &[], &mut params)?;
+        // SAFETY: the driver wrote the address into the alloc member.
+        let ptr = unsafe { params.__bindgen_anon_1.alloc.dptr };
+        let mut registry = self.registry();
+        let alloc = registry.allocs.len() as u32;
+        registry.allocs.push(AllocInfo {
+            node: node.index,
+            freed_by: None,
+            users: Vec::new(),
+        });
+        registry.nodes[node.index as usize]
+            .allocs_before
+            .push(alloc);
+        Ok((
+            node,
+            Buf::new(ptr, len, true, self.resource_id, Some(alloc)),
+        ))
+    }
+
+    /// Adds a free node for a graph allocation. Every node that uses the
+    /// buffer must be ordered before it (through `deps`).
+    pub fn add_free<T>(&mut self, label: &str, buffer: Buf<'a, T>, deps: &[Node]) -> Result<Node> {
+        if self.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "graph memory nodes cannot be inside a conditional body",
+            ));
+        }
+        let alloc = match buffer.as_use(true) {
+            BufferUse {
+                alloc: Some(alloc),
+                root,
+                ..
+            } if root == self.resource_id => alloc,
+            BufferUse { alloc: None, .. } => {
+                return Err(GraphError::invalid(
+                    label,
+                    "only graph allocations can be freed by a free node",
+                ))
+            }
+            _ => {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("the buffer freed by `{label}`"),
+                })
+            }
+        };
+        {
+            let registry = self.registry();
+            let info = &registry.allocs[alloc as usize];
+            let alloc_label = registry.nodes[info.node as usize].label.clone();
+            if let Some(first) = info.freed_by {
+                return Err(GraphError::invalid(
+                    label,
+                    format!(
+                        "`{alloc_label}` is already freed by `{}`",
+                        registry.nodes[first as usize].label
+                    ),
+                ));
+            }
+            // Everything that uses the buffer (and the alloc node) must be an
+            // ancestor of the free node.
+            let mut ancestor = vec![false; registry.nodes.len()];
+            let mut stack: Vec<u32> = Vec::new();
+            for dep in deps {
+                if dep.graph == self.instance && (dep.index as usize) < ancestor.len() {
+                    stack.push(dep.index);
+                }
+            }
+            while let Some(n) = stack.pop() {
+                if std::mem::replace(&mut ancestor[n as usize], true) {
+                    continue;
+                }
+                stack.extend_from_slice(&registry.nodes[n as usize].deps);
+            }
+            for &user in info.users.iter().chain(std::iter::once(&info.node)) {
+                if !ancestor[user as usize] {
+                    let user_label = &registry.nodes[user as usize].label;
+                    return Err(GraphError::invalid(
+                        label,
+                        format!("frees `{alloc_label}` while `{user_label}` may still use it; make `{user_label}` a dependency of the free node"),
+                    ));
+                }
+            }
+        }
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_FREE);
+        params.__bindgen_anon_1.free = sys::CUDA_MEM_FREE_NODE_PARAMS {
+            dptr: buffer.device_ptr(),
+        };
+        let node = self.add_raw(label, NodeKind::MemFree, deps, None, &[], &mut params)?;
+        self.registry().allocs[alloc as usize].freed_by = Some(node.index);
+        Ok(node)
+    }
+
+    /// Adds a copy node. The direction follows the operand types: device
+    /// buffers ([`Buf`]) and host slices (`&[T]` to read, `&mut [T]` to write).
+    pub fn add_copy<T>(
+        &mut self,
+        label: &str,
+        src: impl CopySource<'a, T>,
+        dst: impl CopyDestination<'a, T>,
+        deps: &[Node],
+    ) -> Result<Node> {
+        let src = src.endpoint();
+        let dst = dst.endpoint();
+        if src.len != dst.len {
+            return Err(GraphError::invalid(
+                label,
+                format!(
+                    "copies {} elements into a destination of {}",
+                    src.len, dst.len
+                ),
+            ));
+        }
+        let bytes = src.len * std::mem::size_of::<T>();
+        let copy = memcpy3d(&src, &dst, bytes);
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY);
+        params.__bindgen_anon_1.memcpy = sys::CUDA_MEMCPY_NODE_PARAMS {
+            flags: 0,
+            reserved: 0,
+            copyCtx: self.ctx.cu_ctx(),
+            copyParams: copy,
+        };
+        let uses: Vec<BufferUse> = src.uses.into_iter().chain(dst.uses).collect();
+        self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)
+    }
+
+    /// Adds a memset node writing `value` to every element of `dst`.
+    pub fn add_fill<T: FillValue>(
+        &mut self,
+        label: &str,
+        dst: Buf<'a, T>,
+        value: T,
+        deps: &[Node],
+    ) -> Result<Node> {
+        if !dst.is_writable() {
+            return Err(GraphError::invalid(
+                label,
+                "fills a buffer bound read-only; bind it with `bind_mut`",
+            ));
+        }
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET);
+        params.__bindgen_anon_1.memset = sys::CUDA_MEMSET_NODE_PARAMS_v2 {
+            dst: dst.device_ptr(),
+            pitch: 0,
+            value: value.pattern(),
+            elementSize: std::mem::size_of::<T>() as u32,
+            width: dst.len(),
+            height: 1,
+            ctx: self.ctx.cu_ctx(),
+        };
+        self.add_raw(
+            label,
+            NodeKind::Memset,
+            deps,
+            None,
+            &[dst.as_use(true)],
+            &mut params,
+        )
+    }
+}
+
+/// One side of a copy.
+#[derive(Debug)]
+pub struct Endpoint {
+    memory: sys::CUmemorytype,
+    device: u64,
+    host: *mut std::ffi::c_void,
+    len: usize,
+    uses: Option<BufferUse>,
+}
+
+/// What a copy may read: a device buffer or a host slice.
+pub trait CopySource<'a, T> {
+    #[doc(hidden)]
+    fn endpoint(self) -> Endpoint;
+}
+
+/// What a copy may write: a writable device buffer or a mutable host slice.
+pub trait CopyDestination<'a, T> {
+    #[doc(hidden)]
+    fn endpoint(self) -> Endpoint;
+}
+
+impl<'a, T> CopySource<'a, T> for Buf<'a, T> {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            device: self.device_ptr(),
+            host: std::ptr::null_mut(),
+            len: self.len(),
+            uses: Some(self.as_use(false)),
+        }
+    }
+}
+
+impl<'a, T> CopySource<'a, T> for &'a [T] {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            device: 0,
+            host: self.as_ptr() as *mut std::ffi::c_void,
+            len: self.len(),
+            uses: None,
+        }
+    }
+}
+
+impl<'a, T> CopySource<'a, T> for &'a Vec<T> {
+    fn endpoint(self) -> Endpoint {
+        self.as_slice().endpoint()
+    }
+}
+
+impl<'a, T> CopyDestination<'a, T> for Buf<'a, T> {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            device: self.device_ptr(),
+            host: std::ptr::null_mut(),
+            len: self.len(),
+            // A read-only destination is rejected when the use is checked.
+            uses: Some(self.as_use(true)),
+        }
+    }
+}
+
+impl<'a, T> CopyDestination<'a, T> for &'a mut [T] {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            device: 0,
+            host: self.as_mut_ptr().cast(),
+            len: self.len(),
+            uses: None,
+        }
+    }
+}
+
+impl<'a, T> CopyDestination<'a, T> for &'a mut Vec<T> {
+    fn endpoint(self) -> Endpoint {
+        self.as_mut_slice().endpoint()
+    }
+}
+
+/// A 1D copy with every field of CUDA_MEMCPY3D set (it has no valid zero:
+/// `CUmemorytype` has no 0 value).
+fn memcpy3d(src: &Endpoint, dst: &Endpoint, bytes: usize) -> sys::CUDA_MEMCPY3D {
+    sys::CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: src.memory,
+        srcHost: src.host,
+        srcDevice: src.device,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: dst.memory,
+        dstHost: dst.host,
+        dstDevice: dst.device,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: bytes,
+        Height: 1,
+        Depth: 1,
+    }
+}
+
+/// Element types a memset node can write (1, 2 or 4 bytes).
+pub trait FillValue: Copy {
+    #[doc(hidden)]
+    fn pattern(self) -> u32;
+}
+
+macro_rules! fill_values {
+    ($($t:ty => $bits:expr),*) => {$(
+        impl FillValue for $t {
+            fn pattern(self) -> u32 {
+                #[allow(clippy::redundant_closure_call)]
+                ($bits)(self)
+            }
+        }
+    )*};
+}
+fill_values!(
+    u8 => |v: u8| u32::from(v),
+    i8 => |v: i8| u32::from(v as u8),
+    u16 => |v: u16| u32::from(v),
+    i16 => |v: i16| u32::from(v as u16),
+    u32 => |v: u32| v,
+    i32 => |v: i32| v as u32,
+    f32 => |v: f32| v.to_bits()
+);
+
+/// Graph memory in use and reserved on a device (`cuDeviceGetGraphMemAttribute`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphMemUsage {
+    pub used_current: u64,
+    pub used_high: u64,
+    pub reserved_current: u64,
+    pub reserved_high: u64,
+}
+
+/// Reads the graph-memory attributes of `ctx`'s device.
+pub fn graph_mem_usage(ctx: &Arc<CudaContext>) -> Result<GraphMemUsage> {
+    use sys::CUgraphMem_attribute as A;
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    let device = ctx.cu_device();
+    let read = |attr| {
+        // SAFETY: a valid device, and these attributes are 64-bit values.
+        let value = unsafe { result::graph_mem_attribute(device, attr) };
+        value.op("cuDeviceGetGraphMemAttribute")
+    };
+    Ok(GraphMemUsage {
+        used_current: read(A::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT)?,
+        used_high: read(A::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH)?,
+        reserved_current: read(A::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)?,
+        reserved_high: read(A::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)?,
+    })
+}
+
+/// Resets the used and reserved high watermarks of `ctx`'s device.
+pub fn reset_graph_mem_high(ctx: &Arc<CudaContext>) -> Result<()> {
+    use sys::CUgraphMem_attribute as A;
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    for attr in [
+        A::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH,
+        A::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH,
+    ] {
+        // SAFETY: a valid device; these attributes accept a reset to zero.
+        unsafe { result::reset_graph_mem_attribute(ctx.cu_device(), attr) }
+            .op("cuDeviceSetGraphMemAttribute")?;
+    }
+    Ok(())
+}
+
+/// Returns unused graph memory of `ctx`'s device to the OS.
+pub fn trim_graph_memory(ctx: &Arc<CudaContext>) -> Result<()> {
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    // SAFETY: a valid device.
+    unsafe { result::graph_mem_trim(ctx.cu_device()) }.op("cuDeviceGraphMemTrim")
+}

@@ -1,0 +1,126 @@
+//! Node handles and what the runtime remembers about each node.
+
+use crate::kernel::{KernelArgs, LaunchConfig};
+use cudarc::driver::sys;
+use std::marker::PhantomData;
+
+/// The kind of a node, as CUDA sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Kernel,
+    Memcpy,
+    Memset,
+    Host,
+    Empty,
+    ChildGraph,
+    EventRecord,
+    EventWait,
+    MemAlloc,
+    MemFree,
+    Conditional,
+}
+
+impl NodeKind {
+    /// Whether CUDA can enable and disable it in an exec.
+    pub fn can_be_disabled(self) -> bool {
+        matches!(self, NodeKind::Kernel | NodeKind::Memcpy | NodeKind::Memset)
+    }
+}
+
+/// A node of a graph, named by its label in errors. Only valid with the
+/// graph (and the execs of the graph) that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Node {
+    pub(crate) graph: u64,
+    pub(crate) level: u64,
+    pub(crate) index: u32,
+}
+
+/// A kernel node, typed by the kernel's parameters so that its arguments can
+/// be updated in an exec with rustc checking them.
+#[derive(Debug)]
+pub struct KernelNode<A> {
+    pub(crate) node: Node,
+    pub(crate) config: LaunchConfig,
+    pub(crate) function: sys::CUfunction,
+    pub(crate) _args: PhantomData<fn(A)>,
+}
+
+impl<A> Clone for KernelNode<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for KernelNode<A> {}
+
+impl<A: KernelArgs> KernelNode<A> {
+    /// The untyped node, for dependencies.
+    pub fn node(&self) -> Node {
+        self.node
+    }
+
+    /// The launch configuration the node was added with.
+    pub fn config(&self) -> LaunchConfig {
+        self.config
+    }
+}
+
+impl<A> std::ops::Deref for KernelNode<A> {
+    type Target = Node;
+    fn deref(&self) -> &Node {
+        &self.node
+    }
+}
+
+/// The dependency an edge carries (CUDA 12.3+ edge data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// The downstream node starts after the upstream node completes.
+    Full,
+    /// Programmatic dependent launch: the downstream kernel may start once
+    /// the upstream kernel triggers (`griddepcontrol.launch_dependents`).
+    Programmatic,
+    /// Programmatic dependent launch ordered by launch.
+    LaunchOrder,
+}
+
+impl EdgeKind {
+    pub(crate) fn edge_data(self) -> sys::CUgraphEdgeData {
+        let (from_port, type_) = match self {
+            EdgeKind::Full => (0, 0),
+            EdgeKind::Programmatic => (
+                sys::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC as u8,
+                sys::CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC as u8,
+            ),
+            EdgeKind::LaunchOrder => (
+                sys::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER as u8,
+                sys::CUgraphDependencyType::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC as u8,
+            ),
+        };
+        sys::CUgraphEdgeData {
+            from_port,
+            to_port: 0,
+            type_,
+            reserved: [0; 5],
+        }
+    }
+}
+
+/// What the graph remembers about a node.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeInfo {
+    pub label: String,
+    pub raw: sys::CUgraphNode,
+    pub kind: NodeKind,
+    pub level: u64,
+    /// Indices of its dependencies.
+    pub deps: Vec<u32>,
+    /// Graph allocations ordered before (or made by) this node, sorted.
+    pub allocs_before: Vec<u32>,
+}
+
+// SAFETY: `raw` is an opaque driver handle used only as a key or passed to
+// the driver while the owning graph is borrowed; it carries no thread affinity.
+unsafe impl Send for NodeInfo {}
+// SAFETY: as above; NodeInfo is never mutated through a shared reference.
+unsafe impl Sync for NodeInfo {}

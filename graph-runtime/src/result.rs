@@ -1,0 +1,275 @@
+//! The thin layer: one `unsafe fn` per driver call the runtime makes,
+//! returning `Result` instead of a status code (cudarc's `result` style).
+//! Nothing here owns anything; the safe types in the other modules do.
+//!
+//! # Safety
+//!
+//! Every function forwards raw handles to the driver: the caller guarantees
+//! they are live handles of the current context, and that pointers point to
+//! initialised values for the duration of the call.
+
+use cudarc::driver::sys::{self, CUgraph, CUgraphExec, CUgraphNode, CUstream};
+use cudarc::driver::DriverError;
+use std::ffi::{c_void, CStr};
+use std::mem::MaybeUninit;
+
+type R<T> = Result<T, DriverError>;
+
+/// # Safety
+/// A context must be current on this thread.
+pub unsafe fn graph_create() -> R<CUgraph> {
+    let mut graph = MaybeUninit::uninit();
+    // SAFETY: the out-pointer is valid; flags must be 0.
+    unsafe { sys::cuGraphCreate(graph.as_mut_ptr(), 0) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { graph.assume_init() })
+}
+
+/// # Safety
+/// `graph` is a live graph that is not used afterwards.
+pub unsafe fn graph_destroy(graph: CUgraph) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphDestroy(graph) }.result()
+}
+
+/// Adds a node through the polymorphic `cuGraphAddNode`; with edge data (CUDA
+/// 12.3+) through `cuGraphAddNode_v2`.
+///
+/// # Safety
+/// `graph` and `deps` are live; `params` is fully initialised for its type;
+/// `edges`, if given, has one entry per dependency.
+pub unsafe fn add_node(
+    graph: CUgraph,
+    deps: &[CUgraphNode],
+    edges: Option<&[sys::CUgraphEdgeData]>,
+    params: &mut sys::CUgraphNodeParams,
+) -> R<CUgraphNode> {
+    let mut node = MaybeUninit::uninit();
+    let deps_ptr = if deps.is_empty() {
+        std::ptr::null()
+    } else {
+        deps.as_ptr()
+    };
+    match edges {
+        // SAFETY: pointers are valid for `deps.len()` entries (caller).
+        Some(edges) => unsafe {
+            sys::cuGraphAddNode_v2(
+                node.as_mut_ptr(),
+                graph,
+                deps_ptr,
+                edges.as_ptr(),
+                deps.len(),
+                params,
+            )
+        },
+        // SAFETY: as above.
+        None => unsafe {
+            sys::cuGraphAddNode(node.as_mut_ptr(), graph, deps_ptr, deps.len(), params)
+        },
+    }
+    .result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { node.assume_init() })
+}
+
+/// # Safety
+/// `graph` is live; `params.hUploadStream` is null or a live stream.
+pub unsafe fn instantiate(
+    graph: CUgraph,
+    params: &mut sys::CUDA_GRAPH_INSTANTIATE_PARAMS,
+) -> R<CUgraphExec> {
+    let mut exec = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller; the out-pointer is valid.
+    unsafe { sys::cuGraphInstantiateWithParams(exec.as_mut_ptr(), graph, params) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { exec.assume_init() })
+}
+
+/// # Safety
+/// `exec` is live and not used afterwards.
+pub unsafe fn exec_destroy(exec: CUgraphExec) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphExecDestroy(exec) }.result()
+}
+
+/// # Safety
+/// `exec` and `stream` are live; everything the exec references is alive
+/// until the launch completes.
+pub unsafe fn launch(exec: CUgraphExec, stream: CUstream) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphLaunch(exec, stream) }.result()
+}
+
+/// # Safety
+/// `exec` and `stream` are live.
+pub unsafe fn upload(exec: CUgraphExec, stream: CUstream) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphUpload(exec, stream) }.result()
+}
+
+/// # Safety
+/// `exec` and `graph` are live.
+pub unsafe fn exec_update(
+    exec: CUgraphExec,
+    graph: CUgraph,
+    info: &mut sys::CUgraphExecUpdateResultInfo,
+) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphExecUpdate_v2(exec, graph, info) }.result()
+}
+
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_clone(graph: CUgraph) -> R<CUgraph> {
+    let mut clone = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphClone(clone.as_mut_ptr(), graph) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { clone.assume_init() })
+}
+
+/// # Safety
+/// `node` is a node of the graph `clone` was cloned from.
+pub unsafe fn find_in_clone(node: CUgraphNode, clone: CUgraph) -> R<CUgraphNode> {
+    let mut found = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphNodeFindInClone(found.as_mut_ptr(), node, clone) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { found.assume_init() })
+}
+
+/// # Safety
+/// `graph` and `ctx` are live.
+pub unsafe fn conditional_handle_create(
+    graph: CUgraph,
+    ctx: sys::CUcontext,
+    default: u32,
+    flags: u32,
+) -> R<sys::CUgraphConditionalHandle> {
+    let mut handle = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphConditionalHandleCreate(handle.as_mut_ptr(), graph, ctx, default, flags) }
+        .result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { handle.assume_init() })
+}
+
+/// # Safety
+/// `destroy(ptr)` must be safe to call once, from any thread.
+pub unsafe fn user_object_create(
+    ptr: *mut c_void,
+    destroy: unsafe extern "C" fn(*mut c_void),
+) -> R<sys::CUuserObject> {
+    let mut object = MaybeUninit::uninit();
+    let flags = sys::CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC as u32;
+    // SAFETY: forwarded from the caller; one initial reference.
+    unsafe { sys::cuUserObjectCreate(object.as_mut_ptr(), ptr, Some(destroy), 1, flags) }
+        .result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { object.assume_init() })
+}
+
+/// Moves one reference of `object` into `graph`.
+///
+/// # Safety
+/// `graph` is live; the caller owns the reference it moves.
+pub unsafe fn graph_take_user_object(graph: CUgraph, object: sys::CUuserObject) -> R<()> {
+    let flags = sys::CUuserObjectRetain_flags::CU_GRAPH_USER_OBJECT_MOVE as u32;
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphRetainUserObject(graph, object, 1, flags) }.result()
+}
+
+/// Gives `graph` its own reference of `object`.
+///
+/// # Safety
+/// `graph` and `object` are live.
+pub unsafe fn graph_retain_user_object(graph: CUgraph, object: sys::CUuserObject) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphRetainUserObject(graph, object, 1, 0) }.result()
+}
+
+/// # Safety
+/// The caller owns the reference it releases.
+pub unsafe fn user_object_release(object: sys::CUuserObject) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuUserObjectRelease(object, 1) }.result()
+}
+
+/// # Safety
+/// `graph` is live.
+pub unsafe fn debug_dot_print(graph: CUgraph, path: &CStr, flags: u32) -> R<()> {
+    // SAFETY: forwarded from the caller; `path` is NUL-terminated.
+    unsafe { sys::cuGraphDebugDotPrint(graph, path.as_ptr(), flags) }.result()
+}
+
+/// # Safety
+/// `stream` and `graph` are live.
+pub unsafe fn begin_capture_to_graph(stream: CUstream, graph: CUgraph) -> R<()> {
+    let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    // SAFETY: forwarded from the caller; no dependencies.
+    unsafe {
+        sys::cuStreamBeginCaptureToGraph(stream, graph, std::ptr::null(), std::ptr::null(), 0, mode)
+    }
+    .result()
+}
+
+/// # Safety
+/// `stream` is live and capturing.
+pub unsafe fn end_capture(stream: CUstream) -> R<CUgraph> {
+    let mut graph = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuStreamEndCapture(stream, graph.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { graph.assume_init() })
+}
+
+/// # Safety
+/// `exec` is live and `node` is a node of the graph it was instantiated from;
+/// `params` is fully initialised.
+pub unsafe fn exec_node_set_params(
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: &mut sys::CUgraphNodeParams,
+) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphExecNodeSetParams(exec, node, params) }.result()
+}
+
+/// # Safety
+/// As for [`exec_node_set_params`].
+pub unsafe fn node_set_enabled(exec: CUgraphExec, node: CUgraphNode, enabled: bool) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphNodeSetEnabled(exec, node, u32::from(enabled)) }.result()
+}
+
+/// # Safety
+/// `device` is a valid device ordinal's handle.
+pub unsafe fn graph_mem_attribute(
+    device: sys::CUdevice,
+    attr: sys::CUgraphMem_attribute,
+) -> R<u64> {
+    let mut value = 0u64;
+    // SAFETY: the attributes read here are all 64-bit values.
+    unsafe { sys::cuDeviceGetGraphMemAttribute(device, attr, (&mut value as *mut u64).cast()) }
+        .result()?;
+    Ok(value)
+}
+
+/// # Safety
+/// `device` is valid; `attr` is one of the resettable high watermarks.
+pub unsafe fn reset_graph_mem_attribute(
+    device: sys::CUdevice,
+    attr: sys::CUgraphMem_attribute,
+) -> R<()> {
+    let mut zero = 0u64;
+    // SAFETY: the high-watermark attributes take a 64-bit zero.
+    unsafe { sys::cuDeviceSetGraphMemAttribute(device, attr, (&mut zero as *mut u64).cast()) }
+        .result()
+}
+
+/// # Safety
+/// `device` is valid.
+pub unsafe fn graph_mem_trim(device: sys::CUdevice) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuDeviceGraphMemTrim(device) }.result()
+}

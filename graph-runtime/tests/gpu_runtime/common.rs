@@ -1,0 +1,35 @@
+use cudarc::driver::{CudaContext, CudaStream};
+use graph_runtime::cudarc;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The device's primary context, or None (test skipped) without a driver.
+pub fn gpu() -> Option<Arc<CudaContext>> {
+    let required = std::env::var("CUDA_GRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    if !graph_runtime::driver::driver_available() {
+        assert!(
+            !required,
+            "CUDA_GRAPH_REQUIRE_GPU=1 but no CUDA driver could be loaded"
+        );
+        eprintln!("skipped: no CUDA driver on this machine");
+        return None;
+    }
+    Some(graph_runtime::driver::context(0).expect("a context on device 0"))
+}
+
+/// A fresh context of its own, for tests that change context-wide settings
+/// (event tracking) or must not see other tests' streams.
+pub fn own_context() -> Option<Arc<CudaContext>> {
+    gpu()?;
+    Some(CudaContext::new_non_primary(0, 0).expect("a non-primary context"))
+}
+
+/// Serializes tests that allocate graph memory or read the device's
+/// graph-memory attributes (they are per device, not per context).
+pub fn graph_memory_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn sync(stream: &Arc<CudaStream>) {
+    stream.synchronize().expect("stream synchronize");
+}

@@ -1,0 +1,177 @@
+use crate::common::{gpu, sync};
+use graph_runtime::{Graph, GraphError, LaunchConfig};
+
+fn one() -> LaunchConfig {
+    LaunchConfig::new(1, 1)
+}
+
+#[test]
+fn if_runs_its_body_only_when_set() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (set, mark) = (
+        kernels::SET_CONDITION.load(&ctx).unwrap(),
+        kernels::MARK.load(&ctx).unwrap(),
+    );
+    for value in [0u32, 1] {
+        let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
+        {
+            let mut g = Graph::new(&ctx).unwrap();
+            let v = g.bind_mut(&mut visits);
+            let h = g.cond_handle(None).unwrap();
+            let s = g.add_kernel("set", &set, one(), (h, value), &[]).unwrap();
+            g.add_if("branch", h, &[*s], |body| {
+                body.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop)
+            })
+            .unwrap();
+            g.instantiate().unwrap().launch(&stream).unwrap();
+            sync(&stream);
+        }
+        assert_eq!(stream.clone_dtoh(&visits).unwrap(), [value as i32, 0]);
+    }
+}
+
+#[test]
+fn if_else_selects_one_branch() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (set, mark) = (
+        kernels::SET_CONDITION.load(&ctx).unwrap(),
+        kernels::MARK.load(&ctx).unwrap(),
+    );
+    for value in [0u32, 1, 5] {
+        let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
+        {
+            let mut g = Graph::new(&ctx).unwrap();
+            let v = g.bind_mut(&mut visits);
+            let h = g.cond_handle(None).unwrap();
+            let s = g.add_kernel("set", &set, one(), (h, value), &[]).unwrap();
+            g.add_if_else(
+                "branch",
+                h,
+                &[*s],
+                |then| then.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop),
+                |other| {
+                    other
+                        .add_kernel("else", &mark, one(), (v, 1), &[])
+                        .map(drop)
+                },
+            )
+            .unwrap();
+            g.instantiate().unwrap().launch(&stream).unwrap();
+            sync(&stream);
+        }
+        let expected = if value != 0 { [1, 0] } else { [0, 1] };
+        assert_eq!(
+            stream.clone_dtoh(&visits).unwrap(),
+            expected,
+            "value {value}"
+        );
+    }
+}
+
+#[test]
+fn while_countdown_from_1000_ends_exactly() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let countdown = kernels::COUNTDOWN.load(&ctx).unwrap();
+    let mut counter = stream.clone_htod(&[1000i32]).unwrap();
+    let mut iterations = stream.alloc_zeros::<i32>(1).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (c, it) = (g.bind_mut(&mut counter), g.bind_mut(&mut iterations));
+        let h = g.cond_handle(Some(1)).unwrap();
+        g.add_while("loop", h, &[], |body| {
+            body.add_kernel("step", &countdown, one(), (h, c, it), &[])
+                .map(drop)
+        })
+        .unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert_eq!(stream.clone_dtoh(&iterations).unwrap(), [1000]);
+    assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
+}
+
+#[test]
+fn switch_selects_each_of_four_arms_and_none_out_of_range() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (set, mark) = (
+        kernels::SET_CONDITION.load(&ctx).unwrap(),
+        kernels::MARK.load(&ctx).unwrap(),
+    );
+    for value in [0u32, 1, 2, 3, 7] {
+        let mut visits = stream.alloc_zeros::<i32>(4).unwrap();
+        {
+            let mut g = Graph::new(&ctx).unwrap();
+            let v = g.bind_mut(&mut visits);
+            let h = g.cond_handle(None).unwrap();
+            let s = g.add_kernel("set", &set, one(), (h, value), &[]).unwrap();
+            g.add_switch("choose", h, 4, &[*s], |arm, body| {
+                body.add_kernel(&format!("arm{arm}"), &mark, one(), (v, arm), &[])
+                    .map(drop)
+            })
+            .unwrap();
+            g.instantiate().unwrap().launch(&stream).unwrap();
+            sync(&stream);
+        }
+        let mut expected = [0i32; 4];
+        if value < 4 {
+            expected[value as usize] = 1;
+        }
+        assert_eq!(
+            stream.clone_dtoh(&visits).unwrap(),
+            expected,
+            "value {value}"
+        );
+    }
+}
+
+#[test]
+fn if_nested_in_while_runs_every_iteration() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (countdown, mark) = (
+        kernels::COUNTDOWN.load(&ctx).unwrap(),
+        kernels::MARK.load(&ctx).unwrap(),
+    );
+    let mut counter = stream.clone_htod(&[10i32]).unwrap();
+    let mut iterations = stream.alloc_zeros::<i32>(1).unwrap();
+    let mut visits = stream.alloc_zeros::<i32>(1).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (c, it, v) = (
+            g.bind_mut(&mut counter),
+            g.bind_mut(&mut iterations),
+            g.bind_mut(&mut visits),
+        );
+        let outer = g.cond_handle(Some(1)).unwrap();
+        g.add_while("loop", outer, &[], |body| {
+            let step = body.add_kernel("step", &countdown, one(), (outer, c, it), &[])?;
+            // The inner handle lives on the body graph that holds the IF.
+            let inner = body.cond_handle(Some(1))?;
+            body.add_if("inner", inner, &[*step], |then| {
+                then.add_kernel("visit", &mark, one(), (v, 0), &[])
+                    .map(drop)
+            })?;
+            Ok(())
+        })
+        .unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert_eq!(stream.clone_dtoh(&iterations).unwrap(), [10]);
+    assert_eq!(stream.clone_dtoh(&visits).unwrap(), [10]);
+}
+
+#[test]
+fn handle_of_another_graph_is_rejected() {
+    let Some(ctx) = gpu() else { return };
+    let mut a = Graph::new(&ctx).unwrap();
+    let mut b = Graph::new(&ctx).unwrap();
+    let h = a.cond_handle(Some(1)).unwrap();
+    let err = b.add_if("branch", h, &[], |_| Ok(())).unwrap_err();
+    assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
+    assert!(err.to_string().contains("node `branch`"), "{err}");
+}

@@ -1,0 +1,80 @@
+use crate::common::{gpu, sync};
+use graph_runtime::{Graph, InstantiateOptions, LaunchConfig};
+
+const N: u32 = 1024;
+
+fn device_launch() -> InstantiateOptions<'static> {
+    InstantiateOptions {
+        device_launch: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn tail_and_fire_and_forget_launch_from_a_kernel() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (add_one, launch) = (
+        kernels::ADD_ONE.load(&ctx).unwrap(),
+        kernels::LAUNCH_GRAPH.load(&ctx).unwrap(),
+    );
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut device_graph = Graph::new(&ctx).unwrap();
+        let xb = device_graph.bind_mut(&mut x);
+        device_graph
+            .add_kernel(
+                "add_one",
+                &add_one,
+                LaunchConfig::for_elements(N, 256),
+                (xb, N),
+                &[],
+            )
+            .unwrap();
+        let mut device_exec = device_graph.instantiate_with(&device_launch()).unwrap();
+        device_exec.upload(&stream).unwrap();
+        sync(&stream);
+        let handle = device_exec.device_handle().unwrap();
+        for mode in [0u32, 1] {
+            let mut launcher = Graph::new(&ctx).unwrap();
+            launcher
+                .add_kernel(
+                    "launch",
+                    &launch,
+                    LaunchConfig::new(1, 1),
+                    (handle, mode),
+                    &[],
+                )
+                .unwrap();
+            let mut exec = launcher.instantiate_with(&device_launch()).unwrap();
+            exec.upload(&stream).unwrap();
+            exec.launch(&stream).unwrap();
+            sync(&stream);
+        }
+    }
+    assert!(
+        stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 2.0),
+        "launched twice from the device"
+    );
+}
+
+#[test]
+fn self_relaunch_loop_of_1000_steps() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let step = kernels::RELAUNCH_COUNTDOWN.load(&ctx).unwrap();
+    let mut counter = stream.clone_htod(&[1000i32]).unwrap();
+    let mut steps = stream.alloc_zeros::<i32>(1).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (c, s) = (g.bind_mut(&mut counter), g.bind_mut(&mut steps));
+        g.add_kernel("step", &step, LaunchConfig::new(1, 1), (c, s), &[])
+            .unwrap();
+        let mut exec = g.instantiate_with(&device_launch()).unwrap();
+        exec.upload(&stream).unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert_eq!(stream.clone_dtoh(&steps).unwrap(), [1000]);
+    assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
+}

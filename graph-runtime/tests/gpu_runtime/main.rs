@@ -1,0 +1,12 @@
+//! GPU tests of the runtime: every node kind, conditionals, graph memory,
+//! updates, device launch, user objects and cudarc's event tracking. Each
+//! test reads its result back from the GPU and asserts it. Without a CUDA
+//! driver they are skipped, unless CUDA_GRAPH_REQUIRE_GPU=1 (then they fail).
+
+mod common;
+mod conditional;
+mod device_launch;
+mod exec;
+mod memory;
+mod nodes;
+mod tracking;

@@ -1,0 +1,234 @@
+use crate::common::{gpu, graph_memory_lock, sync};
+use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
+use graph_runtime::{Graph, GraphError, InstantiateOptions, LaunchConfig};
+
+const N: u32 = 4096;
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn alloc_use_free_relaunched_100_times() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let (iota, add, mark) = (
+        kernels::IOTA.load(&ctx).unwrap(),
+        kernels::ADD.load(&ctx).unwrap(),
+        kernels::MARK.load(&ctx).unwrap(),
+    );
+    let ones = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut launches = stream.alloc_zeros::<i32>(1).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (x, o, l) = (
+            g.bind(&ones),
+            g.bind_mut(&mut out),
+            g.bind_mut(&mut launches),
+        );
+        let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+        let fill = g
+            .add_kernel("iota", &iota, cfg, (tmp, N), &[alloc])
+            .unwrap();
+        let sum = g
+            .add_kernel("add", &add, cfg, (tmp, x, o, N), &[*fill])
+            .unwrap();
+        let count = g
+            .add_kernel("count", &mark, LaunchConfig::new(1, 1), (l, 0), &[*sum])
+            .unwrap();
+        g.add_free("free_tmp", tmp, &[*count]).unwrap();
+        let mut exec = g.instantiate().unwrap();
+        for _ in 0..100 {
+            exec.launch(&stream).unwrap();
+        }
+        sync(&stream);
+    }
+    assert_eq!(stream.clone_dtoh(&launches).unwrap(), [100]);
+    let out = stream.clone_dtoh(&out).unwrap();
+    assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32 + 1.0));
+}
+
+#[test]
+fn a_graph_with_memory_nodes_has_one_live_exec() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (alloc, buf) = g.add_alloc::<u8>("buf", 256, &[]).unwrap();
+    g.add_free("free", buf, &[alloc]).unwrap();
+    let first = g.instantiate().unwrap();
+    assert!(matches!(g.instantiate(), Err(GraphError::SecondExec)));
+    drop(first);
+    g.instantiate().expect("a new exec once the first is gone");
+}
+
+#[test]
+fn builder_rejects_uses_outside_an_allocation_lifetime() {
+    let Some(ctx) = gpu() else { return };
+    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut g = Graph::new(&ctx).unwrap();
+    let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+    let err = g
+        .add_kernel("unordered", &iota, cfg, (tmp, N), &[])
+        .unwrap_err();
+    assert!(err.to_string().contains("not ordered after it"), "{err}");
+    let user = g
+        .add_kernel("user", &iota, cfg, (tmp, N), &[alloc])
+        .unwrap();
+    let err = g.add_free("early_free", tmp, &[alloc]).unwrap_err();
+    assert!(
+        err.to_string().contains("while `user` may still use it"),
+        "{err}"
+    );
+    let free = g.add_free("free", tmp, &[*user]).unwrap();
+    let err = g
+        .add_kernel("late", &iota, cfg, (tmp, N), &[free])
+        .unwrap_err();
+    assert!(err.to_string().contains("after `free` frees it"), "{err}");
+    let err = g.add_free("again", tmp, &[free]).unwrap_err();
+    assert!(err.to_string().contains("already freed by `free`"), "{err}");
+}
+
+/// Producer writes a graph allocation, consumers copy it out; nothing frees it.
+fn producer_consumers<'a>(
+    g: &mut Graph<'a>,
+    outs: [graph_runtime::Buf<'a, f32>; 3],
+    iota: &graph_runtime::Kernel<(graph_runtime::kernel::Out<f32>, u32)>,
+) {
+    let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+    let produce = g
+        .add_kernel(
+            "produce",
+            iota,
+            LaunchConfig::for_elements(N, 256),
+            (tmp, N),
+            &[alloc],
+        )
+        .unwrap();
+    for (i, out) in outs.into_iter().enumerate() {
+        g.add_copy(&format!("consume{i}"), tmp, out, &[*produce])
+            .unwrap();
+    }
+}
+
+#[test]
+fn auto_free_on_launch_allows_relaunch() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let mut outs: Vec<_> = (0..3)
+        .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
+        .collect();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let [a, b, c] = &mut outs[..] else {
+            unreachable!()
+        };
+        let bufs = [g.bind_mut(a), g.bind_mut(b), g.bind_mut(c)];
+        producer_consumers(&mut g, bufs, &iota);
+        let options = InstantiateOptions {
+            auto_free_on_launch: true,
+            ..Default::default()
+        };
+        let mut exec = g.instantiate_with(&options).unwrap();
+        for _ in 0..3 {
+            exec.launch(&stream).unwrap();
+        }
+        sync(&stream);
+    }
+    for out in &outs {
+        let out = stream.clone_dtoh(out).unwrap();
+        assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32));
+    }
+}
+
+#[test]
+fn relaunch_without_auto_free_fails_with_invalid_value() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let mut outs: Vec<_> = (0..3)
+        .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
+        .collect();
+    let mut g = Graph::new(&ctx).unwrap();
+    let [a, b, c] = &mut outs[..] else {
+        unreachable!()
+    };
+    let bufs = [g.bind_mut(a), g.bind_mut(b), g.bind_mut(c)];
+    producer_consumers(&mut g, bufs, &iota);
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    sync(&stream);
+    let err = exec.launch(&stream).unwrap_err();
+    assert_eq!(err.cuda_code(), Some(1), "CUDA_ERROR_INVALID_VALUE: {err}");
+    assert!(err.to_string().contains("cuGraphLaunch"), "{err}");
+}
+
+/// K allocations of 64 MiB; `chained` orders each free before the next
+/// alloc (disjoint lifetimes), otherwise all are live together.
+fn reserved_for_allocations(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+    k: usize,
+    chained: bool,
+) -> u64 {
+    let stream = ctx.new_stream().unwrap();
+    let iota = kernels::IOTA.load(ctx).unwrap();
+    let len = (64 * MIB / 4) as u32;
+    let cfg = LaunchConfig::for_elements(len, 256);
+    stream.synchronize().unwrap();
+    ctx.synchronize().unwrap();
+    trim_graph_memory(ctx).unwrap();
+    reset_graph_mem_high(ctx).unwrap();
+    let before = graph_mem_usage(ctx).unwrap();
+    {
+        let mut g = Graph::new(ctx).unwrap();
+        let mut previous: Vec<graph_runtime::Node> = Vec::new();
+        let mut pending = Vec::new();
+        for i in 0..k {
+            let (alloc, buf) = g
+                .add_alloc::<f32>(&format!("a{i}"), len as usize, &previous)
+                .unwrap();
+            let write = g
+                .add_kernel(&format!("w{i}"), &iota, cfg, (buf, len), &[alloc])
+                .unwrap();
+            if chained {
+                let free = g.add_free(&format!("f{i}"), buf, &[*write]).unwrap();
+                previous = vec![free];
+            } else {
+                pending.push((buf, *write));
+            }
+        }
+        let writes: Vec<_> = pending.iter().map(|(_, w)| *w).collect();
+        for (i, (buf, _)) in pending.into_iter().enumerate() {
+            g.add_free(&format!("f{i}"), buf, &writes).unwrap();
+        }
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        stream.synchronize().unwrap();
+    }
+    let after = graph_mem_usage(ctx).unwrap();
+    after.reserved_high.saturating_sub(before.reserved_current)
+}
+
+#[test]
+fn disjoint_allocations_reserve_one_allocation() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let disjoint = reserved_for_allocations(&ctx, 8, true);
+    let overlapping = reserved_for_allocations(&ctx, 8, false);
+    eprintln!(
+        "8 x 64 MiB: disjoint lifetimes reserve {} MiB, overlapping {} MiB",
+        disjoint / MIB,
+        overlapping / MIB
+    );
+    assert!(
+        (64 * MIB..=64 * MIB + 64 * MIB / 8).contains(&disjoint),
+        "disjoint reserved {disjoint}"
+    );
+    assert!(
+        overlapping >= 8 * 64 * MIB,
+        "overlapping reserved {overlapping}"
+    );
+}

@@ -1,0 +1,171 @@
+use crate::common::{gpu, own_context, sync};
+use graph_runtime::{cudarc, Graph, GraphError, LaunchConfig};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const N: u32 = 1024;
+
+#[test]
+fn kernel_copy_fill_host_empty_and_event_nodes() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let x_h: Vec<f32> = (1..=N).map(|i| i as f32).collect();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut z = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut w = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut out_h = vec![0.0f32; N as usize];
+    let event = ctx.new_event(None).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (scale, add) = (
+        kernels::SCALE.load(&ctx).unwrap(),
+        kernels::ADD.load(&ctx).unwrap(),
+    );
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (xb, yb, zb, wb) = (
+            g.bind_mut(&mut x),
+            g.bind_mut(&mut y),
+            g.bind_mut(&mut z),
+            g.bind_mut(&mut w),
+        );
+        let load = g.add_copy("load", x_h.as_slice(), xb, &[]).unwrap();
+        let fill = g.add_fill("fill", yb, 5.0f32, &[]).unwrap();
+        let doubled = g
+            .add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[load])
+            .unwrap();
+        let sum = g
+            .add_kernel("add", &add, cfg, (xb, yb, zb, N), &[*doubled, fill])
+            .unwrap();
+        let d2d = g.add_copy("d2d", zb, wb, &[*sum]).unwrap();
+        let record = g.add_event_record("record", &event, &[d2d]).unwrap();
+        let wait = g.add_event_wait("wait", &event, &[record]).unwrap();
+        let d2h = g
+            .add_copy("d2h", wb, out_h.as_mut_slice(), &[wait])
+            .unwrap();
+        let counter = calls.clone();
+        let host = g
+            .add_host(
+                "host",
+                move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                },
+                &[d2h],
+            )
+            .unwrap();
+        g.add_empty("join", &[host]).unwrap();
+        assert_eq!(g.node_count(), 10);
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the host node ran once");
+    for (i, v) in out_h.iter().enumerate() {
+        assert_eq!(*v, 2.0 * (i as f32 + 1.0) + 5.0, "element {i}");
+    }
+}
+
+#[test]
+fn child_graph_node_runs_its_graph() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let (iota, add_one) = (
+        kernels::IOTA.load(&ctx).unwrap(),
+        kernels::ADD_ONE.load(&ctx).unwrap(),
+    );
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut parent = Graph::new(&ctx).unwrap();
+        let xb = parent.bind_mut(&mut x);
+        let first = parent.add_kernel("iota", &iota, cfg, (xb, N), &[]).unwrap();
+        // A child built from the parent shares its bound buffers.
+        let mut child = parent.child_graph().unwrap();
+        let inner = child
+            .add_kernel("child_add_one", &add_one, cfg, (xb, N), &[])
+            .unwrap();
+        child
+            .add_kernel("child_add_one_again", &add_one, cfg, (xb, N), &[*inner])
+            .unwrap();
+        let node = parent.add_child("child", child, &[*first]).unwrap();
+        parent
+            .add_kernel("add_one", &add_one, cfg, (xb, N), &[node])
+            .unwrap();
+        let mut exec = parent.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    let x = stream.clone_dtoh(&x).unwrap();
+    assert!(
+        x.iter().enumerate().all(|(i, v)| *v == i as f32 + 3.0),
+        "{:?}",
+        &x[..4]
+    );
+}
+
+#[test]
+fn capture_node_joins_graph() {
+    let Some(ctx) = own_context() else { return };
+    // SAFETY: this context's slices are all used on one stream.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.clone_htod(&vec![7.0f32; N as usize]).unwrap();
+    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        // SAFETY: `x` outlives the graph and its exec (dropped in this block).
+        let zeroed = unsafe {
+            g.add_capture("zero", &stream, &[], |s| {
+                s.memset_zeros(&mut x)
+                    .map_err(|e| graph_runtime::capture::captured("memset_zeros", e))
+            })
+        }
+        .unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel(
+            "add_one",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (xb, N),
+            &[zeroed],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
+}
+
+#[test]
+fn capture_invalidated_by_event_tracking_is_ended_and_explained() {
+    let Some(ctx) = own_context() else { return };
+    let a = ctx.new_stream().unwrap();
+    let b = ctx.new_stream().unwrap();
+    assert!(ctx.is_managing_stream_synchronization());
+    let mut x = a.clone_htod(&vec![7.0f32; N as usize]).unwrap();
+    a.synchronize().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    // SAFETY: `x` outlives the graph; the capture is expected to fail.
+    let err = unsafe {
+        g.add_capture("zero", &b, &[], |s| {
+            s.memset_zeros(&mut x)
+                .map_err(|e| graph_runtime::capture::captured("memset_zeros", e))
+        })
+    }
+    .unwrap_err();
+    assert!(matches!(err, GraphError::Capture { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("node `zero`") && text.contains("disable_event_tracking"),
+        "{text}"
+    );
+    // The capture was ended: the stream works normally again.
+    assert_eq!(
+        b.capture_status().unwrap(),
+        cudarc::driver::sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
+    );
+    drop(g);
+    let _ = ctx.check_err();
+}

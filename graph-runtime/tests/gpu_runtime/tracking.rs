@@ -1,0 +1,75 @@
+//! cudarc's per-slice event tracking across streams: a graph launch waits
+//! for pending cudarc work on its slices and is recorded as their latest use.
+
+use crate::common::own_context;
+use graph_runtime::{Graph, LaunchConfig};
+
+const N: u32 = 1 << 20;
+/// About 25 ms of spinning at the H200's clock: long enough to expose a race.
+const SPIN: i64 = 50_000_000;
+
+#[test]
+fn a_graph_write_is_seen_by_a_read_on_another_stream() {
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    assert!(ctx.is_managing_stream_synchronization());
+    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
+    a.synchronize().unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let yb = g.bind_mut(&mut y);
+        g.add_kernel(
+            "slow_fill",
+            &slow,
+            LaunchConfig::new(132, 256),
+            (yb, 7.0, N, SPIN),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&a).unwrap();
+    }
+    // Read right away on stream b: cudarc makes b wait for the graph.
+    let read = b.clone_dtoh(&y).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 7.0),
+        "stream b read {:?} before the graph finished",
+        &read[..4]
+    );
+}
+
+#[test]
+fn a_slice_dropped_after_a_launch_is_not_freed_under_the_graph() {
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let mut y = b.alloc_zeros::<f32>(N as usize).unwrap();
+    b.synchronize().unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let yb = g.bind_mut(&mut y);
+        g.add_kernel(
+            "slow_fill",
+            &slow,
+            LaunchConfig::new(132, 256),
+            (yb, 7.0, N, SPIN),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&a).unwrap();
+    }
+    // cudarc frees `y` on stream b once its recorded uses (the launch) are done.
+    drop(y);
+    // A new allocation on b may reuse y's memory; if y were freed while the
+    // graph still ran, the graph's late writes of 7.0 would land in it.
+    let z = b.clone_htod(&vec![3.0f32; N as usize]).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    let read = b.clone_dtoh(&z).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 3.0),
+        "freed memory was written by the graph"
+    );
+}

@@ -1,0 +1,29 @@
+// Two-stage sum reduction (the Programming Guide's graph example): each
+// block of 256 threads writes one partial sum; one block sums the partials.
+
+extern "C" __global__ void reduce_partial(const float* x, double* partial, unsigned n) {
+    __shared__ double sums[256];
+    double sum = 0.0;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        sum += x[i];
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) sums[threadIdx.x] += sums[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = sums[0];
+}
+
+extern "C" __global__ void reduce_final(const double* partial, double* out, unsigned count) {
+    __shared__ double sums[256];
+    double sum = 0.0;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partial[i];
+    sums[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) sums[threadIdx.x] += sums[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = sums[0];
+}
