@@ -157,17 +157,25 @@ impl<'a> Graph<'a> {
                 arms,
             ),
         };
-        let mut bodies: Vec<sys::CUgraph> = vec![std::ptr::null_mut(); size as usize];
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
         params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
             handle: handle.raw,
             type_,
             size,
-            phGraph_out: bodies.as_mut_ptr(),
+            // Output: the driver points it at a CUDA-owned array of bodies.
+            phGraph_out: std::ptr::null_mut(),
             ctx: self.ctx.cu_ctx(),
         };
         let node = self.add_raw(label, NodeKind::Conditional, deps, None, &[], &mut params)?;
-        // The driver filled `bodies`; they belong to the conditional node.
+        // SAFETY: the driver set `phGraph_out` to an array of `size` body
+        // graphs owned by the conditional node, valid for the node's lifetime.
+        let bodies: Vec<sys::CUgraph> = unsafe {
+            let out = params.__bindgen_anon_1.conditional.phGraph_out;
+            if out.is_null() {
+                return Err(GraphError::invalid(label, "the driver returned no body graphs"));
+            }
+            std::slice::from_raw_parts(out, size as usize).to_vec()
+        };
         for (arm, &raw) in bodies.iter().enumerate() {
             let mut body = self.body(raw, node.index);
             build(arm as u32, &mut body)?;
