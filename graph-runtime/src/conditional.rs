@@ -172,7 +172,10 @@ impl<'a> Graph<'a> {
         let bodies: Vec<sys::CUgraph> = unsafe {
             let out = params.__bindgen_anon_1.conditional.phGraph_out;
             if out.is_null() {
-                return Err(GraphError::invalid(label, "the driver returned no body graphs"));
+                return Err(GraphError::invalid(
+                    label,
+                    "the driver returned no body graphs",
+                ));
             }
             std::slice::from_raw_parts(out, size as usize).to_vec()
         };

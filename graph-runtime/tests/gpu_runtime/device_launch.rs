@@ -11,7 +11,7 @@ fn device_launch() -> InstantiateOptions<'static> {
 }
 
 #[test]
-fn tail_and_fire_and_forget_launch_from_a_kernel() {
+fn tail_fire_and_forget_and_sibling_launch_from_a_kernel() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (add_one, launch) = (
@@ -35,7 +35,7 @@ fn tail_and_fire_and_forget_launch_from_a_kernel() {
         device_exec.upload(&stream).unwrap();
         sync(&stream);
         let handle = device_exec.device_handle().unwrap();
-        for mode in [0u32, 1] {
+        for mode in [0u32, 1, 2] {
             let mut launcher = Graph::new(&ctx).unwrap();
             launcher
                 .add_kernel(
@@ -52,9 +52,11 @@ fn tail_and_fire_and_forget_launch_from_a_kernel() {
             sync(&stream);
         }
     }
+    let x = stream.clone_dtoh(&x).unwrap();
     assert!(
-        stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 2.0),
-        "launched twice from the device"
+        x.iter().all(|v| *v == 3.0),
+        "tail, fire-and-forget and sibling launches: {:?}",
+        &x[..4]
     );
 }
 

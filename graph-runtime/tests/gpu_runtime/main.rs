@@ -5,6 +5,7 @@
 
 mod common;
 mod conditional;
+mod declarations;
 mod device_launch;
 mod exec;
 mod memory;

@@ -73,3 +73,46 @@ fn a_slice_dropped_after_a_launch_is_not_freed_under_the_graph() {
         "freed memory was written by the graph"
     );
 }
+
+/// Control for the first test: a raw `cuGraphLaunch` that bypasses the
+/// runtime's tracking lets stream b read before the graph has written, so
+/// that test would catch a missing wait. Racy by nature, hence ignored; run
+/// with `--ignored` to confirm the tests are sensitive.
+#[test]
+#[ignore]
+fn control_raw_launch_without_tracking_races() {
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
+    a.synchronize().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let yb = g.bind_mut(&mut y);
+    g.add_kernel(
+        "slow_fill",
+        &slow,
+        LaunchConfig::new(132, 256),
+        (yb, 7.0, N, SPIN),
+        &[],
+    )
+    .unwrap();
+    let exec = g.instantiate().unwrap();
+    // SAFETY: y outlives the launch (synchronized below before drops).
+    unsafe { graph_runtime::result::launch(exec.cu_graph_exec(), a.cu_stream()) }.unwrap();
+    let mut read = vec![0.0f32; N as usize];
+    // SAFETY: reading device memory into a host buffer of the same size.
+    unsafe {
+        graph_runtime::cudarc::driver::result::memcpy_dtoh_async(
+            &mut read,
+            yb.device_ptr(),
+            b.cu_stream(),
+        )
+    }
+    .unwrap();
+    b.synchronize().unwrap();
+    a.synchronize().unwrap();
+    assert!(
+        read.iter().any(|v| *v != 7.0),
+        "expected the untracked read to race"
+    );
+}

@@ -1,0 +1,99 @@
+//! Kernel declarations: CUDA C, PTX, a cudarc function; compile errors.
+
+use crate::common::{gpu, sync};
+use graph_runtime::kernel::{KernelDecl, Out};
+use graph_runtime::{cudarc, Graph, GraphError, Kernel, LaunchConfig};
+
+const N: u32 = 256;
+
+#[test]
+fn a_compile_error_carries_the_nvrtc_log() {
+    let Some(ctx) = gpu() else { return };
+    // SAFETY: never launched (it does not compile).
+    static BROKEN: KernelDecl<(Out<f32>, u32)> = unsafe {
+        KernelDecl::cuda_c(
+            "extern \"C\" __global__ void broken(float* x, unsigned n) { x[0] = undeclared; }",
+            "broken",
+        )
+    };
+    let err = BROKEN.load(&ctx).unwrap_err();
+    match &err {
+        GraphError::Compile { kernel, log, .. } => {
+            assert_eq!(kernel, "broken");
+            assert!(log.contains("undeclared"), "{log}");
+        }
+        other => panic!("expected a compile error, got {other}"),
+    }
+}
+
+#[test]
+fn kernels_declared_from_ptx_and_from_a_cudarc_function() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let ptx = cudarc::nvrtc::compile_ptx(kernels::ELEMENTWISE_SOURCE)
+        .unwrap()
+        .to_src();
+    let ptx: &'static str = Box::leak(ptx.into_boxed_str());
+    // SAFETY: `add_one(float*, unsigned)` from the same source.
+    let from_ptx: KernelDecl<(Out<f32>, u32)> = unsafe { KernelDecl::ptx(ptx, "add_one") };
+    let add_one_ptx = from_ptx.load(&ctx).unwrap();
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).unwrap();
+    // SAFETY: as above.
+    let add_one_fn: Kernel<(Out<f32>, u32)> =
+        unsafe { Kernel::from_function(module.load_function("add_one").unwrap(), "add_one") };
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let cfg = LaunchConfig::for_elements(N, 128);
+        let a = g
+            .add_kernel("ptx", &add_one_ptx, cfg, (xb, N), &[])
+            .unwrap();
+        g.add_kernel("function", &add_one_fn, cfg, (xb, N), &[*a])
+            .unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 2.0));
+}
+
+#[test]
+fn bad_input_is_rejected_before_the_driver() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let y = stream.alloc_zeros::<f32>(N as usize + 1).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (xb, yb) = (g.bind_mut(&mut x), g.bind(&y));
+    let err = g
+        .add_kernel(
+            "zero_grid",
+            &add_one,
+            LaunchConfig::new(0, 32),
+            (xb, N),
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("node `zero_grid`: grid 0x1x1 has a zero dimension"),
+        "{err}"
+    );
+    let err = g.add_copy("mismatch", yb, xb, &[]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("copies 257 elements into a destination of 256"),
+        "{err}"
+    );
+    let err = g
+        .add_copy("read_only", xb, yb.slice(0..N as usize).unwrap(), &[])
+        .unwrap_err();
+    assert!(err.to_string().contains("bound read-only"), "{err}");
+    let mut other = Graph::new(&ctx).unwrap();
+    let err = other
+        .add_kernel("foreign", &add_one, LaunchConfig::new(1, 32), (xb, N), &[])
+        .unwrap_err();
+    assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
+    assert_eq!(g.node_count(), 0, "nothing was half-built");
+}
