@@ -284,8 +284,7 @@ impl<'a> Exec<'a> {
         let info = self.node_info(node.node)?;
         let (raw, label) = (info.raw, info.label.clone());
         let mut encoded = encode_args::<A>(&label, &node.config, &args)?;
-        if let Some(u) = encoded.uses.iter().find(|u| u.root != self.resource_id) {
-            let _ = u;
+        if encoded.uses.iter().any(|u| u.root != self.resource_id) {
             return Err(GraphError::ForeignHandle {
                 what: format!("a buffer passed to node `{label}`"),
             });
@@ -343,6 +342,47 @@ impl<'a> Exec<'a> {
     /// The raw handle, for calls the runtime does not wrap.
     pub fn cu_graph_exec(&self) -> CUgraphExec {
         self.raw
+    }
+}
+
+/// A kernel node of an exec, to change its arguments or enable it.
+#[derive(Debug)]
+pub struct KernelNodeMut<'e, 'a, A> {
+    exec: &'e mut Exec<'a>,
+    node: KernelNode<A>,
+}
+
+impl<'e, 'a, A: KernelArgs> KernelNodeMut<'e, 'a, A> {
+    pub fn new(exec: &'e mut Exec<'a>, node: KernelNode<A>) -> Self {
+        KernelNodeMut { exec, node }
+    }
+
+    /// Sets the node's kernel arguments in the exec.
+    pub fn set_args(&mut self, args: A::Args<'a>) -> Result<()> {
+        self.exec.set_kernel_args(&self.node, args)
+    }
+
+    /// Enables or disables the node in the exec.
+    pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
+        self.exec.set_enabled(self.node.node, enabled)
+    }
+}
+
+/// A copy or fill node of an exec, to enable or disable it.
+#[derive(Debug)]
+pub struct NodeMut<'e, 'a> {
+    exec: &'e mut Exec<'a>,
+    node: Node,
+}
+
+impl<'e, 'a> NodeMut<'e, 'a> {
+    pub fn new(exec: &'e mut Exec<'a>, node: Node) -> Self {
+        NodeMut { exec, node }
+    }
+
+    /// Enables or disables the node in the exec.
+    pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
+        self.exec.set_enabled(self.node, enabled)
     }
 }
 

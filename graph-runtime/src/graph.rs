@@ -487,6 +487,13 @@ impl<'a> Graph<'a> {
     /// A new, empty graph sharing this graph's bound buffers, to be added
     /// with [`Graph::add_child`]: its nodes may use this graph's `Buf`s.
     pub fn child_graph(&self) -> Result<Graph<'a>> {
+        self.new_sharing()
+    }
+
+    /// A new, empty graph sharing this graph's bound buffers: rebuild a graph
+    /// of the same topology with other scalars or other bound buffers, then
+    /// update an exec with it ([`Exec::update`](crate::Exec::update)).
+    pub fn new_sharing(&self) -> Result<Graph<'a>> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the context is current.
         let raw = unsafe { result::graph_create() }.op("cuGraphCreate")?;

@@ -97,6 +97,65 @@ impl<A: KernelArgs> KernelDecl<A> {
     }
 }
 
+/// A kernel declared as a type, so that its parameter types can be named
+/// (`<K as KernelDef>::Args`): what `cuda_graph!`'s `kernel PATH` expects.
+/// Declare one with [`declare_kernel!`](crate::declare_kernel).
+pub trait KernelDef {
+    /// The kernel's parameter types, a tuple of [`KernelParam`]s.
+    type Args: KernelArgs;
+    /// Where its code comes from.
+    const DECL: KernelDecl<Self::Args>;
+
+    /// Loads it into `ctx` (compiled and loaded once per context).
+    fn load(ctx: &Arc<CudaContext>) -> Result<Kernel<Self::Args>> {
+        Self::DECL.load(ctx)
+    }
+}
+
+/// Declares kernels as types implementing [`KernelDef`], one statement each.
+/// The `unsafe` is the author's promise that the parameter tuple matches the
+/// kernel's signature and that the kernel stays within the memory it is
+/// given; write it with a `// SAFETY:` comment.
+///
+/// ```
+/// use graph_runtime::kernel::{In, Out};
+/// const SOURCE: &str = r#"extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }"#;
+/// graph_runtime::declare_kernel! {
+///     /// `y = 2x`.
+///     // SAFETY: matches `twice(const float*, float*, unsigned)`; touches x[..n], y[..n].
+///     pub Twice: (In<f32>, Out<f32>, u32) = unsafe cuda_c(SOURCE, "twice");
+/// }
+/// ```
+#[macro_export]
+macro_rules! declare_kernel {
+    ($($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?);)*) => {$(
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy)]
+        $vis struct $name;
+        impl $crate::kernel::KernelDef for $name {
+            type Args = $args;
+            const DECL: $crate::kernel::KernelDecl<$args> =
+                // SAFETY: promised by the `unsafe` at the declaration.
+                unsafe { $crate::kernel::KernelDecl::$source($($arg),*) };
+        }
+    )*};
+}
+
+/// The `I`th parameter type of a parameter tuple: how `cuda_graph!` checks
+/// each kernel argument on its own, with the error at that argument.
+#[diagnostic::on_unimplemented(
+    message = "this kernel takes fewer arguments: `{Self}` has no parameter {I}",
+    label = "one argument too many"
+)]
+pub trait ParamAt<const I: usize> {
+    type Param: KernelParam;
+}
+
+/// The value type of parameter `I` of kernel `K`.
+pub type ArgOf<'a, K, const I: usize> =
+    <<<K as KernelDef>::Args as ParamAt<I>>::Param as KernelParam>::Arg<'a>;
+
 /// A loaded kernel with parameter types `A`. Holding it keeps its module
 /// loaded; graphs keep the kernels of their nodes.
 #[derive(Debug)]
@@ -354,6 +413,29 @@ macro_rules! tuple_args {
         }
     };
 }
+macro_rules! param_at {
+    (@one [$($p:ident)*] $i:tt $q:ident) => {
+        impl<$($p: KernelParam),*> ParamAt<$i> for ($($p,)*) {
+            type Param = $q;
+        }
+    };
+    ($ps:tt; $($i:tt $q:ident),*) => {$(
+        param_at!(@one $ps $i $q);
+    )*};
+}
+param_at!([A]; 0 A);
+param_at!([A B]; 0 A, 1 B);
+param_at!([A B C]; 0 A, 1 B, 2 C);
+param_at!([A B C D]; 0 A, 1 B, 2 C, 3 D);
+param_at!([A B C D E]; 0 A, 1 B, 2 C, 3 D, 4 E);
+param_at!([A B C D E F]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F);
+param_at!([A B C D E F G]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G);
+param_at!([A B C D E F G H]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H);
+param_at!([A B C D E F G H I]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I);
+param_at!([A B C D E F G H I J]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J);
+param_at!([A B C D E F G H I J K]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K);
+param_at!([A B C D E F G H I J K L]; 0 A, 1 B, 2 C, 3 D, 4 E, 5 F, 6 G, 7 H, 8 I, 9 J, 10 K, 11 L);
+
 tuple_args!();
 tuple_args!(A 0);
 tuple_args!(A 0, B 1);
@@ -368,18 +450,28 @@ tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
-/// Modules loaded so far: (source address, source length, context) -> module.
+/// 64-bit FNV-1a: a cheap content hash for the module cache key.
+fn fnv1a(bytes: &[u8]) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash as usize
+}
+
+/// Modules loaded so far: (source hash, source length, context) -> module.
 /// Held for the life of the process, so each source is compiled and loaded
 /// once per context.
 type ModuleCache = Vec<((usize, usize, usize), Arc<CudaModule>)>;
 static MODULES: Mutex<ModuleCache> = Mutex::new(Vec::new());
 
 fn cached_module(source: Source, name: &str, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
-    let (address, len) = match source {
-        Source::CudaC(s) | Source::Ptx(s) => (s.as_ptr() as usize, s.len()),
-        Source::Cubin(b) => (b.as_ptr() as usize, b.len()),
+    let bytes = match source {
+        Source::CudaC(s) | Source::Ptx(s) => s.as_bytes(),
+        Source::Cubin(b) => b,
     };
-    let key = (address, len, ctx.cu_ctx() as usize);
+    // Keyed by content: a `const` declaration may hand out copies of its text.
+    let key = (fnv1a(bytes), bytes.len(), ctx.cu_ctx() as usize);
     // A poisoned lock only means another thread panicked while compiling;
     // the cache itself is a plain Vec and stays consistent.
     let mut cache = MODULES.lock().unwrap_or_else(|e| e.into_inner());

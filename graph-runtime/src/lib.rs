@@ -40,6 +40,7 @@
 //! [cudarc]: https://docs.rs/cudarc
 
 pub mod buffer;
+pub mod cache;
 pub mod capture;
 pub mod conditional;
 pub mod driver;
@@ -52,12 +53,17 @@ pub mod node;
 pub mod result;
 pub mod user_object;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
 pub use buffer::Buf;
+pub use cache::{CacheOutcome, GraphCache};
 pub use conditional::CondHandle;
 pub use error::{GraphError, Result};
-pub use exec::{DeviceExec, Exec, InstantiateOptions, UpdateOutcome};
+pub use exec::{DeviceExec, Exec, InstantiateOptions, KernelNodeMut, NodeMut, UpdateOutcome};
 pub use graph::Graph;
-pub use kernel::{Kernel, KernelDecl, LaunchConfig};
+pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};
 pub use node::{EdgeKind, KernelNode, Node, NodeKind};
 
 /// cudarc, re-exported so users and generated code name one version.

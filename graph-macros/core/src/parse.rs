@@ -118,8 +118,11 @@ pub enum NodeKind {
         keyword: kw::wait,
         event: Expr,
     },
+    /// `unsafe capture(STREAM) |s| { ... }`
     Capture {
+        unsafe_token: Token![unsafe],
         keyword: kw::capture,
+        stream: Expr,
         closure: syn::ExprClosure,
     },
     Alloc {
@@ -525,11 +528,27 @@ fn parse_node_kind(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn:
             keyword: input.parse()?,
             event: input.parse()?,
         })
-    } else if lookahead.peek(kw::capture) {
+    } else if lookahead.peek(Token![unsafe]) && input.peek2(kw::capture) {
+        let unsafe_token = input.parse()?;
+        let keyword = input.parse()?;
+        let content;
+        parenthesized!(content in input);
+        let stream: Expr = content.parse()?;
         Ok(NodeKind::Capture {
-            keyword: input.parse()?,
+            unsafe_token,
+            keyword,
+            stream,
             closure: input.parse()?,
         })
+    } else if lookahead.peek(kw::capture) {
+        let keyword: kw::capture = input.parse()?;
+        Err(syn::Error::new(
+            keyword.span,
+            crate::diag::with_help(
+                "a capture node is written `unsafe capture(stream) |s| { ... }`",
+                "the graph cannot see the memory the captured work uses: by writing `unsafe` you promise it outlives the graph and its execs",
+            ),
+        ))
     } else if lookahead.peek(kw::alloc) {
         let keyword = input.parse()?;
         let (ty, len) = parse_element_type_and_len(input)?;

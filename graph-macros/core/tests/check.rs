@@ -57,7 +57,7 @@ const FULL: &str = r#"
         child: graph other_graph.clone();
         rec: record ev;
         wt: wait ev;
-        cap: capture |stream| { blas.gemm(stream) };
+        cap: unsafe capture(&stream) |s| { blas.gemm(s) };
         tmp: alloc f32[n];
         use_tmp: kernel kernels::SCALE<<<1, 32>>>(tmp, 1.0f32, n);
         done: free tmp;

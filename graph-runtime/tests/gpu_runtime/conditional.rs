@@ -1,4 +1,5 @@
 use crate::common::{gpu, sync};
+use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 
 fn one() -> LaunchConfig {
@@ -10,8 +11,8 @@ fn if_runs_its_body_only_when_set() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
-        kernels::SET_CONDITION.load(&ctx).unwrap(),
-        kernels::MARK.load(&ctx).unwrap(),
+        kernels::SetCondition::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
     );
     for value in [0u32, 1] {
         let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
@@ -36,8 +37,8 @@ fn if_else_selects_one_branch() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
-        kernels::SET_CONDITION.load(&ctx).unwrap(),
-        kernels::MARK.load(&ctx).unwrap(),
+        kernels::SetCondition::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
     );
     for value in [0u32, 1, 5] {
         let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
@@ -74,7 +75,7 @@ fn if_else_selects_one_branch() {
 fn while_countdown_from_1000_ends_exactly() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let countdown = kernels::COUNTDOWN.load(&ctx).unwrap();
+    let countdown = kernels::Countdown::load(&ctx).unwrap();
     let mut counter = stream.clone_htod(&[1000i32]).unwrap();
     let mut iterations = stream.alloc_zeros::<i32>(1).unwrap();
     {
@@ -98,8 +99,8 @@ fn switch_selects_each_of_four_arms_and_none_out_of_range() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
-        kernels::SET_CONDITION.load(&ctx).unwrap(),
-        kernels::MARK.load(&ctx).unwrap(),
+        kernels::SetCondition::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
     );
     for value in [0u32, 1, 2, 3, 7] {
         let mut visits = stream.alloc_zeros::<i32>(4).unwrap();
@@ -133,8 +134,8 @@ fn if_nested_in_while_runs_every_iteration() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (countdown, mark) = (
-        kernels::COUNTDOWN.load(&ctx).unwrap(),
-        kernels::MARK.load(&ctx).unwrap(),
+        kernels::Countdown::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
     );
     let mut counter = stream.clone_htod(&[10i32]).unwrap();
     let mut iterations = stream.alloc_zeros::<i32>(1).unwrap();

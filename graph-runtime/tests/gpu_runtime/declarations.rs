@@ -1,5 +1,7 @@
 //! Kernel declarations: CUDA C, PTX, a cudarc function; compile errors.
 
+use graph_runtime::kernel::KernelDef;
+
 use crate::common::{gpu, sync};
 use graph_runtime::kernel::{KernelDecl, Out};
 use graph_runtime::{cudarc, Graph, GraphError, Kernel, LaunchConfig};
@@ -61,7 +63,7 @@ fn kernels_declared_from_ptx_and_from_a_cudarc_function() {
 fn bad_input_is_rejected_before_the_driver() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let y = stream.alloc_zeros::<f32>(N as usize + 1).unwrap();
     let mut g = Graph::new(&ctx).unwrap();

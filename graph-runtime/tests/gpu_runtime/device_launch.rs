@@ -1,4 +1,5 @@
 use crate::common::{gpu, sync};
+use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, InstantiateOptions, LaunchConfig};
 
 const N: u32 = 1024;
@@ -15,8 +16,8 @@ fn tail_fire_and_forget_and_sibling_launch_from_a_kernel() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (add_one, launch) = (
-        kernels::ADD_ONE.load(&ctx).unwrap(),
-        kernels::LAUNCH_GRAPH.load(&ctx).unwrap(),
+        kernels::AddOne::load(&ctx).unwrap(),
+        kernels::LaunchGraph::load(&ctx).unwrap(),
     );
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     {
@@ -64,7 +65,7 @@ fn tail_fire_and_forget_and_sibling_launch_from_a_kernel() {
 fn self_relaunch_loop_of_1000_steps() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let step = kernels::RELAUNCH_COUNTDOWN.load(&ctx).unwrap();
+    let step = kernels::RelaunchCountdown::load(&ctx).unwrap();
     let mut counter = stream.clone_htod(&[1000i32]).unwrap();
     let mut steps = stream.alloc_zeros::<i32>(1).unwrap();
     {

@@ -1,6 +1,7 @@
 use crate::common::{gpu, sync};
 use cudarc::driver::sys::CUgraphExecUpdateResult;
 use cudarc::driver::CudaSlice;
+use graph_runtime::kernel::KernelDef;
 use graph_runtime::kernel::{In, Out};
 use graph_runtime::{
     cudarc, Graph, GraphError, InstantiateOptions, Kernel, LaunchConfig, UpdateOutcome,
@@ -39,7 +40,7 @@ fn build<'a>(
 fn whole_graph_update_and_topology_change() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let add = kernels::ADD.load(&ctx).unwrap();
+    let add = kernels::Add::load(&ctx).unwrap();
     let x = stream.clone_htod(&vec![1.5f32; N as usize]).unwrap();
     let mut y1 = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let mut y2 = stream.alloc_zeros::<f32>(N as usize).unwrap();
@@ -90,8 +91,8 @@ fn per_node_argument_update_and_enable_disable() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
     let (scale, add_one) = (
-        kernels::SCALE.load(&ctx).unwrap(),
-        kernels::ADD_ONE.load(&ctx).unwrap(),
+        kernels::Scale::load(&ctx).unwrap(),
+        kernels::AddOne::load(&ctx).unwrap(),
     );
     let mut x = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
     let cfg = LaunchConfig::for_elements(N, 256);
@@ -130,7 +131,7 @@ fn only_kernel_copy_and_fill_nodes_can_be_disabled() {
 #[test]
 fn instantiate_failure_names_the_node() {
     let Some(ctx) = gpu() else { return };
-    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
     let stream = ctx.new_stream().unwrap();
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let mut g = Graph::new(&ctx).unwrap();
@@ -163,7 +164,7 @@ fn instantiate_failure_names_the_node() {
 fn dot_clone_priority_and_labels() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     {
         let mut g = Graph::new(&ctx).unwrap();
@@ -218,7 +219,7 @@ impl Drop for Probe {
 fn user_object_destructor_runs_once_after_exec_and_work_are_gone() {
     let Some(ctx) = gpu() else { return };
     let stream = ctx.new_stream().unwrap();
-    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let calls = Arc::new(AtomicUsize::new(0));

@@ -1,4 +1,5 @@
 use crate::common::{gpu, graph_memory_lock, sync};
+use graph_runtime::kernel::KernelDef;
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
 use graph_runtime::{Graph, GraphError, InstantiateOptions, LaunchConfig};
 
@@ -11,9 +12,9 @@ fn alloc_use_free_relaunched_100_times() {
     let _lock = graph_memory_lock();
     let stream = ctx.new_stream().unwrap();
     let (iota, add, mark) = (
-        kernels::IOTA.load(&ctx).unwrap(),
-        kernels::ADD.load(&ctx).unwrap(),
-        kernels::MARK.load(&ctx).unwrap(),
+        kernels::Iota::load(&ctx).unwrap(),
+        kernels::Add::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
     );
     let ones = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
     let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
@@ -64,7 +65,7 @@ fn a_graph_with_memory_nodes_has_one_live_exec() {
 #[test]
 fn builder_rejects_uses_outside_an_allocation_lifetime() {
     let Some(ctx) = gpu() else { return };
-    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let iota = kernels::Iota::load(&ctx).unwrap();
     let cfg = LaunchConfig::for_elements(N, 256);
     let mut g = Graph::new(&ctx).unwrap();
     let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
@@ -116,7 +117,7 @@ fn auto_free_on_launch_allows_relaunch() {
     let Some(ctx) = gpu() else { return };
     let _lock = graph_memory_lock();
     let stream = ctx.new_stream().unwrap();
-    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let iota = kernels::Iota::load(&ctx).unwrap();
     let mut outs: Vec<_> = (0..3)
         .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
         .collect();
@@ -148,7 +149,7 @@ fn relaunch_without_auto_free_fails_with_invalid_value() {
     let Some(ctx) = gpu() else { return };
     let _lock = graph_memory_lock();
     let stream = ctx.new_stream().unwrap();
-    let iota = kernels::IOTA.load(&ctx).unwrap();
+    let iota = kernels::Iota::load(&ctx).unwrap();
     let mut outs: Vec<_> = (0..3)
         .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
         .collect();
@@ -174,7 +175,7 @@ fn reserved_for_allocations(
     chained: bool,
 ) -> u64 {
     let stream = ctx.new_stream().unwrap();
-    let iota = kernels::IOTA.load(ctx).unwrap();
+    let iota = kernels::Iota::load(ctx).unwrap();
     let len = (64 * MIB / 4) as u32;
     let cfg = LaunchConfig::for_elements(len, 256);
     stream.synchronize().unwrap();

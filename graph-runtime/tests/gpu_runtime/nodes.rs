@@ -1,4 +1,5 @@
 use crate::common::{gpu, own_context, sync};
+use graph_runtime::kernel::KernelDef;
 use graph_runtime::{cudarc, Graph, GraphError, LaunchConfig};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,8 +19,8 @@ fn kernel_copy_fill_host_empty_and_event_nodes() {
     let event = ctx.new_event(None).unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let (scale, add) = (
-        kernels::SCALE.load(&ctx).unwrap(),
-        kernels::ADD.load(&ctx).unwrap(),
+        kernels::Scale::load(&ctx).unwrap(),
+        kernels::Add::load(&ctx).unwrap(),
     );
     let cfg = LaunchConfig::for_elements(N, 256);
     {
@@ -72,8 +73,8 @@ fn child_graph_node_runs_its_graph() {
     let stream = ctx.new_stream().unwrap();
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let (iota, add_one) = (
-        kernels::IOTA.load(&ctx).unwrap(),
-        kernels::ADD_ONE.load(&ctx).unwrap(),
+        kernels::Iota::load(&ctx).unwrap(),
+        kernels::AddOne::load(&ctx).unwrap(),
     );
     let cfg = LaunchConfig::for_elements(N, 256);
     {
@@ -111,7 +112,7 @@ fn capture_node_joins_graph() {
     unsafe { ctx.disable_event_tracking() };
     let stream = ctx.new_stream().unwrap();
     let mut x = stream.clone_htod(&vec![7.0f32; N as usize]).unwrap();
-    let add_one = kernels::ADD_ONE.load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
     {
         let mut g = Graph::new(&ctx).unwrap();
         // SAFETY: `x` outlives the graph and its exec (dropped in this block).

@@ -1,6 +1,8 @@
 //! cudarc's per-slice event tracking across streams: a graph launch waits
 //! for pending cudarc work on its slices and is recorded as their latest use.
 
+use graph_runtime::kernel::KernelDef;
+
 use crate::common::own_context;
 use graph_runtime::{Graph, LaunchConfig};
 
@@ -13,7 +15,7 @@ fn a_graph_write_is_seen_by_a_read_on_another_stream() {
     let Some(ctx) = own_context() else { return };
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     assert!(ctx.is_managing_stream_synchronization());
-    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
     a.synchronize().unwrap();
     {
@@ -43,7 +45,7 @@ fn a_graph_write_is_seen_by_a_read_on_another_stream() {
 fn a_slice_dropped_after_a_launch_is_not_freed_under_the_graph() {
     let Some(ctx) = own_context() else { return };
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let mut y = b.alloc_zeros::<f32>(N as usize).unwrap();
     b.synchronize().unwrap();
     {
@@ -83,7 +85,7 @@ fn a_slice_dropped_after_a_launch_is_not_freed_under_the_graph() {
 fn control_raw_launch_without_tracking_races() {
     let Some(ctx) = own_context() else { return };
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let slow = kernels::SLOW_FILL.load(&ctx).unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
     a.synchronize().unwrap();
     let mut g = Graph::new(&ctx).unwrap();

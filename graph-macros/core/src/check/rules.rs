@@ -4,7 +4,14 @@ use crate::diag::Diagnostics;
 use crate::model::{Kind, Model, Origin, TOP};
 use crate::parse::EdgeKind;
 
+/// Methods of a generated exec type: a node with an accessor may not take
+/// these names.
+const EXEC_METHODS: &[&str] = &["launch", "upload", "update", "exec", "device_handle"];
+
 pub fn check(model: &Model<'_>, diag: &Diagnostics) {
+    if model.def.name.is_some() {
+        check_generated_names(model, diag);
+    }
     for node in &model.nodes {
         check_attributes(model, node, diag);
         if node.level != TOP {
@@ -141,4 +148,28 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
         ),
         "CUDA refuses to instantiate other node kinds for device launch",
     );
+}
+
+/// Labels become accessor methods and buffers become variables: they must
+/// not clash with the exec's methods or the graph's parameters.
+fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
+    for node in &model.nodes {
+        let name = node.label.to_string();
+        let accessor = matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill) && matches!(node.origin, Origin::Stmt(_));
+        if accessor && EXEC_METHODS.contains(&name.as_str()) {
+            diag.error_with_help(
+                &node.label,
+                format!("the label `{name}` clashes with the method `{name}` of the generated exec type"),
+                "rename the node; each kernel, copy and fill node gets an accessor method named after its label",
+            );
+        }
+        let buffer = matches!(node.origin, Origin::ScopeAlloc(_)) || (node.kind == Kind::Alloc && matches!(node.origin, Origin::Stmt(_)));
+        if buffer && model.def.params.iter().any(|p| p.name == node.label) {
+            diag.error_with_help(
+                &node.label,
+                format!("the graph allocation `{name}` has the name of a parameter"),
+                "rename the allocation or the parameter: inside the graph, the name refers to the allocation",
+            );
+        }
+    }
 }

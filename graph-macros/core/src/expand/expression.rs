@@ -1,0 +1,76 @@
+//! The expression form: `graph(&ctx) { ... }` evaluates to
+//! `Result<graph_runtime::Graph, GraphError>`. Operands written `&x` or
+//! `&mut x` are bound once each (`&mut` if any use is mutable): a
+//! `CudaSlice` becomes a `Buf`; host slices, vectors and events pass through.
+
+use super::level::{place, Emitter};
+use crate::check::Topology;
+use crate::model::{Model, TOP};
+use crate::parse::NodeKind;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::{Expr, Ident};
+
+pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
+    let Some(ctx) = &model.def.context else { return TokenStream::new() };
+    let references = referenced_places(model);
+    let mut emitter = Emitter::new(model, topology);
+    emitter.bound_references = true;
+    let graph_var = format_ident!("__graph");
+    let level = emitter.level(TOP, &graph_var);
+    let captures = references.iter().map(|(name, mutable)| {
+        let var = format_ident!("__operand_{}", name);
+        if *mutable {
+            quote! { let #var = &mut #name; }
+        } else {
+            quote! { let #var = &#name; }
+        }
+    });
+    let binds = references.iter().map(|(name, _)| {
+        let var = format_ident!("__operand_{}", name);
+        quote! { let #name = ::graph_runtime::__private::Operand::into_operand(#var, #graph_var); }
+    });
+    quote! {
+        {
+            #(#captures)*
+            ::graph_runtime::__private::build_graph(#ctx, |#graph_var| {
+                #(#binds)*
+                #level
+                ::core::result::Result::Ok(())
+            })
+        }
+    }
+}
+
+/// `{ compile errors; a value of the right type }`.
+pub fn fallback() -> TokenStream {
+    quote!(::graph_runtime::__private::invalid_graph())
+}
+
+/// Identifiers the operands reference as `&x` or `&mut x`, in first-use
+/// order, with whether any use is mutable.
+fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool)> {
+    let mut found: Vec<(Ident, bool)> = Vec::new();
+    let mut note = |expr: &Expr| {
+        if let Some((ident, mutable)) = place(expr) {
+            match found.iter_mut().find(|(i, _)| *i == ident) {
+                Some(entry) => entry.1 |= mutable,
+                None => found.push((ident, mutable)),
+            }
+        }
+    };
+    for node in &model.nodes {
+        let crate::model::Origin::Stmt(stmt) = node.origin else { continue };
+        match &stmt.kind {
+            NodeKind::Kernel(k) => k.args.iter().for_each(&mut note),
+            NodeKind::Copy { src, dst, .. } => {
+                note(src);
+                note(dst);
+            }
+            NodeKind::Fill { dst, .. } => note(dst),
+            NodeKind::Record { event, .. } | NodeKind::Wait { event, .. } => note(event),
+            _ => {}
+        }
+    }
+    found
+}

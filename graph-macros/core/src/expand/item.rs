@@ -1,0 +1,374 @@
+//! The item form: a named graph type with `build`, `rebuild`, `instantiate`,
+//! a typed exec with one accessor per kernel, copy and fill node, and the
+//! graph's DOT text and labels as constants.
+
+use super::level::Emitter;
+use crate::check::Topology;
+use crate::model::{Kind, Model, Origin, TOP};
+use crate::parse::{GraphDef, NodeKind, Param};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::visit_mut::VisitMut;
+use syn::{Ident, Type};
+
+pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
+    let def = model.def;
+    let Some(name) = &def.name else { return TokenStream::new() };
+    let mut emitter = Emitter::new(model, topology);
+    emitter.body_handles = true;
+    let names = Names::new(name);
+    let (vis, docs) = (&def.vis, model.attrs.passthrough.iter());
+    let (nodes_name, bound_name, exec_name) = (&names.nodes, &names.bound, &names.exec);
+
+    let params: Vec<(Ident, Type)> = def.params.iter().map(|p| (p.name.clone(), with_lifetime(&p.ty))).collect();
+    let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
+    let build_params = params.iter().map(|(n, t)| quote!(#n: #t));
+    let slices: Vec<(&Ident, Type)> =
+        def.params.iter().filter_map(|p| slice_element(&p.ty).map(|t| (&p.name, t))).collect();
+    let is_slice = |p: &Param| slices.iter().any(|(n, _)| **n == p.name);
+    let rebuild_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
+        Some(elem) => quote!(#n: ::graph_runtime::Buf<'a, #elem>),
+        None => quote!(#n: #t),
+    });
+    let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
+        Some(elem) => quote!(#n: impl ::graph_runtime::__private::Operand<'a, Out = ::graph_runtime::Buf<'a, #elem>>),
+        None => quote!(#n: #t),
+    });
+    let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
+        let n = &p.name;
+        quote! { let #n = ::graph_runtime::__private::Operand::into_operand(#n, &mut __graph); }
+    });
+
+    // Escaping allocations are handed to the caller through the bound struct.
+    let escapes: Vec<(&Ident, &Type)> = model
+        .nodes
+        .iter()
+        .filter(|n| n.attrs.escape.is_some())
+        .filter_map(|n| match n.origin {
+            Origin::Stmt(stmt) => match &stmt.kind {
+                NodeKind::Alloc { ty, .. } => Some((&stmt.label, ty)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let bound_fields = slices
+        .iter()
+        .map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>))
+        .chain(escapes.iter().map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>)));
+    let bound_values = slices.iter().map(|(n, _)| *n).chain(escapes.iter().map(|(n, _)| *n));
+
+    // Typed node handles: kernel, copy and fill nodes.
+    let accessed: Vec<usize> = (0..model.nodes.len()).filter(|&id| emitter.has_accessor(id)).collect();
+    let node_fields = accessed.iter().map(|&id| {
+        let node = &model.nodes[id];
+        let label = &node.label;
+        match (node.kind, node.origin) {
+            (Kind::Kernel, Origin::Stmt(stmt)) => match &stmt.kind {
+                NodeKind::Kernel(k) => {
+                    let path = &k.function;
+                    quote!(#label: ::graph_runtime::KernelNode<<#path as ::graph_runtime::__private::KernelDef>::Args>)
+                }
+                _ => quote!(#label: ::graph_runtime::Node),
+            },
+            _ => quote!(#label: ::graph_runtime::Node),
+        }
+    });
+    let node_values = accessed.iter().map(|&id| {
+        let (label, var) = (&model.nodes[id].label, emitter.handle_var(id));
+        quote!(#label: #var)
+    });
+    let body_accessed: Vec<usize> = accessed.iter().copied().filter(|&id| model.nodes[id].level != TOP).collect();
+    let slots = body_accessed.iter().map(|&id| {
+        let slot = emitter.slot_var(id);
+        quote! { let mut #slot = ::core::option::Option::None; }
+    });
+    let unslots = body_accessed.iter().map(|&id| {
+        let (slot, var, label) = (emitter.slot_var(id), emitter.handle_var(id), &model.nodes[id].name);
+        quote! { let #var = ::graph_runtime::__private::built(#slot, #label)?; }
+    });
+    let graph_var = format_ident!("__graph");
+    let level = emitter.level(TOP, &graph_var);
+
+    let accessors = accessed.iter().map(|&id| {
+        let node = &model.nodes[id];
+        let label = &node.label;
+        let doc = format!("The `{}` node, to update it in this exec.", node.name);
+        match (node.kind, node.origin) {
+            (Kind::Kernel, Origin::Stmt(stmt)) => {
+                let NodeKind::Kernel(k) = &stmt.kind else { return TokenStream::new() };
+                let path = &k.function;
+                quote! {
+                    #[doc = #doc]
+                    pub fn #label(&mut self) -> ::graph_runtime::KernelNodeMut<'_, 'a, <#path as ::graph_runtime::__private::KernelDef>::Args> {
+                        ::graph_runtime::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
+                    }
+                }
+            }
+            _ => quote! {
+                #[doc = #doc]
+                pub fn #label(&mut self) -> ::graph_runtime::NodeMut<'_, 'a> {
+                    ::graph_runtime::NodeMut::new(&mut self.exec, self.nodes.#label)
+                }
+            },
+        }
+    });
+    let disabled = model.nodes.iter().enumerate().filter(|(_, n)| n.attrs.disabled.is_some()).map(|(id, n)| {
+        let label = &n.label;
+        let node = if n.kind == Kind::Kernel { quote!(self.nodes.#label.node()) } else { quote!(self.nodes.#label) };
+        let _ = id;
+        quote! { self.exec.set_enabled(#node, false)?; }
+    });
+
+    let (labels, dot) = outline(model);
+    let options = options(model);
+    let exec_doc = format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
+    let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
+    quote! {
+        #(#docs)*
+        #vis struct #name<'a> {
+            graph: ::graph_runtime::Graph<'a>,
+            nodes: #nodes_name,
+            bound: #bound_name<'a>,
+        }
+
+        #[doc(hidden)]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #nodes_name {
+            #(#node_fields,)*
+        }
+
+        #[doc = #bound_doc]
+        #[derive(Debug, Clone, Copy)]
+        #vis struct #bound_name<'a> {
+            #(#bound_fields,)*
+            #[doc(hidden)]
+            pub __borrow: ::core::marker::PhantomData<&'a ()>,
+        }
+
+        #[doc = #exec_doc]
+        #vis struct #exec_name<'a> {
+            exec: ::graph_runtime::Exec<'a>,
+            nodes: #nodes_name,
+        }
+
+        impl<'a> #name<'a> {
+            /// The labels of the graph's nodes, in source order.
+            pub const LABELS: &'static [&'static str] = &[#(#labels),*];
+            /// The graph in Graphviz DOT.
+            pub const DOT: &'static str = #dot;
+            /// How `instantiate` instantiates it (from the graph's attributes).
+            pub const OPTIONS: ::graph_runtime::InstantiateOptions<'static> = #options;
+
+            /// Builds the graph in `ctx`, binding the slices it uses.
+            pub fn build(
+                ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #(#build_params),*
+            ) -> ::graph_runtime::Result<Self> {
+                Self::__build(::graph_runtime::Graph::new(ctx)?, #(#param_names),*)
+            }
+
+            /// Builds the same graph again with other arguments, over buffers
+            /// already bound (see [`Self::bound`]); update an exec with it.
+            pub fn rebuild(&self, #(#rebuild_params),*) -> ::graph_runtime::Result<Self> {
+                Self::__build(self.graph.new_sharing()?, #(#param_names),*)
+            }
+
+            #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
+            fn __build(mut __graph: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
+                #(#bind_slices)*
+                #(#slots)*
+                #level
+                #(#unslots)*
+                let bound = #bound_name { #(#bound_values,)* __borrow: ::core::marker::PhantomData };
+                ::core::result::Result::Ok(Self {
+                    graph: __graph,
+                    nodes: #nodes_name { #(#node_values,)* },
+                    bound,
+                })
+            }
+
+            /// The buffers `build` bound, for `rebuild`, and escaping allocations.
+            pub fn bound(&self) -> #bound_name<'a> {
+                self.bound
+            }
+
+            pub fn graph(&self) -> &::graph_runtime::Graph<'a> {
+                &self.graph
+            }
+
+            pub fn into_graph(self) -> ::graph_runtime::Graph<'a> {
+                self.graph
+            }
+
+            /// Instantiates it with [`Self::OPTIONS`].
+            pub fn instantiate(&self) -> ::graph_runtime::Result<#exec_name<'a>> {
+                self.instantiate_with(&Self::OPTIONS)
+            }
+
+            /// Instantiates it; nodes marked `#[disabled]` start disabled.
+            pub fn instantiate_with(
+                &self,
+                options: &::graph_runtime::InstantiateOptions<'_>,
+            ) -> ::graph_runtime::Result<#exec_name<'a>> {
+                let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes };
+                exec.__start_disabled()?;
+                ::core::result::Result::Ok(exec)
+            }
+        }
+
+        impl<'a> ::graph_runtime::__private::IntoChild<'a> for #name<'a> {
+            fn into_child(self) -> ::graph_runtime::Graph<'a> {
+                self.graph
+            }
+        }
+
+        impl<'a> #exec_name<'a> {
+            pub fn launch(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+                self.exec.launch(stream)
+            }
+
+            pub fn upload(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+                self.exec.upload(stream)
+            }
+
+            /// Updates the exec from another build of this graph type (same
+            /// topology by construction); if the driver refuses a parameter
+            /// change, re-instantiates and says why.
+            pub fn update(&mut self, graph: &#name<'a>) -> ::graph_runtime::Result<::graph_runtime::UpdateOutcome> {
+                let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
+                self.nodes = graph.nodes;
+                if let ::graph_runtime::UpdateOutcome::Reinstantiated { .. } = outcome {
+                    self.__start_disabled()?;
+                }
+                ::core::result::Result::Ok(outcome)
+            }
+
+            /// The untyped exec.
+            pub fn exec(&mut self) -> &mut ::graph_runtime::Exec<'a> {
+                &mut self.exec
+            }
+
+            /// The handle a kernel uses to launch this exec (needs `#[device_launch]`).
+            pub fn device_handle(&self) -> ::graph_runtime::Result<::graph_runtime::DeviceExec<'_>> {
+                self.exec.device_handle()
+            }
+
+            #(#accessors)*
+
+            fn __start_disabled(&mut self) -> ::graph_runtime::Result<()> {
+                #(#disabled)*
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}
+
+/// Generated type names for graph `name`.
+struct Names {
+    nodes: Ident,
+    bound: Ident,
+    exec: Ident,
+}
+
+impl Names {
+    fn new(name: &Ident) -> Self {
+        Names {
+            nodes: format_ident!("__{}Nodes", name),
+            bound: format_ident!("{}Bound", name),
+            exec: format_ident!("{}Exec", name),
+        }
+    }
+}
+
+/// Labels and DOT text.
+pub fn outline(model: &Model<'_>) -> (Vec<String>, String) {
+    let labels = model
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.origin, Origin::Stmt(_)))
+        .map(|n| n.name.clone())
+        .collect();
+    (labels, crate::dot::render(model))
+}
+
+fn options(model: &Model<'_>) -> TokenStream {
+    let (auto_free, device, priority) = (
+        model.attrs.auto_free_on_launch.is_some(),
+        model.attrs.device_launch.is_some(),
+        model.attrs.use_node_priority.is_some(),
+    );
+    quote! {
+        ::graph_runtime::InstantiateOptions {
+            upload: ::core::option::Option::None,
+            auto_free_on_launch: #auto_free,
+            device_launch: #device,
+            use_node_priority: #priority,
+        }
+    }
+}
+
+/// `&CudaSlice<T>` or `&mut CudaSlice<T>` -> `T`.
+fn slice_element(ty: &Type) -> Option<Type> {
+    let Type::Reference(reference) = ty else { return None };
+    let Type::Path(path) = &*reference.elem else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "CudaSlice" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The parameter type with every elided reference lifetime made `'a`.
+fn with_lifetime(ty: &Type) -> Type {
+    struct AddLifetime;
+    impl VisitMut for AddLifetime {
+        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+            if r.lifetime.as_ref().is_none_or(|l| l.ident == "_") {
+                r.lifetime = Some(syn::Lifetime::new("'a", proc_macro2::Span::call_site()));
+            }
+            syn::visit_mut::visit_type_reference_mut(self, r);
+        }
+    }
+    let mut ty = ty.clone();
+    AddLifetime.visit_type_mut(&mut ty);
+    ty
+}
+
+/// The items of a graph with errors: same names, bodies never reached.
+pub fn fallback(def: &GraphDef) -> TokenStream {
+    let Some(name) = &def.name else { return TokenStream::new() };
+    let names = Names::new(name);
+    let (vis, exec_name) = (&def.vis, &names.exec);
+    let params = def.params.iter().map(|p| {
+        let (n, t) = (&p.name, with_lifetime(&p.ty));
+        quote!(#n: #t)
+    });
+    quote! {
+        #vis struct #name<'a>(::core::marker::PhantomData<&'a ()>);
+        #vis struct #exec_name<'a>(::core::marker::PhantomData<&'a ()>);
+        impl<'a> #name<'a> {
+            pub const LABELS: &'static [&'static str] = &[];
+            pub const DOT: &'static str = "";
+            #[allow(unused_variables, clippy::too_many_arguments)]
+            pub fn build(
+                ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #(#params),*
+            ) -> ::graph_runtime::Result<Self> {
+                ::core::unreachable!("cuda_graph! reported errors")
+            }
+            pub fn instantiate(&self) -> ::graph_runtime::Result<#exec_name<'a>> {
+                ::core::unreachable!("cuda_graph! reported errors")
+            }
+        }
+        impl<'a> #exec_name<'a> {
+            pub fn launch(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+                ::core::unreachable!("cuda_graph! reported errors")
+            }
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Statements that build one graph level (the top graph or a conditional
+//! body) into a `graph_runtime::Graph` variable.
+
+use crate::check::Topology;
+use crate::model::{Kind, LevelId, Model, NodeId, Origin};
+use crate::parse::{EdgeKind, NodeKind};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use syn::spanned::Spanned;
+use syn::Ident;
+
+/// Shared state of one graph's expansion.
+pub struct Emitter<'m, 'a> {
+    pub model: &'m Model<'a>,
+    pub topology: &'m Topology,
+    /// Edge kinds by (from, to), for programmatic edges.
+    edge_kinds: HashMap<(NodeId, NodeId), EdgeKind>,
+    /// Expression form: operands written `&x` / `&mut x` name the bound `x`.
+    pub bound_references: bool,
+    /// Item form: body nodes with accessors hand their handle out of their
+    /// closure through a slot variable.
+    pub body_handles: bool,
+}
+
+impl<'m, 'a> Emitter<'m, 'a> {
+    pub fn new(model: &'m Model<'a>, topology: &'m Topology) -> Self {
+        let edge_kinds = model
+            .levels
+            .iter()
+            .flat_map(|l| &l.edges)
+            .map(|e| ((e.from, e.to), e.kind))
+            .collect();
+        Emitter { model, topology, edge_kinds, bound_references: false, body_handles: false }
+    }
+
+    /// Whether a later node depends on `id` (so its handle is kept).
+    fn is_dependency(&self, id: NodeId) -> bool {
+        !self.topology.successors[id].is_empty()
+    }
+
+    /// The pattern binding node `id`'s handle: its variable, or `_` when
+    /// nothing uses it (no unused-variable warnings in the caller's crate).
+    fn node_binding(&self, id: NodeId) -> TokenStream {
+        if self.is_dependency(id) {
+            self.node_var(id).to_token_stream()
+        } else {
+            quote!(_)
+        }
+    }
+
+    /// The variable holding node `id`'s `Node` handle.
+    pub fn node_var(&self, id: NodeId) -> Ident {
+        let node = &self.model.nodes[id];
+        match node.origin {
+            Origin::ScopeFree(_) => format_ident!("__node_{}__free", node.label),
+            _ => format_ident!("__node_{}", node.label),
+        }
+    }
+
+    /// The variable holding a kernel node's typed `KernelNode`.
+    pub fn kernel_var(&self, id: NodeId) -> Ident {
+        format_ident!("__kernel_{}", self.model.nodes[id].label)
+    }
+
+    /// The variable that carries a body node's handle out of its closure.
+    pub fn slot_var(&self, id: NodeId) -> Ident {
+        format_ident!("__slot_{}", self.model.nodes[id].label)
+    }
+
+    /// Whether a node gets a typed accessor on the exec (and so a handle
+    /// kept after building).
+    pub fn has_accessor(&self, id: NodeId) -> bool {
+        matches!(
+            (self.model.nodes[id].kind, self.model.nodes[id].origin),
+            (Kind::Kernel | Kind::Copy | Kind::Fill, Origin::Stmt(_))
+        )
+    }
+
+    /// Nodes of `level` in topological order, smallest source index first.
+    fn order(&self, level: LevelId) -> Vec<NodeId> {
+        let nodes = &self.model.levels[level].nodes;
+        let mut in_degree: HashMap<NodeId, usize> =
+            nodes.iter().map(|&v| (v, self.topology.predecessors[v].len())).collect();
+        let mut ready: BinaryHeap<Reverse<NodeId>> =
+            nodes.iter().filter(|v| in_degree[v] == 0).map(|&v| Reverse(v)).collect();
+        let mut order = Vec::with_capacity(nodes.len());
+        while let Some(Reverse(v)) = ready.pop() {
+            order.push(v);
+            for &s in &self.topology.successors[v] {
+                if let Some(d) = in_degree.get_mut(&s) {
+                    *d -= 1;
+                    if *d == 0 {
+                        ready.push(Reverse(s));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// Statements building `level` into the graph variable `g`.
+    pub fn level(&self, level: LevelId, g: &Ident) -> TokenStream {
+        let mut out = TokenStream::new();
+        for handle in self.model.handles.iter().filter(|h| h.level == level) {
+            let name = &handle.syntax.name;
+            let default = match &handle.syntax.default {
+                Some(value) => quote!(::core::option::Option::Some(#value)),
+                None => quote!(::core::option::Option::None),
+            };
+            out.extend(quote! { let #name = #g.cond_handle(#default)?; });
+        }
+        for id in self.order(level) {
+            out.extend(self.node(id, g));
+            if self.body_handles && level != crate::model::TOP && self.has_accessor(id) {
+                let (slot, var) = (self.slot_var(id), self.handle_var(id));
+                out.extend(quote! { #slot = ::core::option::Option::Some(#var); });
+            }
+        }
+        out
+    }
+
+    /// The variable with the handle a typed accessor uses.
+    pub fn handle_var(&self, id: NodeId) -> Ident {
+        if self.model.nodes[id].kind == Kind::Kernel {
+            self.kernel_var(id)
+        } else {
+            self.node_var(id)
+        }
+    }
+
+    /// An operand as the generated code uses it.
+    fn operand(&self, expr: &syn::Expr) -> TokenStream {
+        match place(expr) {
+            Some((ident, _)) if self.bound_references => ident.to_token_stream(),
+            _ => expr.to_token_stream(),
+        }
+    }
+
+    fn deps(&self, id: NodeId) -> TokenStream {
+        let vars = self.topology.predecessors[id].iter().map(|&p| self.node_var(p));
+        quote!(&[#(#vars),*])
+    }
+
+    fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
+        let node = &self.model.nodes[id];
+        let var = self.node_binding(id);
+        let label = &node.name;
+        let deps = self.deps(id);
+        let in_body_or_device = node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
+        let stmt = match node.origin {
+            Origin::Stmt(stmt) => stmt,
+            Origin::ScopeAlloc(scope) => {
+                let syntax = self.model.scopes[scope].syntax;
+                let (buf, ty, len) = (&syntax.buffer, &syntax.ty, &syntax.len);
+                return quote! {
+                    let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?;
+                };
+            }
+            Origin::ScopeFree(scope) => {
+                let buf = &self.model.scopes[scope].syntax.buffer;
+                return quote! { let #var = #g.add_free(#label, #buf, #deps)?; };
+            }
+        };
+        match &stmt.kind {
+            NodeKind::Kernel(k) => {
+                let path = &k.function;
+                let kernel_var = self.kernel_var(id);
+                let (grid, block) = (&k.grid, &k.block);
+                let mut config = quote!(::graph_runtime::LaunchConfig::new(#grid, #block));
+                if let Some(smem) = &k.shared_mem {
+                    config = quote!(#config.with_shared_mem(#smem));
+                }
+                // Each argument is checked on its own against the declared
+                // parameter, so rustc points at the argument:
+                //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
+                let arg_vars: Vec<Ident> = (0..k.args.len()).map(|i| format_ident!("__arg{}", i)).collect();
+                let arg_checks = k.args.iter().enumerate().map(|(i, arg)| {
+                    let var = &arg_vars[i];
+                    let index = syn::Index::from(i);
+                    let span = arg.span();
+                    let arg = self.operand(arg);
+                    quote_spanned! {span=>
+                        let #var: ::graph_runtime::__private::ArgOf<'_, #path, #index> = #arg;
+                    }
+                });
+                let kinds: Vec<EdgeKind> = self.topology.predecessors[id]
+                    .iter()
+                    .map(|&p| self.edge_kinds.get(&(p, id)).copied().unwrap_or(EdgeKind::Full))
+                    .collect();
+                let edges = if kinds.iter().all(|k| *k == EdgeKind::Full) {
+                    quote!(::core::option::Option::None)
+                } else {
+                    let kinds = kinds.iter().map(|k| match k {
+                        EdgeKind::Full => quote!(::graph_runtime::EdgeKind::Full),
+                        EdgeKind::Programmatic => quote!(::graph_runtime::EdgeKind::Programmatic),
+                        EdgeKind::LaunchOrder => quote!(::graph_runtime::EdgeKind::LaunchOrder),
+                    });
+                    quote!(::core::option::Option::Some(&[#(#kinds),*]))
+                };
+                let priority = node.attrs.priority.as_ref().map(|(_, p)| {
+                    quote! { #g.set_priority(&#kernel_var, #p)?; }
+                });
+                let accessor = self.body_handles && self.has_accessor(id);
+                let keep_kernel = accessor || priority.is_some() || self.is_dependency(id);
+                let kernel_binding = if keep_kernel { kernel_var.to_token_stream() } else { quote!(_) };
+                let node_handle = self.is_dependency(id).then(|| quote! { let #var = #kernel_var.node(); });
+                quote! {
+                    let #kernel_binding = {
+                        let __kernel = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
+                        #(#arg_checks)*
+                        #g.add_kernel_with_edges(#label, &__kernel, #config, (#(#arg_vars,)*), #deps, #edges)?
+                    };
+                    #node_handle
+                    #priority
+                }
+            }
+            NodeKind::Copy { src, dst, .. } => {
+                let (src, dst) = if in_body_or_device {
+                    (self.device_only(src), self.device_only(dst))
+                } else {
+                    (self.operand(src), self.operand(dst))
+                };
+                quote! { let #var = #g.add_copy(#label, #src, #dst, #deps)?; }
+            }
+            NodeKind::Fill { dst, value, .. } => {
+                let dst = self.device_only(dst);
+                quote! { let #var = #g.add_fill(#label, #dst, #value, #deps)?; }
+            }
+            NodeKind::Host { closure, .. } => quote! { let #var = #g.add_host(#label, #closure, #deps)?; },
+            NodeKind::Empty { .. } => quote! { let #var = #g.add_empty(#label, #deps)?; },
+            NodeKind::Child { graph, .. } => quote! {
+                let #var = #g.add_child(#label, ::graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
+            },
+            NodeKind::Record { event, .. } => {
+                let event = self.operand(event);
+                quote! { let #var = #g.add_event_record(#label, #event, #deps)?; }
+            }
+            NodeKind::Wait { event, .. } => {
+                let event = self.operand(event);
+                quote! { let #var = #g.add_event_wait(#label, #event, #deps)?; }
+            }
+            NodeKind::Capture { unsafe_token, stream, closure, .. } => quote! {
+                let #var = #unsafe_token { #g.add_capture(#label, #stream, #deps, #closure) }?;
+            },
+            NodeKind::Alloc { ty, len, .. } => {
+                let buf = &node.label;
+                quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?; }
+            }
+            NodeKind::Free { buffer, .. } => quote! { let #var = #g.add_free(#label, #buffer, #deps)?; },
+            NodeKind::If { handle, .. } => {
+                let bodies: Vec<TokenStream> = node.bodies.iter().map(|&b| self.body_closure(b)).collect();
+                match bodies.as_slice() {
+                    [then] => quote! { let #var = #g.add_if(#label, #handle, #deps, #then)?; },
+                    [then, otherwise] => {
+                        quote! { let #var = #g.add_if_else(#label, #handle, #deps, #then, #otherwise)?; }
+                    }
+                    _ => TokenStream::new(),
+                }
+            }
+            NodeKind::While { handle, .. } => {
+                let body = node.bodies.first().map(|&b| self.body_closure(b));
+                quote! { let #var = #g.add_while(#label, #handle, #deps, #body)?; }
+            }
+            NodeKind::Switch { handle, .. } => {
+                let arms = node.bodies.len() as u32;
+                let inner = format_ident!("__graph{}", node.bodies.first().copied().unwrap_or_default());
+                let cases = node.bodies.iter().enumerate().map(|(i, &b)| {
+                    let i = i as u32;
+                    let body = self.level(b, &inner);
+                    quote! { #i => { #body ::core::result::Result::Ok(()) } }
+                });
+                quote! {
+                    let #var = #g.add_switch(#label, #handle, #arms, #deps, |__arm, #inner| match __arm {
+                        #(#cases)*
+                        _ => ::core::result::Result::Ok(()),
+                    })?;
+                }
+            }
+        }
+    }
+
+    fn body_closure(&self, level: LevelId) -> TokenStream {
+        let g = format_ident!("__graph{}", level);
+        let body = self.level(level, &g);
+        quote! { |#g| { #body ::core::result::Result::Ok(()) } }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// An operand that must be device memory (in a conditional body, in a
+    /// device-launch graph, the target of a fill): annotated as a `Buf`, so
+    /// rustc points at the operand:
+    ///   error[E0308]: mismatched types ... expected `Buf<'_, _>`, found `&[f32]`
+    fn device_only(&self, expr: &syn::Expr) -> TokenStream {
+        let span = expr.span();
+        let operand = self.operand(expr);
+        let ty = quote_spanned!(span=> ::graph_runtime::__private::DeviceBuf<'_, _>);
+        quote_spanned! {span=> { let __device: #ty = #operand; __device } }
+    }
+}
+
+/// `&x` -> (x, false); `&mut x` -> (x, true).
+pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
+    let syn::Expr::Reference(reference) = expr else { return None };
+    let syn::Expr::Path(path) = &*reference.expr else { return None };
+    let ident = path.path.get_ident()?;
+    Some((ident.clone(), reference.mutability.is_some()))
+}

@@ -1,0 +1,140 @@
+//! The generated code of every construct, formatted with prettyplease and
+//! reviewed through insta snapshots: a snapshot change is a reviewed change.
+//! Update after review: `INSTA_UPDATE=always cargo test -p graph-macros-core --test expand`.
+
+fn expanded(src: &str) -> String {
+    let tokens: proc_macro2::TokenStream = src.parse().expect("test input tokenizes");
+    let out = graph_macros_core::expand(tokens);
+    let file: syn::File = match syn::parse2(out.clone()) {
+        Ok(file) => file,
+        // The expression form expands to an expression: show it in a fn.
+        Err(_) => syn::parse_quote!(fn expression() { let graph = #out; }),
+    };
+    prettyplease::unparse(&file)
+}
+
+macro_rules! snapshot {
+    ($name:ident, $src:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), expanded($src));
+        }
+    };
+}
+
+snapshot!(kernel_copy_host_and_chain, r#"
+    /// Two-stage reduction.
+    pub graph Reduce(x_h: &[f32], x: &mut CudaSlice<f32>, part: &mut CudaSlice<f64>,
+                     out: &mut CudaSlice<f64>, n: u32, blocks: u32) {
+        load:   copy x_h => x;
+        stage1: kernel kernels::ReducePartial<<<blocks, 256>>>(x, part, n);
+        stage2: kernel kernels::ReduceFinal<<<1, 256, 0>>>(part, out, blocks);
+        report: host move || println!("reduced");
+        load -> stage1 -> stage2 -> report;
+    }
+"#);
+
+snapshot!(fill_empty_child_events_capture_and_fan, r#"
+    graph Shapes(x: &mut CudaSlice<f32>, ev: &CudaEvent, stream: &Arc<CudaStream>, sub: Graph<'a>) {
+        zero:  fill x = 0.0f32;
+        left:  kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+        right: kernel kernels::Scale<<<1, 32>>>(x, 3.0f32, 32u32);
+        join:  empty;
+        child: graph sub;
+        mark:  record ev;
+        after: wait ev;
+        lib:   unsafe capture(stream) |s| { library_call(s) };
+        zero -> [left, right] -> join -> child -> mark -> after -> lib;
+    }
+"#);
+
+snapshot!(alloc_free_and_escape, r#"
+    graph Memory(x: &CudaSlice<f32>, n: u32) {
+        tmp: alloc f32[n];
+        use_tmp: kernel kernels::Add<<<1, 32>>>(x, x, tmp, n);
+        done: free tmp;
+        #[escape]
+        result: alloc f32[n];
+        keep: kernel kernels::Add<<<1, 32>>>(x, x, result, n);
+        tmp -> use_tmp -> done;
+        result -> keep;
+    }
+"#);
+
+snapshot!(alloc_scope, r#"
+    graph Scoped(x: &CudaSlice<f32>, n: u32) {
+        start: empty;
+        alloc scratch: f32[n] {
+            a: kernel kernels::Add<<<1, 32>>>(x, x, scratch, n);
+            b: kernel kernels::Scale<<<1, 32>>>(scratch, 2.0f32, n);
+            a -> b;
+        }
+        finish: empty;
+        start -> scratch -> finish;
+    }
+"#);
+
+snapshot!(if_else_while_switch_nested, r#"
+    graph Control(visits: &mut CudaSlice<i32>, counter: &mut CudaSlice<i32>, steps: &mut CudaSlice<i32>) {
+        cond go;
+        cond again = 1;
+        cond pick = 0;
+        decide: kernel kernels::SetCondition<<<1, 1>>>(go, 1u32);
+        branch: if go {
+            yes: kernel kernels::Mark<<<1, 1>>>(visits, 0u32);
+        } else {
+            no: empty;
+        }
+        repeat: while again {
+            cond inner = 1;
+            step: kernel kernels::Countdown<<<1, 1>>>(again, counter, steps);
+            nested: if inner { deep: kernel kernels::Mark<<<1, 1>>>(visits, 1u32); }
+            step -> nested;
+        }
+        choose: switch pick {
+            0 => { first: kernel kernels::Mark<<<1, 1>>>(visits, 2u32); }
+            1 => { second: empty; }
+        }
+        decide -> branch -> repeat -> choose;
+    }
+"#);
+
+snapshot!(attributes_and_programmatic_edges, r#"
+    #[use_node_priority]
+    #[auto_free_on_launch]
+    graph Tuned(x: &mut CudaSlice<f32>, n: u32) {
+        #[priority(1)]
+        first: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        #[disabled]
+        second: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        third: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        tmp: alloc f32[n];
+        first -(programmatic)-> second -(launch_order)-> third;
+    }
+"#);
+
+snapshot!(device_launch_graph, r#"
+    #[device_launch]
+    graph OnDevice(x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: u32) {
+        step: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        back: copy x => y;
+        step -> back;
+    }
+"#);
+
+snapshot!(expression_form, r#"
+    graph(&ctx) {
+        cond go = 1;
+        load: copy &x_h => &mut x;
+        twice: kernel kernels::Scale<<<1, 32>>>(&mut x, 2.0f32, n);
+        branch: if go { again: kernel kernels::Scale<<<1, 32>>>(&mut x, 2.0f32, n); }
+        load -> twice -> branch;
+    }
+"#);
+
+snapshot!(invalid_graph_falls_back, r#"
+    pub graph Broken(x: &mut CudaSlice<f32>) {
+        a: empty;
+        a -> a;
+    }
+"#);

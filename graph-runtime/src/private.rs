@@ -1,0 +1,112 @@
+//! Support for the code `cuda_graph!` generates. Not a stable API.
+
+use crate::buffer::Buf;
+use crate::error::{GraphError, Result};
+use crate::graph::Graph;
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
+use std::sync::Arc;
+
+pub use crate::kernel::{ArgOf, KernelDef};
+
+/// The device-memory handle, for operand type checks.
+pub type DeviceBuf<'a, T> = Buf<'a, T>;
+
+/// Turns an operand of the DSL into what a node takes: a `&CudaSlice<T>`
+/// (read) or `&mut CudaSlice<T>` (write) is bound to the graph and becomes
+/// a [`Buf`]; host slices, vectors and events pass through.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a graph operand",
+    note = "operands are `&CudaSlice<T>`, `&mut CudaSlice<T>`, `Buf<T>`, host slices or vectors, and `&CudaEvent`"
+)]
+pub trait Operand<'a> {
+    type Out;
+    fn into_operand(self, graph: &mut Graph<'a>) -> Self::Out;
+}
+
+impl<'a, T> Operand<'a> for &'a CudaSlice<T> {
+    type Out = Buf<'a, T>;
+    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
+        graph.bind(self)
+    }
+}
+
+impl<'a, T> Operand<'a> for &'a mut CudaSlice<T> {
+    type Out = Buf<'a, T>;
+    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
+        graph.bind_mut(self)
+    }
+}
+
+impl<'a, T> Operand<'a> for Buf<'a, T> {
+    type Out = Buf<'a, T>;
+    fn into_operand(self, _graph: &mut Graph<'a>) -> Buf<'a, T> {
+        self
+    }
+}
+
+impl<'a, T> Operand<'a> for &'a [T] {
+    type Out = &'a [T];
+    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
+        self
+    }
+}
+
+impl<'a, T> Operand<'a> for &'a Vec<T> {
+    type Out = &'a [T];
+    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
+        self
+    }
+}
+
+impl<'a, T> Operand<'a> for &'a mut [T] {
+    type Out = &'a mut [T];
+    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
+        self
+    }
+}
+
+impl<'a, T> Operand<'a> for &'a mut Vec<T> {
+    type Out = &'a mut [T];
+    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
+        self
+    }
+}
+
+impl<'a> Operand<'a> for &'a CudaEvent {
+    type Out = &'a CudaEvent;
+    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a CudaEvent {
+        self
+    }
+}
+
+/// What a `graph EXPR` node accepts: a `Graph` or a generated graph type.
+pub trait IntoChild<'a> {
+    fn into_child(self) -> Graph<'a>;
+}
+
+impl<'a> IntoChild<'a> for Graph<'a> {
+    fn into_child(self) -> Graph<'a> {
+        self
+    }
+}
+
+/// Builds the graph of a graph expression.
+pub fn build_graph<'a>(
+    ctx: &Arc<CudaContext>,
+    body: impl FnOnce(&mut Graph<'a>) -> Result<()>,
+) -> Result<Graph<'a>> {
+    let mut graph = Graph::new(ctx)?;
+    body(&mut graph)?;
+    Ok(graph)
+}
+
+/// A node handle set inside a conditional body's closure.
+pub fn built<N>(node: Option<N>, label: &str) -> Result<N> {
+    node.ok_or_else(|| GraphError::invalid(label, "its conditional body was not built"))
+}
+
+/// What an invalid `cuda_graph!` expression evaluates to (never reached:
+/// the crate does not compile).
+pub fn invalid_graph<'a>() -> Result<Graph<'a>> {
+    unreachable!("cuda_graph! reported errors")
+}
