@@ -1,14 +1,15 @@
 // Alloc scopes, nested, with edges into and out of them.
 use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
-    graph Scoped(n: usize) {
+    graph Scoped(out: &mut CudaSlice<f32>, n: u32) {
         start: empty;
         alloc outer: f32[n] {
-            k1: kernel kernels::K<<<1, 32>>>(outer);
+            k1: kernel kernels::Iota<<<1, 32>>>(outer, n);
             alloc inner: f32[n] {
-                k2: kernel kernels::K<<<1, 32>>>(outer, inner);
-                k3: kernel kernels::K<<<1, 32>>>(inner);
+                k2: kernel kernels::Add<<<1, 32>>>(outer, outer, inner, n);
+                k3: copy inner => out;
                 k2 -> k3;
             }
             k1 -> inner;

@@ -1,22 +1,30 @@
 // Statement-form graph memory: alloc, use, free, and an escaping allocation.
 use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
-    graph Memory(n: usize) {
+    graph Memory(x: &CudaSlice<f32>, n: u32) {
         a: alloc f32[n];
         b: alloc f32[n];
         #[escape]
-        result: alloc f32[1];
+        result: alloc f32[n];
         fill_a: fill a = 1.0f32;
-        add: kernel kernels::ADD<<<1, 32>>>(a, b, result);
+        fill_b: fill b = 2.0f32;
+        add: kernel kernels::Add<<<1, 32>>>(a, b, result, n);
+        scale: kernel kernels::Add<<<1, 32>>>(x, x, a, n);
         free_a: free a;
         free_b: free b;
         a -> fill_a -> add;
-        [b, result] -> add;
-        add -> [free_a, free_b];
+        b -> fill_b -> add;
+        result -> add -> scale -> [free_a, free_b];
     }
 }
 
+#[allow(dead_code)]
+fn escaped(graph: &Memory<'_>) -> u64 {
+    graph.bound().result.device_ptr()
+}
+
 fn main() {
-    assert_eq!(Memory::LABELS.len(), 7);
+    assert_eq!(Memory::LABELS.len(), 9);
 }

@@ -1,14 +1,15 @@
 //! The expression form: `graph(&ctx) { ... }` evaluates to
 //! `Result<graph_runtime::Graph, GraphError>`. Operands written `&x` or
-//! `&mut x` are bound once each (`&mut` if any use is mutable): a
-//! `CudaSlice` becomes a `Buf`; host slices, vectors and events pass through.
+//! `&mut x` are bound once each (`&mut` if any use is mutable) into a fresh
+//! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
+//! a `Buf`; host slices, vectors and events pass through.
 
-use super::level::{place, Emitter};
+use super::level::{bound_name, place, Emitter};
 use crate::check::Topology;
 use crate::model::{Model, TOP};
 use crate::parse::NodeKind;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
 pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
@@ -28,7 +29,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     });
     let binds = references.iter().map(|(name, _)| {
         let var = format_ident!("__operand_{}", name);
-        quote! { let #name = ::graph_runtime::__private::Operand::into_operand(#var, #graph_var); }
+        let bound = bound_name(name);
+        quote_spanned! {name.span()=>
+            let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_var);
+        }
     });
     quote! {
         {

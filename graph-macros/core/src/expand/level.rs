@@ -43,7 +43,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// The pattern binding node `id`'s handle: its variable, or `_` when
     /// nothing uses it (no unused-variable warnings in the caller's crate).
     fn node_binding(&self, id: NodeId) -> TokenStream {
-        if self.is_dependency(id) {
+        let kept_for_accessor = self.body_handles && self.has_accessor(id) && self.model.nodes[id].kind != Kind::Kernel;
+        if self.is_dependency(id) || kept_for_accessor {
             self.node_var(id).to_token_stream()
         } else {
             quote!(_)
@@ -54,7 +55,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub fn node_var(&self, id: NodeId) -> Ident {
         let node = &self.model.nodes[id];
         match node.origin {
-            Origin::ScopeFree(_) => format_ident!("__node_{}__free", node.label),
+            Origin::ScopeFree(_) => format_ident!("__free_{}", node.label),
             _ => format_ident!("__node_{}", node.label),
         }
     }
@@ -133,7 +134,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// An operand as the generated code uses it.
     fn operand(&self, expr: &syn::Expr) -> TokenStream {
         match place(expr) {
-            Some((ident, _)) if self.bound_references => ident.to_token_stream(),
+            Some((ident, _)) if self.bound_references => bound_name(&ident).to_token_stream(),
             _ => expr.to_token_stream(),
         }
     }
@@ -299,6 +300,11 @@ impl Emitter<'_, '_> {
         let ty = quote_spanned!(span=> ::graph_runtime::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
     }
+}
+
+/// The variable holding the bound operand `&x` / `&mut x` (expression form).
+pub fn bound_name(ident: &Ident) -> Ident {
+    format_ident!("__bound_{}", ident, span = ident.span())
 }
 
 /// `&x` -> (x, false); `&mut x` -> (x, true).

@@ -1,0 +1,10 @@
+use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
+
+cuda_graph! {
+    graph TooMany(x: &mut CudaSlice<f32>, n: u32) {
+        k: kernel kernels::AddOne<<<1, 32>>>(x, n, n);
+    }
+}
+
+fn main() {}
