@@ -13,7 +13,7 @@ cuda_graph! {
     pub graph QuickStart(x_h: &[f32], x: &mut CudaSlice<f32>, part: &mut CudaSlice<f64>,
                          out: &mut CudaSlice<f64>, n: u32, blocks: u32) {
         load:    copy x_h => x;
-        double:  kernel kernels::Scale<<<(n + 255) / 256, 256>>>(x, 2.0f32, n);
+        double:  kernel kernels::Scale<<<n.div_ceil(256), 256>>>(x, 2.0f32, n);
         partial: kernel kernels::ReducePartial<<<blocks, 256>>>(x, part, n);
         total:   kernel kernels::ReduceFinal<<<1, 256>>>(part, out, blocks);
         load -> double -> partial -> total;
@@ -21,7 +21,9 @@ cuda_graph! {
 }
 
 fn main() -> common::Result {
-    let Some(ctx) = common::device_or_dot(&[QuickStart::DOT])? else { return Ok(()) };
+    let Some(ctx) = common::device_or_dot(&[QuickStart::DOT])? else {
+        return Ok(());
+    };
     let stream = ctx.new_stream()?;
     let (n, blocks) = (1u32 << 20, 120u32);
     let x_h: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();

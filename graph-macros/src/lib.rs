@@ -9,7 +9,7 @@
 /// ```text
 /// input      := item+ | expression
 /// item       := attr* vis? "graph" Name "(" (param ("," param)*)? ")" block
-/// expression := attr* "graph" "(" CTX_EXPR ")" block
+/// expression := "graph" "(" CTX_EXPR ")" block
 /// block      := "{" stmt* "}"
 /// stmt       := attr* label ":" node             // a node
 ///             | group (arrow group)+ ";"         // edges
@@ -21,7 +21,7 @@
 ///             | "copy" SRC "=>" DST ";"         | "fill" DST "=" VALUE ";"
 ///             | "host" CLOSURE ";"              | "empty" ";"
 ///             | "graph" CHILD_EXPR ";"          | "record" EVENT ";"
-///             | "wait" EVENT ";"                | "capture" |stream| BLOCK ";"
+///             | "wait" EVENT ";"                | "unsafe" "capture" "(" STREAM ")" CLOSURE ";"
 ///             | "alloc" TYPE "[" LEN "]" ";"    | "free" buf ";"
 ///             | "if" cond block ("else" block)?
 ///             | "while" cond block
@@ -32,12 +32,24 @@
 /// `#[use_node_priority]`. Node attributes: `#[disabled]` (kernel, copy and
 /// fill nodes start disabled), `#[priority(N)]` (kernel nodes, with
 /// `#[use_node_priority]`), `#[escape]` (an alloc node whose buffer outlives
-/// the graph and is handed to the caller).
+/// the graph and is handed to the caller through `bound()`).
+///
+/// `kernel PATH` names a kernel declared with
+/// [`declare_kernel!`](../graph_runtime/macro.declare_kernel.html): each
+/// argument is type-checked against the declaration, with the error at the
+/// argument. Parameters typed `&CudaSlice<T>` (read) or `&mut CudaSlice<T>`
+/// (written) are bound to the graph for its lifetime and its execs';
+/// cudarc's per-slice event tracking covers every launch.
 ///
 /// An edge has no hidden meaning: nodes without edges between them may run
 /// concurrently. The only edges you do not write are an alloc scope's: its
 /// alloc node precedes every source of its body and its free node follows
 /// every sink; the scope's name stands for the whole scope in edges.
+///
+/// `capture` is written `unsafe capture(stream) |s| { ... }` (the design
+/// sketch had no `unsafe` and no stream): the graph cannot see which memory
+/// captured work touches, so the caller promises it outlives the graph, and
+/// names the (non-legacy) stream to capture on.
 ///
 /// # What is checked at compile time
 ///
@@ -55,23 +67,39 @@
 ///   `0..n`; conditional bodies hold only kernel, empty, copy, fill, child
 ///   graph and conditional nodes;
 /// - a `#[device_launch]` graph holds only kernel, copy, fill and child graph
-///   nodes; attributes apply to the node kinds that support them;
-///   programmatic edges join kernel nodes.
+///   nodes; copies and fills there and in conditional bodies touch only
+///   device memory (rustc points at a host operand); attributes apply to the
+///   node kinds that support them; programmatic edges join kernel nodes;
+/// - kernel arguments match the kernel's declared parameter types.
 ///
 /// Every error of one invocation is reported, each at the offending tokens.
 ///
+/// # What it generates
+///
+/// For `graph Name(params) { ... }`: a type `Name<'a>` with `build(&ctx,
+/// params)`, `rebuild` (same graph, other arguments, for updates),
+/// `instantiate`, the constants `LABELS`, `DOT` and `OPTIONS`; and
+/// `NameExec<'a>` with `launch`, `upload`, `update(&Name)` (whole-graph
+/// update, identical topology by construction, falling back to
+/// re-instantiation) and one accessor per kernel, copy and fill node
+/// (`exec.stage1().set_args(..)`, `.set_enabled(false)`). The expression
+/// form evaluates to `Result<graph_runtime::Graph, GraphError>`; there,
+/// operands written `&x` / `&mut x` are bound.
+///
 /// # Examples, one per construct
 ///
-/// A named graph type with kernel, copy, host nodes and a chain of edges:
+/// A named graph type with copy, kernel and host nodes and a chain of edges:
 ///
 /// ```
 /// use graph_runtime::cuda_graph;
+/// use graph_runtime::cudarc::driver::CudaSlice;
 ///
 /// cuda_graph! {
-///     pub graph Reduce(x_h: &[f32], x: &Vec<f32>, part: &Vec<f64>, out: &Vec<f64>, n: u32, blocks: u32) {
-///         load:   copy x_h => x;                                   // memcpy H2D
-///         stage1: kernel kernels::REDUCE<<<blocks, 256>>>(x, part, n);
-///         stage2: kernel kernels::REDUCE_FINAL<<<1, 256>>>(part, out, blocks);
+///     pub graph Reduce(x_h: &[f32], x: &mut CudaSlice<f32>, part: &mut CudaSlice<f64>,
+///                      out: &mut CudaSlice<f64>, n: u32, blocks: u32) {
+///         load:   copy x_h => x;                                    // memcpy H2D
+///         stage1: kernel kernels::ReducePartial<<<blocks, 256>>>(x, part, n);
+///         stage2: kernel kernels::ReduceFinal<<<1, 256>>>(part, out, blocks);
 ///         report: host move || println!("reduced");                 // host node
 ///         load -> stage1 -> stage2 -> report;
 ///     }
@@ -79,37 +107,42 @@
 /// assert_eq!(Reduce::LABELS, ["load", "stage1", "stage2", "report"]);
 /// ```
 ///
-/// The expression form captures variables in scope:
+/// The expression form binds the variables it names:
 ///
 /// ```
 /// # use graph_runtime::cuda_graph;
-/// let ctx = ();
-/// let g = cuda_graph! {
-///     graph(&ctx) {
-///         a: empty;
-///         b: empty;
-///         a -> b;
-///     }
-/// };
-/// assert_eq!(g.labels, ["a", "b"]);
-/// # let _ = ctx;
+/// # use graph_runtime::cudarc::driver::{CudaContext, CudaSlice};
+/// fn build(ctx: &std::sync::Arc<CudaContext>, mut x: CudaSlice<f32>) -> graph_runtime::Result<usize> {
+///     let graph = cuda_graph! {
+///         graph(ctx) {
+///             a: kernel kernels::AddOne<<<1, 32>>>(&mut x, 32u32);
+///             b: kernel kernels::AddOne<<<1, 32>>>(&mut x, 32u32);
+///             a -> b;
+///         }
+///     }?;
+///     Ok(graph.node_count())
+/// }
 /// ```
 ///
 /// Fan-out and fan-in, memset, empty, child graph, event and capture nodes:
 ///
 /// ```
 /// # use graph_runtime::cuda_graph;
+/// # use graph_runtime::cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+/// # use std::sync::Arc;
 /// cuda_graph! {
-///     graph Shapes(x: &Vec<f32>, ev: &u64) {
+///     graph Shapes(x: &mut CudaSlice<f32>, ev: &CudaEvent, stream: &Arc<CudaStream>,
+///                  other: graph_runtime::Graph<'a>) {
 ///         zero:  fill x = 0.0f32;
-///         left:  kernel kernels::SCALE<<<1, 32>>>(x, 2.0f32);
-///         right: kernel kernels::SCALE<<<1, 32>>>(x, 3.0f32);
+///         left:  kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+///         right: kernel kernels::Scale<<<1, 32>>>(x, 3.0f32, 32u32);
 ///         join:  empty;
-///         sub:   graph other.clone();
+///         sub:   graph other;
 ///         mark:  record ev;
 ///         after: wait ev;
-///         blas:  capture |stream| { gemm(stream) };
-///         zero -> [left, right] -> join -> sub -> mark -> after -> blas;
+///         // SAFETY: the captured work touches no memory.
+///         lib:   unsafe capture(stream) |s| { let _ = s; Ok(()) };
+///         zero -> [left, right] -> join -> sub -> mark -> after -> lib;
 ///     }
 /// }
 /// assert!(Shapes::DOT.contains("\"zero\" -> \"left\";"));
@@ -121,14 +154,14 @@
 /// ```
 /// # use graph_runtime::cuda_graph;
 /// cuda_graph! {
-///     graph Memory(n: usize) {
+///     graph Memory(n: u32) {
 ///         tmp: alloc f32[n];
-///         use_tmp: kernel kernels::K<<<1, 32>>>(tmp);
+///         use_tmp: kernel kernels::Iota<<<1, 32>>>(tmp, n);
 ///         done: free tmp;
 ///         #[escape]
-///         result: alloc f32[1];
+///         result: alloc f32[n];
 ///         alloc scratch: f32[n] {
-///             s1: kernel kernels::K<<<1, 32>>>(scratch, result);
+///             s1: kernel kernels::Add<<<1, 32>>>(scratch, scratch, result, n);
 ///         }
 ///         tmp -> use_tmp -> done -> scratch;
 ///         result -> scratch;
@@ -141,23 +174,24 @@
 ///
 /// ```
 /// # use graph_runtime::cuda_graph;
+/// # use graph_runtime::cudarc::driver::CudaSlice;
 /// cuda_graph! {
-///     graph Control(x: &Vec<f32>) {
+///     graph Control(visits: &mut CudaSlice<i32>, counter: &mut CudaSlice<i32>, steps: &mut CudaSlice<i32>) {
 ///         cond go;
 ///         cond again = 1;
 ///         cond pick = 0;
-///         decide: kernel kernels::SET_COND<<<1, 1>>>(go, 1u32);
+///         decide: kernel kernels::SetCondition<<<1, 1>>>(go, 1u32);
 ///         branch: if go {
-///             yes: kernel kernels::K<<<1, 32>>>(x);
+///             yes: kernel kernels::Mark<<<1, 1>>>(visits, 0u32);
 ///         } else {
 ///             no: empty;
 ///         }
 ///         repeat: while again {
-///             step: kernel kernels::COUNTDOWN<<<1, 1>>>(again);
+///             step: kernel kernels::Countdown<<<1, 1>>>(again, counter, steps);
 ///         }
 ///         choose: switch pick {
 ///             0 => { first: empty; }
-///             1 => { second: kernel kernels::K<<<1, 32>>>(x); }
+///             1 => { second: kernel kernels::Mark<<<1, 1>>>(visits, 1u32); }
 ///         }
 ///         decide -> branch -> repeat -> choose;
 ///     }
@@ -169,19 +203,20 @@
 ///
 /// ```
 /// # use graph_runtime::cuda_graph;
+/// # use graph_runtime::cudarc::driver::CudaSlice;
 /// cuda_graph! {
 ///     #[use_node_priority]
-///     graph Tuned(x: &Vec<f32>) {
+///     graph Tuned(x: &mut CudaSlice<f32>) {
 ///         #[priority(1)]
-///         first: kernel kernels::K<<<1, 32>>>(x);
+///         first: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
 ///         #[disabled]
-///         second: kernel kernels::K<<<1, 32>>>(x);
+///         second: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
 ///         first -(programmatic)-> second;
 ///     }
 ///
 ///     #[device_launch]
-///     graph OnDevice(x: &Vec<f32>) {
-///         step: kernel kernels::K<<<1, 32>>>(x);
+///     graph OnDevice(x: &mut CudaSlice<f32>) {
+///         step: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
 ///     }
 /// }
 /// # assert_eq!(OnDevice::LABELS, ["step"]);

@@ -32,7 +32,12 @@ pub struct GraphCache<'a, K> {
 impl<'a, K: PartialEq> GraphCache<'a, K> {
     /// A cache of at most `capacity` execs (at least one).
     pub fn new(capacity: usize) -> Self {
-        GraphCache { capacity: capacity.max(1), entries: Vec::new(), hits: 0, misses: 0 }
+        GraphCache {
+            capacity: capacity.max(1),
+            entries: Vec::new(),
+            hits: 0,
+            misses: 0,
+        }
     }
 
     /// Launches the graph for `key` on `stream`, building it with `build`.
@@ -58,7 +63,10 @@ impl<'a, K: PartialEq> GraphCache<'a, K> {
         if self.entries.len() >= self.capacity {
             self.entries.remove(0);
         }
-        let warm = InstantiateOptions { upload: Some(stream), ..*options };
+        let warm = InstantiateOptions {
+            upload: Some(stream),
+            ..*options
+        };
         let mut exec = graph.instantiate_with(&warm)?;
         exec.launch(stream)?;
         self.entries.push((key, exec));

@@ -193,7 +193,8 @@ impl<A: KernelArgs> Kernel<A> {
         &self.name
     }
 
-    pub(crate) fn function(&self) -> &CudaFunction {
+    /// The cudarc function, e.g. to launch it on a stream being captured.
+    pub fn function(&self) -> &CudaFunction {
         &self.function
     }
 }

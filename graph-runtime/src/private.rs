@@ -100,6 +100,14 @@ pub fn build_graph<'a>(
     Ok(graph)
 }
 
+/// Gives a capture node's closure its parameter type (for inference).
+pub fn capture_work<F>(work: F) -> F
+where
+    F: FnOnce(&Arc<cudarc::driver::CudaStream>) -> Result<()>,
+{
+    work
+}
+
 /// A node handle set inside a conditional body's closure.
 pub fn built<N>(node: Option<N>, label: &str) -> Result<N> {
     node.ok_or_else(|| GraphError::invalid(label, "its conditional body was not built"))

@@ -912,7 +912,9 @@ fn operand_idents(kind: &parse::NodeKind) -> Vec<Ident> {
         K::Host { closure, .. } => closure.to_tokens(&mut tokens),
         K::Child { graph, .. } => graph.to_tokens(&mut tokens),
         K::Record { event, .. } | K::Wait { event, .. } => event.to_tokens(&mut tokens),
-        K::Capture { stream, closure, .. } => {
+        K::Capture {
+            stream, closure, ..
+        } => {
             stream.to_tokens(&mut tokens);
             closure.body.to_tokens(&mut tokens);
         }

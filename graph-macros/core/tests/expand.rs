@@ -22,7 +22,9 @@ macro_rules! snapshot {
     };
 }
 
-snapshot!(kernel_copy_host_and_chain, r#"
+snapshot!(
+    kernel_copy_host_and_chain,
+    r#"
     /// Two-stage reduction.
     pub graph Reduce(x_h: &[f32], x: &mut CudaSlice<f32>, part: &mut CudaSlice<f64>,
                      out: &mut CudaSlice<f64>, n: u32, blocks: u32) {
@@ -32,9 +34,12 @@ snapshot!(kernel_copy_host_and_chain, r#"
         report: host move || println!("reduced");
         load -> stage1 -> stage2 -> report;
     }
-"#);
+"#
+);
 
-snapshot!(fill_empty_child_events_capture_and_fan, r#"
+snapshot!(
+    fill_empty_child_events_capture_and_fan,
+    r#"
     graph Shapes(x: &mut CudaSlice<f32>, ev: &CudaEvent, stream: &Arc<CudaStream>, sub: Graph<'a>) {
         zero:  fill x = 0.0f32;
         left:  kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
@@ -46,9 +51,12 @@ snapshot!(fill_empty_child_events_capture_and_fan, r#"
         lib:   unsafe capture(stream) |s| { library_call(s) };
         zero -> [left, right] -> join -> child -> mark -> after -> lib;
     }
-"#);
+"#
+);
 
-snapshot!(alloc_free_and_escape, r#"
+snapshot!(
+    alloc_free_and_escape,
+    r#"
     graph Memory(x: &CudaSlice<f32>, n: u32) {
         tmp: alloc f32[n];
         use_tmp: kernel kernels::Add<<<1, 32>>>(x, x, tmp, n);
@@ -59,9 +67,12 @@ snapshot!(alloc_free_and_escape, r#"
         tmp -> use_tmp -> done;
         result -> keep;
     }
-"#);
+"#
+);
 
-snapshot!(alloc_scope, r#"
+snapshot!(
+    alloc_scope,
+    r#"
     graph Scoped(x: &CudaSlice<f32>, n: u32) {
         start: empty;
         alloc scratch: f32[n] {
@@ -72,9 +83,12 @@ snapshot!(alloc_scope, r#"
         finish: empty;
         start -> scratch -> finish;
     }
-"#);
+"#
+);
 
-snapshot!(if_else_while_switch_nested, r#"
+snapshot!(
+    if_else_while_switch_nested,
+    r#"
     graph Control(visits: &mut CudaSlice<i32>, counter: &mut CudaSlice<i32>, steps: &mut CudaSlice<i32>) {
         cond go;
         cond again = 1;
@@ -97,9 +111,12 @@ snapshot!(if_else_while_switch_nested, r#"
         }
         decide -> branch -> repeat -> choose;
     }
-"#);
+"#
+);
 
-snapshot!(attributes_and_programmatic_edges, r#"
+snapshot!(
+    attributes_and_programmatic_edges,
+    r#"
     #[use_node_priority]
     #[auto_free_on_launch]
     graph Tuned(x: &mut CudaSlice<f32>, n: u32) {
@@ -111,18 +128,24 @@ snapshot!(attributes_and_programmatic_edges, r#"
         tmp: alloc f32[n];
         first -(programmatic)-> second -(launch_order)-> third;
     }
-"#);
+"#
+);
 
-snapshot!(device_launch_graph, r#"
+snapshot!(
+    device_launch_graph,
+    r#"
     #[device_launch]
     graph OnDevice(x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: u32) {
         step: kernel kernels::AddOne<<<1, 32>>>(x, n);
         back: copy x => y;
         step -> back;
     }
-"#);
+"#
+);
 
-snapshot!(expression_form, r#"
+snapshot!(
+    expression_form,
+    r#"
     graph(&ctx) {
         cond go = 1;
         load: copy &x_h => &mut x;
@@ -130,11 +153,15 @@ snapshot!(expression_form, r#"
         branch: if go { again: kernel kernels::Scale<<<1, 32>>>(&mut x, 2.0f32, n); }
         load -> twice -> branch;
     }
-"#);
+"#
+);
 
-snapshot!(invalid_graph_falls_back, r#"
+snapshot!(
+    invalid_graph_falls_back,
+    r#"
     pub graph Broken(x: &mut CudaSlice<f32>) {
         a: empty;
         a -> a;
     }
-"#);
+"#
+);

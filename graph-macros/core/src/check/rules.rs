@@ -155,7 +155,8 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
 fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
     for node in &model.nodes {
         let name = node.label.to_string();
-        let accessor = matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill) && matches!(node.origin, Origin::Stmt(_));
+        let accessor = matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill)
+            && matches!(node.origin, Origin::Stmt(_));
         if accessor && EXEC_METHODS.contains(&name.as_str()) {
             diag.error_with_help(
                 &node.label,
@@ -163,7 +164,8 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
                 "rename the node; each kernel, copy and fill node gets an accessor method named after its label",
             );
         }
-        let buffer = matches!(node.origin, Origin::ScopeAlloc(_)) || (node.kind == Kind::Alloc && matches!(node.origin, Origin::Stmt(_)));
+        let buffer = matches!(node.origin, Origin::ScopeAlloc(_))
+            || (node.kind == Kind::Alloc && matches!(node.origin, Origin::Stmt(_)));
         if buffer && model.def.params.iter().any(|p| p.name == node.label) {
             diag.error_with_help(
                 &node.label,

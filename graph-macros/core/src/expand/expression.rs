@@ -13,7 +13,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
 pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
-    let Some(ctx) = &model.def.context else { return TokenStream::new() };
+    let Some(ctx) = &model.def.context else {
+        return TokenStream::new();
+    };
     let references = referenced_places(model);
     let mut emitter = Emitter::new(model, topology);
     emitter.bound_references = true;
@@ -64,7 +66,9 @@ fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool)> {
         }
     };
     for node in &model.nodes {
-        let crate::model::Origin::Stmt(stmt) = node.origin else { continue };
+        let crate::model::Origin::Stmt(stmt) = node.origin else {
+            continue;
+        };
         match &stmt.kind {
             NodeKind::Kernel(k) => k.args.iter().for_each(&mut note),
             NodeKind::Copy { src, dst, .. } => {

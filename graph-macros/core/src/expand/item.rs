@@ -13,23 +13,36 @@ use syn::{Ident, Type};
 
 pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let def = model.def;
-    let Some(name) = &def.name else { return TokenStream::new() };
+    let Some(name) = &def.name else {
+        return TokenStream::new();
+    };
     let mut emitter = Emitter::new(model, topology);
     emitter.body_handles = true;
     let names = Names::new(name);
     let (vis, docs) = (&def.vis, model.attrs.passthrough.iter());
     let (nodes_name, bound_name, exec_name) = (&names.nodes, &names.bound, &names.exec);
 
-    let params: Vec<(Ident, Type)> = def.params.iter().map(|p| (p.name.clone(), with_lifetime(&p.ty))).collect();
+    let params: Vec<(Ident, Type)> = def
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), with_lifetime(&p.ty)))
+        .collect();
     let param_names: Vec<&Ident> = params.iter().map(|(n, _)| n).collect();
     let build_params = params.iter().map(|(n, t)| quote!(#n: #t));
-    let slices: Vec<(&Ident, Type)> =
-        def.params.iter().filter_map(|p| slice_element(&p.ty).map(|t| (&p.name, t))).collect();
+    let slices: Vec<(&Ident, Type)> = def
+        .params
+        .iter()
+        .filter_map(|p| slice_element(&p.ty).map(|t| (&p.name, t)))
+        .collect();
     let is_slice = |p: &Param| slices.iter().any(|(n, _)| **n == p.name);
-    let rebuild_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
-        Some(elem) => quote!(#n: ::graph_runtime::Buf<'a, #elem>),
-        None => quote!(#n: #t),
-    });
+    let rebuild_params =
+        params
+            .iter()
+            .zip(&def.params)
+            .map(|((n, t), p)| match slice_element(&p.ty) {
+                Some(elem) => quote!(#n: ::graph_runtime::Buf<'a, #elem>),
+                None => quote!(#n: #t),
+            });
     let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
         Some(elem) => quote!(#n: impl ::graph_runtime::__private::Operand<'a, Out = ::graph_runtime::Buf<'a, #elem>>),
         None => quote!(#n: #t),
@@ -55,11 +68,20 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let bound_fields = slices
         .iter()
         .map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>))
-        .chain(escapes.iter().map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>)));
-    let bound_values = slices.iter().map(|(n, _)| *n).chain(escapes.iter().map(|(n, _)| *n));
+        .chain(
+            escapes
+                .iter()
+                .map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>)),
+        );
+    let bound_values = slices
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(escapes.iter().map(|(n, _)| *n));
 
     // Typed node handles: kernel, copy and fill nodes.
-    let accessed: Vec<usize> = (0..model.nodes.len()).filter(|&id| emitter.has_accessor(id)).collect();
+    let accessed: Vec<usize> = (0..model.nodes.len())
+        .filter(|&id| emitter.has_accessor(id))
+        .collect();
     let node_fields = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
         let label = &node.label;
@@ -78,13 +100,21 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         let (label, var) = (&model.nodes[id].label, emitter.handle_var(id));
         quote!(#label: #var)
     });
-    let body_accessed: Vec<usize> = accessed.iter().copied().filter(|&id| model.nodes[id].level != TOP).collect();
+    let body_accessed: Vec<usize> = accessed
+        .iter()
+        .copied()
+        .filter(|&id| model.nodes[id].level != TOP)
+        .collect();
     let slots = body_accessed.iter().map(|&id| {
         let slot = emitter.slot_var(id);
         quote! { let mut #slot = ::core::option::Option::None; }
     });
     let unslots = body_accessed.iter().map(|&id| {
-        let (slot, var, label) = (emitter.slot_var(id), emitter.handle_var(id), &model.nodes[id].name);
+        let (slot, var, label) = (
+            emitter.slot_var(id),
+            emitter.handle_var(id),
+            &model.nodes[id].name,
+        );
         quote! { let #var = ::graph_runtime::__private::built(#slot, #label)?; }
     });
     let graph_var = format_ident!("__graph");
@@ -113,16 +143,26 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             },
         }
     });
-    let disabled = model.nodes.iter().enumerate().filter(|(_, n)| n.attrs.disabled.is_some()).map(|(id, n)| {
-        let label = &n.label;
-        let node = if n.kind == Kind::Kernel { quote!(self.nodes.#label.node()) } else { quote!(self.nodes.#label) };
-        let _ = id;
-        quote! { self.exec.set_enabled(#node, false)?; }
-    });
+    let disabled = model
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.attrs.disabled.is_some())
+        .map(|(id, n)| {
+            let label = &n.label;
+            let node = if n.kind == Kind::Kernel {
+                quote!(self.nodes.#label.node())
+            } else {
+                quote!(self.nodes.#label)
+            };
+            let _ = id;
+            quote! { self.exec.set_enabled(#node, false)?; }
+        });
 
     let (labels, dot) = outline(model);
     let options = options(model);
-    let exec_doc = format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
+    let exec_doc =
+        format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
     quote! {
         #(#docs)*
@@ -161,6 +201,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             pub const OPTIONS: ::graph_runtime::InstantiateOptions<'static> = #options;
 
             /// Builds the graph in `ctx`, binding the slices it uses.
+            #[allow(clippy::too_many_arguments)]
             pub fn build(
                 ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
                 #(#build_params),*
@@ -170,6 +211,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
             /// Builds the same graph again with other arguments, over buffers
             /// already bound (see [`Self::bound`]); update an exec with it.
+            #[allow(clippy::too_many_arguments)]
             pub fn rebuild(&self, #(#rebuild_params),*) -> ::graph_runtime::Result<Self> {
                 Self::__build(self.graph.new_sharing()?, #(#param_names),*)
             }
@@ -195,6 +237,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
             pub fn graph(&self) -> &::graph_runtime::Graph<'a> {
                 &self.graph
+            }
+
+            /// The graph, to add to it (user objects with `keep_alive`, say).
+            pub fn graph_mut(&mut self) -> &mut ::graph_runtime::Graph<'a> {
+                &mut self.graph
             }
 
             pub fn into_graph(self) -> ::graph_runtime::Graph<'a> {
@@ -310,13 +357,19 @@ fn options(model: &Model<'_>) -> TokenStream {
 
 /// `&CudaSlice<T>` or `&mut CudaSlice<T>` -> `T`.
 fn slice_element(ty: &Type) -> Option<Type> {
-    let Type::Reference(reference) = ty else { return None };
-    let Type::Path(path) = &*reference.elem else { return None };
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let Type::Path(path) = &*reference.elem else {
+        return None;
+    };
     let last = path.path.segments.last()?;
     if last.ident != "CudaSlice" {
         return None;
     }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
     match args.args.first()? {
         syn::GenericArgument::Type(t) => Some(t.clone()),
         _ => None,
@@ -341,7 +394,9 @@ fn with_lifetime(ty: &Type) -> Type {
 
 /// The items of a graph with errors: same names, bodies never reached.
 pub fn fallback(def: &GraphDef) -> TokenStream {
-    let Some(name) = &def.name else { return TokenStream::new() };
+    let Some(name) = &def.name else {
+        return TokenStream::new();
+    };
     let names = Names::new(name);
     let (vis, exec_name) = (&def.vis, &names.exec);
     let params = def.params.iter().map(|p| {

@@ -32,7 +32,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .flat_map(|l| &l.edges)
             .map(|e| ((e.from, e.to), e.kind))
             .collect();
-        Emitter { model, topology, edge_kinds, bound_references: false, body_handles: false }
+        Emitter {
+            model,
+            topology,
+            edge_kinds,
+            bound_references: false,
+            body_handles: false,
+        }
     }
 
     /// Whether a later node depends on `id` (so its handle is kept).
@@ -43,7 +49,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// The pattern binding node `id`'s handle: its variable, or `_` when
     /// nothing uses it (no unused-variable warnings in the caller's crate).
     fn node_binding(&self, id: NodeId) -> TokenStream {
-        let kept_for_accessor = self.body_handles && self.has_accessor(id) && self.model.nodes[id].kind != Kind::Kernel;
+        let kept_for_accessor =
+            self.body_handles && self.has_accessor(id) && self.model.nodes[id].kind != Kind::Kernel;
         if self.is_dependency(id) || kept_for_accessor {
             self.node_var(id).to_token_stream()
         } else {
@@ -82,10 +89,15 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// Nodes of `level` in topological order, smallest source index first.
     fn order(&self, level: LevelId) -> Vec<NodeId> {
         let nodes = &self.model.levels[level].nodes;
-        let mut in_degree: HashMap<NodeId, usize> =
-            nodes.iter().map(|&v| (v, self.topology.predecessors[v].len())).collect();
-        let mut ready: BinaryHeap<Reverse<NodeId>> =
-            nodes.iter().filter(|v| in_degree[v] == 0).map(|&v| Reverse(v)).collect();
+        let mut in_degree: HashMap<NodeId, usize> = nodes
+            .iter()
+            .map(|&v| (v, self.topology.predecessors[v].len()))
+            .collect();
+        let mut ready: BinaryHeap<Reverse<NodeId>> = nodes
+            .iter()
+            .filter(|v| in_degree[v] == 0)
+            .map(|&v| Reverse(v))
+            .collect();
         let mut order = Vec::with_capacity(nodes.len());
         while let Some(Reverse(v)) = ready.pop() {
             order.push(v);
@@ -140,7 +152,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     fn deps(&self, id: NodeId) -> TokenStream {
-        let vars = self.topology.predecessors[id].iter().map(|&p| self.node_var(p));
+        let vars = self.topology.predecessors[id]
+            .iter()
+            .map(|&p| self.node_var(p));
         quote!(&[#(#vars),*])
     }
 
@@ -149,7 +163,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
         let var = self.node_binding(id);
         let label = &node.name;
         let deps = self.deps(id);
-        let in_body_or_device = node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
+        let in_body_or_device =
+            node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         let stmt = match node.origin {
             Origin::Stmt(stmt) => stmt,
             Origin::ScopeAlloc(scope) => {
@@ -176,7 +191,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 // Each argument is checked on its own against the declared
                 // parameter, so rustc points at the argument:
                 //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
-                let arg_vars: Vec<Ident> = (0..k.args.len()).map(|i| format_ident!("__arg{}", i)).collect();
+                let arg_vars: Vec<Ident> = (0..k.args.len())
+                    .map(|i| format_ident!("__arg{}", i))
+                    .collect();
                 let arg_checks = k.args.iter().enumerate().map(|(i, arg)| {
                     let var = &arg_vars[i];
                     let index = syn::Index::from(i);
@@ -188,7 +205,12 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 });
                 let kinds: Vec<EdgeKind> = self.topology.predecessors[id]
                     .iter()
-                    .map(|&p| self.edge_kinds.get(&(p, id)).copied().unwrap_or(EdgeKind::Full))
+                    .map(|&p| {
+                        self.edge_kinds
+                            .get(&(p, id))
+                            .copied()
+                            .unwrap_or(EdgeKind::Full)
+                    })
                     .collect();
                 let edges = if kinds.iter().all(|k| *k == EdgeKind::Full) {
                     quote!(::core::option::Option::None)
@@ -205,8 +227,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 });
                 let accessor = self.body_handles && self.has_accessor(id);
                 let keep_kernel = accessor || priority.is_some() || self.is_dependency(id);
-                let kernel_binding = if keep_kernel { kernel_var.to_token_stream() } else { quote!(_) };
-                let node_handle = self.is_dependency(id).then(|| quote! { let #var = #kernel_var.node(); });
+                let kernel_binding = if keep_kernel {
+                    kernel_var.to_token_stream()
+                } else {
+                    quote!(_)
+                };
+                let node_handle = self
+                    .is_dependency(id)
+                    .then(|| quote! { let #var = #kernel_var.node(); });
                 quote! {
                     let #kernel_binding = {
                         let __kernel = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
@@ -229,7 +257,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let dst = self.device_only(dst);
                 quote! { let #var = #g.add_fill(#label, #dst, #value, #deps)?; }
             }
-            NodeKind::Host { closure, .. } => quote! { let #var = #g.add_host(#label, #closure, #deps)?; },
+            NodeKind::Host { closure, .. } => {
+                quote! { let #var = #g.add_host(#label, #closure, #deps)?; }
+            }
             NodeKind::Empty { .. } => quote! { let #var = #g.add_empty(#label, #deps)?; },
             NodeKind::Child { graph, .. } => quote! {
                 let #var = #g.add_child(#label, ::graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
@@ -242,16 +272,29 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let event = self.operand(event);
                 quote! { let #var = #g.add_event_wait(#label, #event, #deps)?; }
             }
-            NodeKind::Capture { unsafe_token, stream, closure, .. } => quote! {
-                let #var = #unsafe_token { #g.add_capture(#label, #stream, #deps, #closure) }?;
+            // The closure is evaluated outside the `unsafe` block: only the
+            // call that trusts it is unsafe, not the user's code inside it.
+            NodeKind::Capture {
+                unsafe_token,
+                stream,
+                closure,
+                ..
+            } => quote! {
+                let #var = {
+                    let __work = ::graph_runtime::__private::capture_work(#closure);
+                    #unsafe_token { #g.add_capture(#label, #stream, #deps, __work) }?
+                };
             },
             NodeKind::Alloc { ty, len, .. } => {
                 let buf = &node.label;
                 quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?; }
             }
-            NodeKind::Free { buffer, .. } => quote! { let #var = #g.add_free(#label, #buffer, #deps)?; },
+            NodeKind::Free { buffer, .. } => {
+                quote! { let #var = #g.add_free(#label, #buffer, #deps)?; }
+            }
             NodeKind::If { handle, .. } => {
-                let bodies: Vec<TokenStream> = node.bodies.iter().map(|&b| self.body_closure(b)).collect();
+                let bodies: Vec<TokenStream> =
+                    node.bodies.iter().map(|&b| self.body_closure(b)).collect();
                 match bodies.as_slice() {
                     [then] => quote! { let #var = #g.add_if(#label, #handle, #deps, #then)?; },
                     [then, otherwise] => {
@@ -266,7 +309,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             NodeKind::Switch { handle, .. } => {
                 let arms = node.bodies.len() as u32;
-                let inner = format_ident!("__graph{}", node.bodies.first().copied().unwrap_or_default());
+                let inner = format_ident!(
+                    "__graph{}",
+                    node.bodies.first().copied().unwrap_or_default()
+                );
                 let cases = node.bodies.iter().enumerate().map(|(i, &b)| {
                     let i = i as u32;
                     let body = self.level(b, &inner);
@@ -309,8 +355,12 @@ pub fn bound_name(ident: &Ident) -> Ident {
 
 /// `&x` -> (x, false); `&mut x` -> (x, true).
 pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
-    let syn::Expr::Reference(reference) = expr else { return None };
-    let syn::Expr::Path(path) = &*reference.expr else { return None };
+    let syn::Expr::Reference(reference) = expr else {
+        return None;
+    };
+    let syn::Expr::Path(path) = &*reference.expr else {
+        return None;
+    };
     let ident = path.path.get_ident()?;
     Some((ident.clone(), reference.mutability.is_some()))
 }
