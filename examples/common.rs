@@ -11,7 +11,7 @@ pub fn device_or_dot(dots: &[&str]) -> Result<Option<Arc<CudaContext>>> {
     if !graph_runtime::driver::driver_available() {
         println!("no CUDA driver on this machine: printing the graph instead of running it");
         for dot in dots {
-            println!("{dot}");
+            print!("{dot}");
         }
         return Ok(None);
     }

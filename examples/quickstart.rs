@@ -1,6 +1,10 @@
-//! Quick start: a three-node graph that loads a vector, scales it and sums
-//! it with the two-stage reduction, declared with `cuda_graph!` and checked
-//! at compile time. Run: `cargo run -p graph-examples --example quickstart`.
+//! Quick start: a graph that loads a vector, scales it and sums it with the
+//! two-stage reduction, declared with `cuda_graph!` and checked at compile
+//! time. Run: `cargo run -p graph-examples --example quickstart`.
+//! Its picture, `quickstart.svg`, is `QuickStart::DOT` rendered by Graphviz:
+//! `cargo run -p graph-examples --example quickstart | tail -n +2 > examples/quickstart.dot`
+//! then `dot -Tsvg examples/quickstart.dot -o examples/quickstart.svg`
+//! (on a machine without CUDA, the example prints the DOT).
 
 #[path = "common.rs"]
 mod common;
@@ -39,4 +43,16 @@ fn main() -> common::Result {
     let expected: f64 = x_h.iter().map(|v| 2.0 * f64::from(*v)).sum();
     println!("sum of 2x over {n} elements: {sum} (expected {expected})");
     common::ensure(sum == expected, "the graph's sum matches the host's")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn committed_picture_is_current() {
+        assert_eq!(
+            super::QuickStart::DOT,
+            include_str!("quickstart.dot"),
+            "regenerate quickstart.dot and quickstart.svg (see the module docs)"
+        );
+    }
 }
