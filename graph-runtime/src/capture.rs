@@ -2,8 +2,8 @@
 //! (library calls such as cuBLAS) joins a graph. If the driver invalidates
 //! the capture, it is ended and discarded and the error names the operation.
 
-use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{zeroed_params, Graph, RawGraph};
+use crate::error::{GraphError, Result};
+use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
 use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::{sys, CudaStream};
@@ -41,11 +41,8 @@ impl<'a> Graph<'a> {
             code,
             hint,
         };
-        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
-        // SAFETY: the context is current.
-        let raw = unsafe { result::graph_create() }.op_at("cuGraphCreate", label)?;
         let captured = RawGraph {
-            raw,
+            raw: create_graph(&self.ctx)?,
             ctx: self.ctx.clone(),
         };
         // SAFETY: the stream and graph are live.

@@ -124,27 +124,41 @@ impl<'a> Graph<'a> {
     /// An empty graph in `ctx`.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         crate::driver::require_driver()?;
-        ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        // SAFETY: the context is current.
-        let raw = unsafe { result::graph_create() }.op("cuGraphCreate")?;
-        let owner = Arc::new(RawGraph {
+        let raw = create_graph(ctx)?;
+        Ok(Graph::root(
             raw,
-            ctx: ctx.clone(),
-        });
+            ctx,
+            next_id(),
+            Arc::default(),
+            Registry::default(),
+        ))
+    }
+
+    /// A root graph around an owned `raw` graph.
+    fn root(
+        raw: CUgraph,
+        ctx: &Arc<CudaContext>,
+        resource_id: u64,
+        resources: SharedResources<'a>,
+        registry: Registry,
+    ) -> Self {
         let instance = next_id();
-        Ok(Graph {
+        Graph {
             raw,
-            owner,
+            owner: Arc::new(RawGraph {
+                raw,
+                ctx: ctx.clone(),
+            }),
             instance,
             level: instance,
             top_node: None,
-            resource_id: next_id(),
+            resource_id,
             ctx: ctx.clone(),
-            registry: Arc::default(),
-            resources: Arc::default(),
+            registry: Arc::new(Mutex::new(registry)),
+            resources,
             live_execs: Arc::default(),
             _borrows: PhantomData,
-        })
+        }
     }
 
     /// The context the graph belongs to.
@@ -494,26 +508,14 @@ impl<'a> Graph<'a> {
     /// of the same topology with other scalars or other bound buffers, then
     /// update an exec with it ([`Exec::update`](crate::Exec::update)).
     pub fn new_sharing(&self) -> Result<Graph<'a>> {
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        // SAFETY: the context is current.
-        let raw = unsafe { result::graph_create() }.op("cuGraphCreate")?;
-        let instance = next_id();
-        Ok(Graph {
+        let raw = create_graph(&self.ctx)?;
+        Ok(Graph::root(
             raw,
-            owner: Arc::new(RawGraph {
-                raw,
-                ctx: self.ctx.clone(),
-            }),
-            instance,
-            level: instance,
-            top_node: None,
-            resource_id: self.resource_id,
-            ctx: self.ctx.clone(),
-            registry: Arc::default(),
-            resources: self.resources.clone(),
-            live_execs: Arc::default(),
-            _borrows: PhantomData,
-        })
+            &self.ctx,
+            self.resource_id,
+            self.resources.clone(),
+            Registry::default(),
+        ))
     }
 
     /// Writes the graph in Graphviz DOT, as the driver describes it.
@@ -547,18 +549,21 @@ impl<'a> Graph<'a> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the graph is live.
         let raw = unsafe { result::graph_clone(self.raw) }.op("cuGraphClone")?;
-        let owner = Arc::new(RawGraph {
+        // Own the clone at once, so an error below destroys it.
+        let mut clone = Graph::root(
             raw,
-            ctx: self.ctx.clone(),
-        });
+            &self.ctx,
+            self.resource_id,
+            self.resources.clone(),
+            Registry::default(),
+        );
         let mut registry = self.registry().clone();
-        let instance = next_id();
         for info in &mut registry.nodes {
             // SAFETY: `info.raw` is a node of the graph `raw` was cloned from.
             info.raw = unsafe { result::find_in_clone(info.raw, raw) }
                 .op_at("cuGraphNodeFindInClone", &info.label)?;
             if info.level == self.level {
-                info.level = instance;
+                info.level = clone.level;
             }
         }
         for &object in &registry.user_objects {
@@ -566,19 +571,8 @@ impl<'a> Graph<'a> {
             unsafe { result::graph_retain_user_object(raw, object as sys::CUuserObject) }
                 .op("cuGraphRetainUserObject")?;
         }
-        Ok(Graph {
-            raw,
-            owner,
-            instance,
-            level: instance,
-            top_node: None,
-            resource_id: self.resource_id,
-            ctx: self.ctx.clone(),
-            registry: Arc::new(Mutex::new(registry)),
-            resources: self.resources.clone(),
-            live_execs: Arc::default(),
-            _borrows: PhantomData,
-        })
+        clone.registry = Arc::new(Mutex::new(registry));
+        Ok(clone)
     }
 
     /// A body graph of the conditional node `top` (see `conditional`).
@@ -605,6 +599,13 @@ impl<'a> Graph<'a> {
     pub(crate) fn snapshot(&self) -> Arc<Registry> {
         Arc::new(self.registry().clone())
     }
+}
+
+/// A new, empty `CUgraph` in `ctx` (owned by the caller).
+pub(crate) fn create_graph(ctx: &Arc<CudaContext>) -> Result<CUgraph> {
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    // SAFETY: the context is current.
+    unsafe { result::graph_create() }.op("cuGraphCreate")
 }
 
 fn raw_ptr<T>(slice: &CudaSlice<T>) -> u64 {

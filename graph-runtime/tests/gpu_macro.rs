@@ -2,22 +2,14 @@
 //! the device. Skipped without a CUDA driver unless CUDA_GRAPH_REQUIRE_GPU=1.
 
 use graph_runtime::cuda_graph;
-use graph_runtime::cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream};
+use graph_runtime::cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-fn gpu() -> Option<Arc<CudaContext>> {
-    let required = std::env::var("CUDA_GRAPH_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    if !graph_runtime::driver::driver_available() {
-        assert!(
-            !required,
-            "CUDA_GRAPH_REQUIRE_GPU=1 but no CUDA driver could be loaded"
-        );
-        eprintln!("skipped: no CUDA driver on this machine");
-        return None;
-    }
-    Some(graph_runtime::driver::context(0).expect("a context on device 0"))
-}
+#[path = "gpu_runtime/common.rs"]
+#[allow(dead_code)]
+mod common;
+use common::gpu;
 
 const N: u32 = 4096;
 
