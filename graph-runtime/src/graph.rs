@@ -228,15 +228,15 @@ impl<'a> Graph<'a> {
         uses: &[BufferUse],
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
-        let dep_indices = self.check_deps(label, deps)?;
-        let allocs_before = self.check_uses(label, &dep_indices, uses)?;
-        let raw_deps: Vec<sys::CUgraphNode> = {
-            let registry = self.registry();
-            dep_indices
-                .iter()
-                .map(|&i| registry.nodes[i as usize].raw)
-                .collect()
-        };
+        // One lock of the registry for the whole addition.
+        let registry_lock = self.registry.clone();
+        let mut registry = registry_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let dep_indices = self.check_deps(&registry, label, deps)?;
+        let allocs_before = self.check_uses(&registry, label, &dep_indices, uses)?;
+        let raw_deps: Vec<sys::CUgraphNode> = dep_indices
+            .iter()
+            .map(|&i| registry.nodes[i as usize].raw)
+            .collect();
         let edge_data: Option<Vec<sys::CUgraphEdgeData>> =
             edges.map(|kinds| kinds.iter().map(|k| k.edge_data()).collect());
         if let Some(data) = &edge_data {
@@ -253,7 +253,6 @@ impl<'a> Graph<'a> {
         // has one entry per dependency (checked above).
         let raw = unsafe { result::add_node(self.raw, &raw_deps, edge_data.as_deref(), params) }
             .op_at("cuGraphAddNode", label)?;
-        let mut registry = self.registry();
         let index = registry.nodes.len() as u32;
         let user = self.top_node.unwrap_or(index);
         for u in uses {
@@ -279,8 +278,7 @@ impl<'a> Graph<'a> {
         })
     }
 
-    fn check_deps(&self, label: &str, deps: &[Node]) -> Result<Vec<u32>> {
-        let registry = self.registry();
+    fn check_deps(&self, registry: &Registry, label: &str, deps: &[Node]) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(deps.len());
         for dep in deps {
             if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
@@ -303,8 +301,13 @@ impl<'a> Graph<'a> {
     /// Buffer uses must be of this graph; a graph allocation must be ordered
     /// after its alloc node and not yet freed. Returns the new node's
     /// `allocs_before`.
-    fn check_uses(&self, label: &str, deps: &[u32], uses: &[BufferUse]) -> Result<Vec<u32>> {
-        let registry = self.registry();
+    fn check_uses(
+        &self,
+        registry: &Registry,
+        label: &str,
+        deps: &[u32],
+        uses: &[BufferUse],
+    ) -> Result<Vec<u32>> {
         let mut before: Vec<u32> = Vec::new();
         for &d in deps {
             before.extend_from_slice(&registry.nodes[d as usize].allocs_before);

@@ -138,8 +138,48 @@ macro_rules! declare_kernel {
             const DECL: $crate::kernel::KernelDecl<$args> =
                 // SAFETY: promised by the `unsafe` at the declaration.
                 unsafe { $crate::kernel::KernelDecl::$source($($arg),*) };
+
+            fn load(
+                ctx: &::std::sync::Arc<$crate::cudarc::driver::CudaContext>,
+            ) -> $crate::Result<$crate::kernel::Kernel<$args>> {
+                static LOADED: $crate::kernel::LoadedKernels<$args> = $crate::kernel::LoadedKernels::new();
+                LOADED.get_or_load(ctx, &Self::DECL)
+            }
         }
     )*};
+}
+
+/// The kernels a declaration has loaded, one per context: a graph build
+/// finds its kernel with one short lock instead of a module lookup.
+#[derive(Debug)]
+pub struct LoadedKernels<A> {
+    loaded: Mutex<Vec<(usize, Kernel<A>)>>,
+}
+
+impl<A: KernelArgs> LoadedKernels<A> {
+    pub const fn new() -> Self {
+        LoadedKernels {
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The kernel for `ctx`, loading it on first use.
+    pub fn get_or_load(&self, ctx: &Arc<CudaContext>, decl: &KernelDecl<A>) -> Result<Kernel<A>> {
+        let key = ctx.cu_ctx() as usize;
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, kernel)) = loaded.iter().find(|(k, _)| *k == key) {
+            return Ok(kernel.clone());
+        }
+        let kernel = decl.load(ctx)?;
+        loaded.push((key, kernel.clone()));
+        Ok(kernel)
+    }
+}
+
+impl<A: KernelArgs> Default for LoadedKernels<A> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// The `I`th parameter type of a parameter tuple: how `cuda_graph!` checks
@@ -273,31 +313,36 @@ impl LaunchConfig {
 /// Collects a kernel's argument bytes and the buffers it touches.
 #[derive(Debug, Default)]
 pub struct ArgEncoder {
-    /// One 8-byte-aligned buffer per parameter.
-    values: Vec<Vec<u64>>,
+    /// Every parameter's bytes, each starting on an 8-byte boundary.
+    words: Vec<u64>,
+    /// Where each parameter starts in `words`.
+    starts: Vec<usize>,
     pub(crate) uses: Vec<BufferUse>,
 }
 
 impl ArgEncoder {
     fn push_bytes(&mut self, bytes: &[u8]) {
-        let mut words = vec![0u64; bytes.len().div_ceil(8).max(1)];
-        // SAFETY: `words` has at least `bytes.len()` bytes of storage.
+        let start = self.words.len();
+        self.starts.push(start);
+        self.words.resize(start + bytes.len().div_ceil(8).max(1), 0);
+        // SAFETY: `words[start..]` has at least `bytes.len()` bytes of storage.
         unsafe {
             std::ptr::copy_nonoverlapping(
                 bytes.as_ptr(),
-                words.as_mut_ptr().cast::<u8>(),
+                self.words.as_mut_ptr().add(start).cast::<u8>(),
                 bytes.len(),
             )
         };
-        self.values.push(words);
     }
 
     /// Pointers to each parameter value, as `kernelParams` wants them. Valid
     /// while `self` is neither moved nor modified.
     pub(crate) fn param_pointers(&mut self) -> Vec<*mut std::ffi::c_void> {
-        self.values
-            .iter_mut()
-            .map(|v| v.as_mut_ptr().cast())
+        let base = self.words.as_mut_ptr();
+        // SAFETY: every start is within `words`.
+        self.starts
+            .iter()
+            .map(|&s| unsafe { base.add(s) }.cast())
             .collect()
     }
 }
@@ -550,11 +595,13 @@ mod tests {
     fn scalar_arguments_are_encoded_in_native_layout() {
         let mut out = ArgEncoder::default();
         <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
-        assert_eq!(out.values.len(), 3);
-        assert_eq!(out.values[0][0] as u32, 7);
-        assert_eq!(f64::from_bits(out.values[1][0]), 1.5);
-        assert_eq!(out.values[2][0] as u8, 3);
-        assert_eq!(out.param_pointers().len(), 3);
+        assert_eq!(out.starts, [0, 1, 2]);
+        assert_eq!(out.words[0] as u32, 7);
+        assert_eq!(f64::from_bits(out.words[1]), 1.5);
+        assert_eq!(out.words[2] as u8, 3);
+        let pointers = out.param_pointers();
+        // SAFETY: the pointers point into `out.words`, which is alive.
+        assert_eq!(unsafe { *pointers[1].cast::<f64>() }, 1.5);
     }
 
     #[test]

@@ -25,3 +25,12 @@ extern "C" __global__ void countdown(unsigned long long handle, int* counter, in
 extern "C" __global__ void mark(int* visits, unsigned slot) {
     if (blockIdx.x == 0 && threadIdx.x == 0) visits[slot] += 1;
 }
+
+// One step of a host-driven loop: decrements the counter and writes whether
+// to go on into `flag`, which the host copies back.
+extern "C" __global__ void countdown_flag(int* counter, int* flag) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *counter -= 1;
+        *flag = *counter > 0 ? 1 : 0;
+    }
+}

@@ -66,6 +66,9 @@ graph_runtime::declare_kernel! {
     /// WHILE body: `iterations += 1; counter -= 1; handle = counter > 0`.
     // SAFETY: matches `countdown(unsigned long long handle, int* counter, int* iterations)`.
     pub Countdown: (Cond, Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown");
+    /// Host-loop step: `counter -= 1; flag = counter > 0`.
+    // SAFETY: matches `countdown_flag(int* counter, int* flag)`.
+    pub CountdownFlag: (Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_flag");
     /// `visits[slot] += 1`.
     // SAFETY: matches `mark(int* visits, unsigned slot)`; callers keep `slot`
     // within `visits`.
@@ -100,6 +103,7 @@ mod tests {
             (super::CONDITIONAL_SOURCE, name::<super::SetCondition>()),
             (super::CONDITIONAL_SOURCE, name::<super::SetConditionFrom>()),
             (super::CONDITIONAL_SOURCE, name::<super::Countdown>()),
+            (super::CONDITIONAL_SOURCE, name::<super::CountdownFlag>()),
             (super::CONDITIONAL_SOURCE, name::<super::Mark>()),
             (super::LAUNCH_SOURCE, name::<super::LaunchGraph>()),
             (super::LAUNCH_SOURCE, name::<super::RelaunchCountdown>()),

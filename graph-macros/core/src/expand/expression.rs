@@ -20,6 +20,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let mut emitter = Emitter::new(model, topology);
     emitter.bound_references = true;
     let graph_var = format_ident!("__graph");
+    let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
     let captures = references.iter().map(|(name, mutable)| {
         let var = format_ident!("__operand_{}", name);
@@ -41,6 +42,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             #(#captures)*
             ::graph_runtime::__private::build_graph(#ctx, |#graph_var| {
                 #(#binds)*
+                #loads
                 #level
                 ::core::result::Result::Ok(())
             })

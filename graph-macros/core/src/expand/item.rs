@@ -118,6 +118,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         quote! { let #var = ::graph_runtime::__private::built(#slot, #label)?; }
     });
     let graph_var = format_ident!("__graph");
+    let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
 
     let accessors = accessed.iter().map(|&id| {
@@ -220,6 +221,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             fn __build(mut __graph: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
                 #(#bind_slices)*
                 #(#slots)*
+                #loads
                 #level
                 #(#unslots)*
                 let bound = #bound_name { #(#bound_values,)* __borrow: ::core::marker::PhantomData };

@@ -22,6 +22,8 @@ pub struct Emitter<'m, 'a> {
     /// Item form: body nodes with accessors hand their handle out of their
     /// closure through a slot variable.
     pub body_handles: bool,
+    /// Distinct kernel paths (as written), each loaded once per build.
+    kernels: Vec<String>,
 }
 
 impl<'m, 'a> Emitter<'m, 'a> {
@@ -32,12 +34,24 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .flat_map(|l| &l.edges)
             .map(|e| ((e.from, e.to), e.kind))
             .collect();
+        let mut kernels: Vec<String> = Vec::new();
+        for node in &model.nodes {
+            if let Origin::Stmt(stmt) = node.origin {
+                if let NodeKind::Kernel(k) = &stmt.kind {
+                    let path = k.function.to_token_stream().to_string();
+                    if !kernels.contains(&path) {
+                        kernels.push(path);
+                    }
+                }
+            }
+        }
         Emitter {
             model,
             topology,
             edge_kinds,
             bound_references: false,
             body_handles: false,
+            kernels,
         }
     }
 
@@ -65,6 +79,46 @@ impl<'m, 'a> Emitter<'m, 'a> {
             Origin::ScopeFree(_) => format_ident!("__free_{}", node.label),
             _ => format_ident!("__node_{}", node.label),
         }
+    }
+
+    /// Statements loading each distinct kernel once, into `__kernelN`.
+    pub fn load_kernels(&self, g: &Ident) -> TokenStream {
+        let paths = self
+            .model
+            .nodes
+            .iter()
+            .filter_map(|node| match node.origin {
+                Origin::Stmt(stmt) => match &stmt.kind {
+                    NodeKind::Kernel(k) => Some(&k.function),
+                    _ => None,
+                },
+                _ => None,
+            });
+        let mut out = TokenStream::new();
+        let mut done = vec![false; self.kernels.len()];
+        for path in paths {
+            let index = self.kernel_index(path);
+            if std::mem::replace(&mut done[index], true) {
+                continue;
+            }
+            let var = format_ident!("__kernel{}", index);
+            out.extend(quote! {
+                let #var = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
+            });
+        }
+        out
+    }
+
+    fn kernel_index(&self, path: &syn::Path) -> usize {
+        let key = path.to_token_stream().to_string();
+        self.kernels
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or_default()
+    }
+
+    fn loaded_kernel(&self, path: &syn::Path) -> Ident {
+        format_ident!("__kernel{}", self.kernel_index(path))
     }
 
     /// The variable holding a kernel node's typed `KernelNode`.
@@ -183,6 +237,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             NodeKind::Kernel(k) => {
                 let path = &k.function;
                 let kernel_var = self.kernel_var(id);
+                let loaded = self.loaded_kernel(path);
                 let (grid, block) = (&k.grid, &k.block);
                 let mut config = quote!(::graph_runtime::LaunchConfig::new(#grid, #block));
                 if let Some(smem) = &k.shared_mem {
@@ -237,9 +292,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     .then(|| quote! { let #var = #kernel_var.node(); });
                 quote! {
                     let #kernel_binding = {
-                        let __kernel = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
                         #(#arg_checks)*
-                        #g.add_kernel_with_edges(#label, &__kernel, #config, (#(#arg_vars,)*), #deps, #edges)?
+                        #g.add_kernel_with_edges(#label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)?
                     };
                     #node_handle
                     #priority

@@ -1,0 +1,21 @@
+//! `cargo bench -p graph-bench`: runs every workload, prints the tables
+//! (markdown, as in BENCHMARKS.md), and writes them to $OUT/benchmarks.md
+//! when OUT is set (the device machine), else target/benchmarks.md.
+
+fn main() {
+    match graph_bench::run() {
+        Ok(report) => {
+            println!("{report}");
+            let dir = std::env::var_os("OUT")
+                .map_or_else(|| std::path::PathBuf::from("target"), Into::into);
+            let path = dir.join("benchmarks.md");
+            if let Err(e) = std::fs::write(&path, &report) {
+                eprintln!("could not write {}: {e}", path.display());
+            }
+        }
+        Err(e) => {
+            eprintln!("benchmark failed: {e}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The benchmarks behind BENCHMARKS.md: `cuda_graph!` graphs against the
+//! same graphs through raw driver calls, a C++ CUDA-runtime program and
+//! streams, plus loops, updates, graph memory and the macro's own cost.
+//! `cargo bench -p graph-bench` runs them (on a machine without CUDA, only
+//! the CPU-side workload).
+
+pub mod chains;
+pub mod cpp;
+pub mod scaling;
+pub mod timing;
+pub mod workloads;
+
+use scaling::Row;
+use std::fmt::Write;
+use timing::Result;
+
+const WIDTHS: [usize; 3] = [1, 4, 16];
+const LENGTHS: [usize; 3] = [10, 100, 1000];
+/// Timed launches per measurement (after 3 warm-ups); medians are reported.
+const REPS: usize = 25;
+
+/// Runs everything; prints the ratio table; returns the full report text.
+pub fn run() -> Result<String> {
+    let mut report = String::new();
+    let mut misses: Vec<String> = Vec::new();
+    let _ = writeln!(
+        report,
+        "## Macro cost at compile time (parse + check + expand, median of 5)\n"
+    );
+    let _ = writeln!(report, "| nodes | ms |\n| --- | --- |");
+    for nodes in [100, 1_000, 10_000] {
+        let _ = writeln!(
+            report,
+            "| {nodes} | {:.2} |",
+            workloads::macro_time(nodes, 5)
+        );
+    }
+    if !graph_runtime::driver::driver_available() {
+        let _ = writeln!(
+            report,
+            "\nno CUDA driver on this machine: the GPU workloads were not run"
+        );
+        return Ok(report);
+    }
+    let ctx = graph_runtime::driver::context(0)?;
+    // The graph comparisons measure graph machinery, so cudarc's per-slice
+    // event tracking (its own per-launch cost, measured separately below)
+    // is off. SAFETY: each workload orders its own streams explicitly.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream()?;
+    let (major, minor) = ctx.compute_capability()?;
+    let cpp = cpp::Cpp::build(major, minor);
+    let _ = writeln!(
+        report,
+        "\nGPU: {} (sm_{major}{minor}); C++ baseline: {}",
+        ctx.name()?,
+        cpp.skipped().unwrap_or("nvcc -O3")
+    );
+
+    let _ = writeln!(report, "\n## Perf scaling: width x length chains of tiny kernels (per node: us; ratios macro / other)\n");
+    let _ = writeln!(
+        report,
+        "| shape | build macro / raw / C++ | instantiate macro / raw / C++ | launch macro / raw / C++ / streams | device macro / raw / C++ / streams | launch macro:raw | launch macro:C++ | device macro:C++ | build+inst macro:C++ | graph speedup vs streams macro / C++ |"
+    );
+    let _ = writeln!(
+        report,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    let mut full = String::new();
+    for width in WIDTHS {
+        for length in LENGTHS {
+            let nodes = (width * length) as f64;
+            let ours = scaling::macro_graph(&ctx, &stream, width, length, REPS)?;
+            let raw = scaling::raw_sys(&ctx, &stream, width, length, REPS)?;
+            let (streams_host, streams_device) = scaling::streams(&ctx, width, length, REPS)?;
+            let native = match &cpp {
+                cpp::Cpp::Ready(_) => Some(cpp.scaling(width, length, REPS)?),
+                cpp::Cpp::Skipped(_) => None,
+            };
+            let per = |v: f64| v / nodes;
+            let c = |f: fn(&Row) -> f64| {
+                native.map_or("-".to_string(), |(r, _, _)| format!("{:.3}", per(f(&r))))
+            };
+            let ratio =
+                |a: f64, b: Option<f64>| b.map_or("-".to_string(), |b| format!("{:.3}", a / b));
+            let cpp_launch = native.map(|(r, _, _)| r.launch);
+            let cpp_device = native.map(|(r, _, _)| r.device);
+            let cpp_build = native.map(|(r, _, _)| r.build + r.instantiate);
+            let cpp_speedup = native.map(|(r, s, _)| s / r.launch);
+            let _ = writeln!(
+                report,
+                "| {width}x{length} | {:.3} / {:.3} / {} | {:.3} / {:.3} / {} | {:.3} / {:.3} / {} / {:.3} | {:.3} / {:.3} / {} / {:.3} | {:.3} | {} | {} | {} | {:.2} / {} |",
+                per(ours.build), per(raw.build), c(|r| r.build),
+                per(ours.instantiate), per(raw.instantiate), c(|r| r.instantiate),
+                per(ours.launch), per(raw.launch), c(|r| r.launch), per(streams_host),
+                per(ours.device), per(raw.device), c(|r| r.device), per(streams_device),
+                ours.launch / raw.launch,
+                ratio(ours.launch, cpp_launch),
+                ratio(ours.device, cpp_device),
+                ratio(ours.build + ours.instantiate, cpp_build),
+                streams_host / ours.launch,
+                cpp_speedup.map_or("-".to_string(), |s| format!("{s:.2}")),
+            );
+            let _ = writeln!(full, "{width}x{length} macro {ours:?}\n{width}x{length} raw {raw:?}\n{width}x{length} streams host {streams_host} device {streams_device}\n{width}x{length} cpp {native:?}");
+            if let Some((r, s, _)) = native {
+                if ours.launch > 1.02 * r.launch {
+                    misses.push(format!(
+                        "{width}x{length}: launch {:.3}x C++ (target 1.02)",
+                        ours.launch / r.launch
+                    ));
+                }
+                if ours.device > 1.02 * r.device {
+                    misses.push(format!(
+                        "{width}x{length}: device {:.3}x C++ (target 1.02)",
+                        ours.device / r.device
+                    ));
+                }
+                if ours.build + ours.instantiate > 1.10 * (r.build + r.instantiate) {
+                    misses.push(format!(
+                        "{width}x{length}: build+instantiate {:.3}x C++ (target 1.10)",
+                        (ours.build + ours.instantiate) / (r.build + r.instantiate)
+                    ));
+                }
+                if streams_host / ours.launch < s / r.launch {
+                    misses.push(format!(
+                        "{width}x{length}: graphs beat streams by {:.2}x, C++ by {:.2}x",
+                        streams_host / ours.launch,
+                        s / r.launch
+                    ));
+                }
+            }
+        }
+    }
+
+    let steps = 1000;
+    let (while_us, tail_us, host_us) = workloads::loops(&ctx, &stream, steps, 10)?;
+    let _ = writeln!(
+        report,
+        "\n## Loop of {steps} dependent steps (us per step, median of 10)\n"
+    );
+    let _ = writeln!(report, "| device WHILE | tail-launch self-loop | host loop | host / WHILE | C++ WHILE | C++ host loop | C++ host / WHILE |\n| --- | --- | --- | --- | --- | --- | --- |");
+    let native_loop = match &cpp {
+        cpp::Cpp::Ready(_) => Some(cpp.loop_steps(steps as usize, 10)?),
+        cpp::Cpp::Skipped(_) => None,
+    };
+    let s = f64::from(steps);
+    let _ = writeln!(
+        report,
+        "| {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
+        while_us / s,
+        tail_us / s,
+        host_us / s,
+        host_us / while_us,
+        native_loop.map_or("-".into(), |(w, _)| format!("{:.2}", w / s)),
+        native_loop.map_or("-".into(), |(_, h)| format!("{:.2}", h / s)),
+        native_loop.map_or("-".into(), |(w, h)| format!("{:.2}", h / w)),
+    );
+    if let Some((w, h)) = native_loop {
+        if host_us / while_us < 0.98 * (h / w) {
+            misses.push(format!(
+                "loop: WHILE {:.2}x ahead of the host loop, C++ {:.2}x",
+                host_us / while_us,
+                h / w
+            ));
+        }
+    }
+
+    let (per_node, rebuild_update, update, reinstantiate) = workloads::updates(&ctx, &stream, 50)?;
+    let _ = writeln!(
+        report,
+        "\n## Updates of a 100-node graph (us, median of 50)\n"
+    );
+    let _ = writeln!(report, "| one node's arguments (typed accessor) | rebuild + whole-graph update | whole-graph update | re-instantiation | re-instantiation / one node |\n| --- | --- | --- | --- | --- |");
+    let _ = writeln!(
+        report,
+        "| {per_node:.2} | {rebuild_update:.2} | {update:.2} | {reinstantiate:.2} | {:.0} |",
+        reinstantiate / per_node
+    );
+    if reinstantiate < 100.0 * per_node {
+        misses.push(format!(
+            "updates: re-instantiation only {:.0}x a one-node update (target 100)",
+            reinstantiate / per_node
+        ));
+    }
+
+    let reserved = workloads::disjoint_reserved(&ctx, &stream)?;
+    let mib = 1u64 << 20;
+    let _ = writeln!(
+        report,
+        "\n## Graph memory: 8 allocations of 64 MiB with disjoint lifetimes\n"
+    );
+    let _ = writeln!(report, "| peak reserved | 8 x 64 MiB | one allocation |\n| --- | --- | --- |\n| {} MiB | {} MiB | 64 MiB |", reserved / mib, 8 * 64);
+    if reserved > 64 * mib + 2 * mib {
+        misses.push(format!(
+            "memory: {} MiB reserved for disjoint allocations",
+            reserved / mib
+        ));
+    }
+
+    let _ = writeln!(report, "\n## Targets\n");
+    if misses.is_empty() {
+        let _ = writeln!(report, "all targets met");
+    } else {
+        for miss in &misses {
+            let _ = writeln!(report, "- MISSED: {miss}");
+        }
+    }
+    let _ = writeln!(report, "\n## Full numbers\n\n```text\n{full}```");
+    Ok(report)
+}

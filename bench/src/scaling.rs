@@ -1,0 +1,292 @@
+//! NVIDIA's cudaGraphsPerfScaling shape: `width` parallel chains of `length`
+//! tiny kernels (1 block x 32 threads, x[i] += 1), built and run four ways:
+//! through `cuda_graph!`, through raw driver calls, in C++, and on streams.
+
+use crate::timing::{median, time_us, DeviceTimer, Result};
+use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
+use graph_runtime::kernel::KernelDef;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// One variant's numbers for one shape, in microseconds for the whole graph.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Row {
+    pub build: f64,
+    pub instantiate: f64,
+    pub upload: f64,
+    pub first_launch: f64,
+    pub launch: f64,
+    pub device: f64,
+}
+
+pub const BUILD_REPS: usize = 5;
+
+/// The graph built by `cuda_graph!` (see chains.rs).
+pub fn macro_graph(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    width: usize,
+    length: usize,
+    reps: usize,
+) -> Result<Row> {
+    let mut bufs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| stream.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    let mut builds = Vec::new();
+    let mut insts = Vec::new();
+    for _ in 0..BUILD_REPS {
+        let (build, graph) =
+            time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, width, length)?))?;
+        let (inst, exec) = time_us(|| Ok(graph.instantiate()?))?;
+        builds.push(build);
+        insts.push(inst);
+        drop(exec);
+    }
+    let graph = crate::chains::build_chain(ctx, &mut bufs, width, length)?;
+    let mut exec = graph.instantiate()?;
+    let (upload, ()) = time_us(|| {
+        exec.upload(stream)?;
+        Ok(stream.synchronize()?)
+    })?;
+    let (first, ()) = time_us(|| {
+        exec.launch(stream)?;
+        Ok(stream.synchronize()?)
+    })?;
+    let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
+    drop(exec);
+    drop(graph);
+    check_counts(stream, &bufs, (1 + 3 + reps) as f32 * length as f32)?;
+    Ok(Row {
+        build: median(builds),
+        instantiate: median(insts),
+        upload,
+        first_launch: first,
+        launch,
+        device,
+    })
+}
+
+/// Warm-up, then the medians of `reps` timed launches: host (launch and
+/// synchronize) and device (events).
+fn repeated(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    reps: usize,
+    mut launch: impl FnMut() -> Result,
+) -> Result<(f64, f64)> {
+    for _ in 0..3 {
+        launch()?;
+    }
+    stream.synchronize()?;
+    let timer = DeviceTimer::new(ctx)?;
+    let (mut hosts, mut devices) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let (host, device) = timer.time(stream, &mut launch)?;
+        hosts.push(host);
+        devices.push(device);
+    }
+    Ok((median(hosts), median(devices)))
+}
+
+/// Every chain's buffer holds the number of kernels that ran on it.
+fn check_counts(stream: &Arc<CudaStream>, bufs: &[CudaSlice<f32>], expected: f32) -> Result {
+    for (w, buf) in bufs.iter().enumerate() {
+        let got = stream.clone_dtoh(buf)?;
+        if got.iter().any(|v| *v != expected) {
+            return Err(format!("chain {w}: expected {expected}, got {}", got[0]).into());
+        }
+    }
+    Ok(())
+}
+
+fn device_ptr(slice: &CudaSlice<f32>, stream: &CudaStream) -> u64 {
+    let (ptr, guard) = slice.device_ptr(stream);
+    drop(guard);
+    ptr
+}
+
+/// An owned raw graph and exec, destroyed on drop.
+struct RawExec {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Drop for RawExec {
+    fn drop(&mut self) {
+        // SAFETY: both handles are owned here and no longer used.
+        unsafe {
+            if !self.exec.is_null() {
+                sys::cuGraphExecDestroy(self.exec);
+            }
+            sys::cuGraphDestroy(self.graph);
+        }
+    }
+}
+
+/// The same graph through raw cudarc `sys` calls: `cuGraphAddNode` per node,
+/// as hand-written driver code would.
+pub fn raw_sys(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    width: usize,
+    length: usize,
+    reps: usize,
+) -> Result<Row> {
+    let bufs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| stream.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
+    let function = kernels::AddOne::load(ctx)?.function().cu_function();
+    let n: u32 = 32;
+    let build = || -> Result<RawExec> {
+        let mut raw = RawExec {
+            graph: std::ptr::null_mut(),
+            exec: std::ptr::null_mut(),
+        };
+        // SAFETY: plain driver calls on handles created here; kernel params
+        // point to live locals during each cuGraphAddNode.
+        unsafe {
+            sys::cuGraphCreate(&mut raw.graph, 0).result()?;
+            for ptr in &ptrs {
+                let mut prev: Option<sys::CUgraphNode> = None;
+                for _ in 0..length {
+                    let mut args = [
+                        ptr as *const u64 as *mut c_void,
+                        &n as *const u32 as *mut c_void,
+                    ];
+                    let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
+                    params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+                    params.__bindgen_anon_1.kernel.func = function;
+                    params.__bindgen_anon_1.kernel.gridDimX = 1;
+                    params.__bindgen_anon_1.kernel.gridDimY = 1;
+                    params.__bindgen_anon_1.kernel.gridDimZ = 1;
+                    params.__bindgen_anon_1.kernel.blockDimX = 32;
+                    params.__bindgen_anon_1.kernel.blockDimY = 1;
+                    params.__bindgen_anon_1.kernel.blockDimZ = 1;
+                    params.__bindgen_anon_1.kernel.kernelParams = args.as_mut_ptr();
+                    let mut node = std::ptr::null_mut();
+                    let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
+                    sys::cuGraphAddNode(
+                        &mut node,
+                        raw.graph,
+                        deps,
+                        usize::from(prev.is_some()),
+                        &mut params,
+                    )
+                    .result()?;
+                    prev = Some(node);
+                }
+            }
+        }
+        Ok(raw)
+    };
+    let instantiate = |raw: &mut RawExec| -> Result {
+        let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
+            flags: 0,
+            hUploadStream: std::ptr::null_mut(),
+            hErrNode_out: std::ptr::null_mut(),
+            result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
+        };
+        // SAFETY: the graph is live.
+        unsafe { sys::cuGraphInstantiateWithParams(&mut raw.exec, raw.graph, &mut params) }
+            .result()?;
+        Ok(())
+    };
+    let (mut builds, mut insts) = (Vec::new(), Vec::new());
+    for _ in 0..BUILD_REPS {
+        let (b, mut raw) = time_us(build)?;
+        let (i, ()) = time_us(|| instantiate(&mut raw))?;
+        builds.push(b);
+        insts.push(i);
+    }
+    let mut raw = build()?;
+    instantiate(&mut raw)?;
+    let cu_stream = stream.cu_stream();
+    let (upload, ()) = time_us(|| {
+        // SAFETY: the exec and stream are live.
+        unsafe { sys::cuGraphUpload(raw.exec, cu_stream) }.result()?;
+        Ok(stream.synchronize()?)
+    })?;
+    let (first, ()) = time_us(|| {
+        // SAFETY: the exec and stream are live.
+        unsafe { sys::cuGraphLaunch(raw.exec, cu_stream) }.result()?;
+        Ok(stream.synchronize()?)
+    })?;
+    let exec = raw.exec;
+    // SAFETY: as above.
+    let (launch, device) = repeated(ctx, stream, reps, || {
+        Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
+    })?;
+    drop(raw);
+    check_counts(stream, &bufs, (1 + 3 + reps) as f32 * length as f32)?;
+    Ok(Row {
+        build: median(builds),
+        instantiate: median(insts),
+        upload,
+        first_launch: first,
+        launch,
+        device,
+    })
+}
+
+/// The same kernels issued on streams (chain w on stream w) with raw
+/// `cuLaunchKernel`, joined at the end: host and device time per round.
+pub fn streams(
+    ctx: &Arc<CudaContext>,
+    width: usize,
+    length: usize,
+    reps: usize,
+) -> Result<(f64, f64)> {
+    let streams: Vec<Arc<CudaStream>> = (0..width)
+        .map(|_| ctx.new_stream())
+        .collect::<std::result::Result<_, _>>()?;
+    let first = &streams[0];
+    let bufs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| first.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, first)).collect();
+    let function = kernels::AddOne::load(ctx)?.function().cu_function();
+    let n: u32 = 32;
+    first.synchronize()?;
+    let round = || -> Result {
+        let start = first.record_event(None)?;
+        for s in &streams[1..] {
+            s.wait(&start)?;
+        }
+        for _ in 0..length {
+            for (s, ptr) in streams.iter().zip(&ptrs) {
+                let mut args = [
+                    ptr as *const u64 as *mut c_void,
+                    &n as *const u32 as *mut c_void,
+                ];
+                // SAFETY: the function takes (float*, unsigned); args live for the call.
+                unsafe {
+                    sys::cuLaunchKernel(
+                        function,
+                        1,
+                        1,
+                        1,
+                        32,
+                        1,
+                        1,
+                        0,
+                        s.cu_stream(),
+                        args.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                }
+                .result()?;
+            }
+        }
+        for s in &streams[1..] {
+            first.join(s)?;
+        }
+        Ok(())
+    };
+    let (launch, device) = repeated(ctx, first, reps, round)?;
+    for s in &streams {
+        s.synchronize()?;
+    }
+    check_counts(first, &bufs, (3 + reps) as f32 * length as f32)?;
+    Ok((launch, device))
+}
