@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-    std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e)); std::exit(1); } } while (0)
+#define CHECK(x) do { cudaError_t check_status_ = (x); if (check_status_ != cudaSuccess) { \
+    std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(check_status_)); std::exit(1); } } while (0)
 
 __global__ void add_one(float* x, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;

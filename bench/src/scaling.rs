@@ -215,6 +215,7 @@ pub fn raw_sys(
     let exec = raw.exec;
     // SAFETY: as above.
     let (launch, device) = repeated(ctx, stream, reps, || {
+        // SAFETY: the exec and stream are live.
         Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
     })?;
     drop(raw);

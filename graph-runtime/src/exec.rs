@@ -17,7 +17,7 @@ use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// How to instantiate a graph.
 #[derive(Debug, Default, Clone, Copy)]
@@ -68,7 +68,8 @@ pub struct Exec<'a> {
     ctx: Arc<CudaContext>,
     /// The graph it was instantiated from: its node handles key per-node updates.
     _graph: Arc<RawGraph>,
-    registry: Arc<Registry>,
+    /// The source graph's node records (shared, not copied).
+    registry: Arc<Mutex<Registry>>,
     /// Graph instances whose node handles this exec accepts: the original
     /// and every graph it was successfully updated from (same topology).
     instances: Vec<u64>,
@@ -87,7 +88,7 @@ unsafe impl Send for Exec<'_> {}
 impl std::fmt::Debug for Exec<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exec")
-            .field("nodes", &self.registry.nodes.len())
+            .field("nodes", &self.registry().nodes.len())
             .field("device_launch", &self.device_launch)
             .finish()
     }
@@ -172,7 +173,7 @@ impl<'a> Graph<'a> {
             raw,
             ctx: self.ctx.clone(),
             _graph: self.owner.clone(),
-            registry: self.snapshot(),
+            registry: self.registry.clone(),
             instances: vec![self.instance],
             resource_id: self.resource_id,
             resources: self.resources.clone(),
@@ -260,18 +261,24 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn node_info(&self, node: Node) -> Result<&crate::node::NodeInfo> {
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The raw handle, label and kind of one of this exec's nodes.
+    fn node_info(&self, node: Node) -> Result<(sys::CUgraphNode, String, crate::node::NodeKind)> {
+        let foreign = || GraphError::ForeignHandle {
+            what: "a node passed to an exec".to_string(),
+        };
         if !self.instances.contains(&node.graph) {
-            return Err(GraphError::ForeignHandle {
-                what: "a node passed to an exec".to_string(),
-            });
+            return Err(foreign());
         }
-        self.registry
+        let registry = self.registry();
+        let info = registry
             .nodes
             .get(node.index as usize)
-            .ok_or_else(|| GraphError::ForeignHandle {
-                what: "a node passed to an exec".to_string(),
-            })
+            .ok_or_else(foreign)?;
+        Ok((info.raw, info.label.clone(), info.kind))
     }
 
     /// Sets a kernel node's arguments in this exec (the graph is unchanged).
@@ -281,8 +288,7 @@ impl<'a> Exec<'a> {
         node: &KernelNode<A>,
         args: A::Args<'a>,
     ) -> Result<()> {
-        let info = self.node_info(node.node)?;
-        let (raw, label) = (info.raw, info.label.clone());
+        let (raw, label, _) = self.node_info(node.node)?;
         let mut encoded = encode_args::<A>(&label, &node.config, &args)?;
         if encoded.uses.iter().any(|u| u.root != self.resource_id) {
             return Err(GraphError::ForeignHandle {
@@ -290,7 +296,7 @@ impl<'a> Exec<'a> {
             });
         }
         let mut pointers = encoded.param_pointers();
-        let mut params = kernel_params(
+        let params = kernel_params(
             node.function,
             &node.config,
             &mut pointers,
@@ -299,20 +305,19 @@ impl<'a> Exec<'a> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated
         // from; the params (and the argument storage they point to) are live.
-        unsafe { result::exec_node_set_params(self.raw, raw, &mut params) }
-            .op_at("cuGraphExecNodeSetParams", &label)
+        unsafe { result::exec_kernel_node_set_params(self.raw, raw, &params) }
+            .op_at("cuGraphExecKernelNodeSetParams", &label)
     }
 
     /// Enables or disables a kernel, copy or fill node in this exec.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
-        let info = self.node_info(node)?;
-        if !info.kind.can_be_disabled() {
+        let (raw, label, kind) = self.node_info(node)?;
+        if !kind.can_be_disabled() {
             return Err(GraphError::invalid(
-                &info.label,
+                &label,
                 "only kernel, copy and fill nodes can be enabled or disabled",
             ));
         }
-        let (raw, label) = (info.raw, info.label.clone());
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated from.
         unsafe { result::node_set_enabled(self.raw, raw, enabled) }
@@ -335,8 +340,12 @@ impl<'a> Exec<'a> {
     }
 
     /// The labels of the exec's nodes, in the order they were added.
-    pub fn labels(&self) -> impl Iterator<Item = &str> {
-        self.registry.nodes.iter().map(|n| n.label.as_str())
+    pub fn labels(&self) -> Vec<String> {
+        self.registry()
+            .nodes
+            .iter()
+            .map(|n| n.label.clone())
+            .collect()
     }
 
     /// The raw handle, for calls the runtime does not wrap.

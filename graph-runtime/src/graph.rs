@@ -219,6 +219,7 @@ impl<'a> Graph<'a> {
     }
 
     /// Checks dependencies and buffer uses, adds the node, records it.
+    #[inline(never)]
     pub(crate) fn add_raw(
         &mut self,
         label: &str,
@@ -376,10 +377,36 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<KernelNode<A>> {
-        let mut encoded = encode_args::<A>(label, &config, &args)?;
-        let function = kernel.function().cu_function();
+        let encoded = encode_args::<A>(label, &config, &args)?;
+        let node =
+            self.add_encoded_kernel(label, kernel.function(), &config, encoded, deps, edges)?;
+        Ok(KernelNode {
+            node,
+            config,
+            function: kernel.function().cu_function(),
+            _args: PhantomData,
+        })
+    }
+
+    /// The part of adding a kernel node that does not depend on its
+    /// parameter types (compiled once, optimized, in this crate).
+    #[inline(never)]
+    fn add_encoded_kernel(
+        &mut self,
+        label: &str,
+        function: &cudarc::driver::CudaFunction,
+        config: &LaunchConfig,
+        mut encoded: ArgEncoder,
+        deps: &[Node],
+        edges: Option<&[EdgeKind]>,
+    ) -> Result<Node> {
         let mut pointers = encoded.param_pointers();
-        let mut params = kernel_params(function, &config, &mut pointers, self.ctx.cu_ctx());
+        let mut params = kernel_params(
+            function.cu_function(),
+            config,
+            &mut pointers,
+            self.ctx.cu_ctx(),
+        );
         let node = self.add_raw(
             label,
             NodeKind::Kernel,
@@ -388,16 +415,12 @@ impl<'a> Graph<'a> {
             &encoded.uses,
             &mut params,
         )?;
-        lock(&self.resources)
-            .functions
-            .push(kernel.function().clone());
-        drop(encoded);
-        Ok(KernelNode {
-            node,
-            config,
-            function,
-            _args: PhantomData,
-        })
+        let mut resources = lock(&self.resources);
+        // Consecutive nodes of one kernel keep its module alive once.
+        if resources.functions.last().map(|f| f.cu_function()) != Some(function.cu_function()) {
+            resources.functions.push(function.clone());
+        }
+        Ok(node)
     }
 
     /// Sets a kernel node's scheduling priority (effective when the exec is
@@ -597,10 +620,6 @@ impl<'a> Graph<'a> {
 
     pub(crate) fn has_memory_nodes(&self) -> bool {
         !self.registry().allocs.is_empty()
-    }
-
-    pub(crate) fn snapshot(&self) -> Arc<Registry> {
-        Arc::new(self.registry().clone())
     }
 }
 

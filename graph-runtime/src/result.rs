@@ -235,6 +235,36 @@ pub unsafe fn exec_node_set_params(
     unsafe { sys::cuGraphExecNodeSetParams(exec, node, params) }.result()
 }
 
+/// Sets a kernel node's parameters in an exec through the kernel-specific
+/// call (cheaper than the polymorphic one).
+///
+/// # Safety
+/// As for [`exec_node_set_params`]; `params` is a kernel node's.
+pub unsafe fn exec_kernel_node_set_params(
+    exec: CUgraphExec,
+    node: CUgraphNode,
+    params: &sys::CUgraphNodeParams,
+) -> R<()> {
+    // SAFETY: the caller built `params` as kernel node parameters.
+    let kernel = unsafe { params.__bindgen_anon_1.kernel };
+    let v2 = sys::CUDA_KERNEL_NODE_PARAMS_v2 {
+        func: kernel.func,
+        gridDimX: kernel.gridDimX,
+        gridDimY: kernel.gridDimY,
+        gridDimZ: kernel.gridDimZ,
+        blockDimX: kernel.blockDimX,
+        blockDimY: kernel.blockDimY,
+        blockDimZ: kernel.blockDimZ,
+        sharedMemBytes: kernel.sharedMemBytes,
+        kernelParams: kernel.kernelParams,
+        extra: kernel.extra,
+        kern: kernel.kern,
+        ctx: kernel.ctx,
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &v2) }.result()
+}
+
 /// # Safety
 /// As for [`exec_node_set_params`].
 pub unsafe fn node_set_enabled(exec: CUgraphExec, node: CUgraphNode, enabled: bool) -> R<()> {

@@ -198,7 +198,7 @@ fn dot_clone_priority_and_labels() {
             ..Default::default()
         };
         let mut exec = clone.instantiate_with(&options).unwrap();
-        assert_eq!(exec.labels().collect::<Vec<_>>(), ["first", "second"]);
+        assert_eq!(exec.labels(), ["first", "second"]);
         exec.launch(&stream).unwrap();
         let mut original = g.instantiate().unwrap();
         original.upload(&stream).unwrap();
