@@ -129,7 +129,12 @@ static int loop(int steps, int reps) {
     cudaGraphNodeParams cp = {};
     cp.type = cudaGraphNodeTypeConditional;
     cp.conditional.handle = handle; cp.conditional.type = cudaGraphCondTypeWhile; cp.conditional.size = 1;
-    cudaGraphNode_t cond; CHECK(cudaGraphAddNode(&cond, graph, nullptr, 0, &cp));
+    cudaGraphNode_t cond;
+#if CUDART_VERSION >= 13000
+    CHECK(cudaGraphAddNode(&cond, graph, nullptr, nullptr, 0, &cp));
+#else
+    CHECK(cudaGraphAddNode(&cond, graph, nullptr, 0, &cp));
+#endif
     cudaGraph_t body = cp.conditional.phGraph_out[0];
     void* args[] = {&handle, &counter};
     cudaKernelNodeParams kp = {};

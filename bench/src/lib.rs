@@ -17,7 +17,7 @@ use timing::Result;
 const WIDTHS: [usize; 3] = [1, 4, 16];
 const LENGTHS: [usize; 3] = [10, 100, 1000];
 /// Timed launches per measurement (after 3 warm-ups); medians are reported.
-const REPS: usize = 25;
+const REPS: usize = 101;
 
 /// Runs everything; prints the ratio table; returns the full report text.
 pub fn run() -> Result<String> {

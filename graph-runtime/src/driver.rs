@@ -3,18 +3,20 @@
 
 use crate::error::{DriverResultExt, GraphError, Result};
 use cudarc::driver::CudaContext;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// Whether libcuda can be loaded on this machine.
+/// Whether libcuda can be loaded on this machine (looked up once).
 pub fn driver_available() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the library; no other effect.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
-/// Whether libnvrtc can be loaded on this machine.
+/// Whether libnvrtc can be loaded on this machine (looked up once).
 pub fn nvrtc_available() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the library; no other effect.
-    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
 }
 
 pub(crate) fn require_driver() -> Result<()> {

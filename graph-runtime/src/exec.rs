@@ -295,11 +295,12 @@ impl<'a> Exec<'a> {
                 what: format!("a buffer passed to node `{label}`"),
             });
         }
+        let count = encoded.len();
         let mut pointers = encoded.param_pointers();
         let params = kernel_params(
             node.function,
             &node.config,
-            &mut pointers,
+            &mut pointers[..count],
             self.ctx.cu_ctx(),
         );
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;

@@ -400,11 +400,12 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
+        let count = encoded.len();
         let mut pointers = encoded.param_pointers();
         let mut params = kernel_params(
             function.cu_function(),
             config,
-            &mut pointers,
+            &mut pointers[..count],
             self.ctx.cu_ctx(),
         );
         let node = self.add_raw(

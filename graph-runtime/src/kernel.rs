@@ -310,40 +310,43 @@ impl LaunchConfig {
     }
 }
 
-/// Collects a kernel's argument bytes and the buffers it touches.
+/// Most parameters a kernel declaration has (tuples up to 12).
+const MAX_PARAMS: usize = 12;
+
+/// Collects a kernel's argument values and the buffers it touches, without
+/// allocating: every parameter type is at most 8 bytes (a scalar, a device
+/// address or a handle), so each takes one 8-byte slot.
 #[derive(Debug, Default)]
 pub struct ArgEncoder {
-    /// Every parameter's bytes, each starting on an 8-byte boundary.
-    words: Vec<u64>,
-    /// Where each parameter starts in `words`.
-    starts: Vec<usize>,
+    slots: [u64; MAX_PARAMS],
+    len: usize,
     pub(crate) uses: Vec<BufferUse>,
 }
 
 impl ArgEncoder {
     fn push_bytes(&mut self, bytes: &[u8]) {
-        let start = self.words.len();
-        self.starts.push(start);
-        self.words.resize(start + bytes.len().div_ceil(8).max(1), 0);
-        // SAFETY: `words[start..]` has at least `bytes.len()` bytes of storage.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                self.words.as_mut_ptr().add(start).cast::<u8>(),
-                bytes.len(),
-            )
-        };
+        debug_assert!(bytes.len() <= 8 && self.len < MAX_PARAMS);
+        let mut slot = [0u8; 8];
+        slot[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
+        if let Some(target) = self.slots.get_mut(self.len) {
+            *target = u64::from_ne_bytes(slot);
+            self.len += 1;
+        }
     }
 
     /// Pointers to each parameter value, as `kernelParams` wants them. Valid
     /// while `self` is neither moved nor modified.
-    pub(crate) fn param_pointers(&mut self) -> Vec<*mut std::ffi::c_void> {
-        let base = self.words.as_mut_ptr();
-        // SAFETY: every start is within `words`.
-        self.starts
-            .iter()
-            .map(|&s| unsafe { base.add(s) }.cast())
-            .collect()
+    pub(crate) fn param_pointers(&mut self) -> [*mut std::ffi::c_void; MAX_PARAMS] {
+        let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
+        for (pointer, slot) in pointers.iter_mut().zip(&mut self.slots[..self.len]) {
+            *pointer = (slot as *mut u64).cast();
+        }
+        pointers
+    }
+
+    /// Number of parameters encoded.
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 }
 
@@ -595,10 +598,10 @@ mod tests {
     fn scalar_arguments_are_encoded_in_native_layout() {
         let mut out = ArgEncoder::default();
         <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
-        assert_eq!(out.starts, [0, 1, 2]);
-        assert_eq!(out.words[0] as u32, 7);
-        assert_eq!(f64::from_bits(out.words[1]), 1.5);
-        assert_eq!(out.words[2] as u8, 3);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out.slots[0] as u32, 7);
+        assert_eq!(f64::from_bits(out.slots[1]), 1.5);
+        assert_eq!(out.slots[2] as u8, 3);
         let pointers = out.param_pointers();
         // SAFETY: the pointers point into `out.words`, which is alive.
         assert_eq!(unsafe { *pointers[1].cast::<f64>() }, 1.5);
