@@ -9,8 +9,8 @@
 
 use crate::buffer::{with_tracked, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{encode_args, kernel_params, Graph, RawGraph, Registry};
-use crate::kernel::KernelArgs;
+use crate::graph::{kernel_params, Graph, RawGraph, Registry};
+use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraphExec};
@@ -288,26 +288,54 @@ impl<'a> Exec<'a> {
         node: &KernelNode<A>,
         args: A::Args<'a>,
     ) -> Result<()> {
-        let (raw, label, _) = self.node_info(node.node)?;
-        let mut encoded = encode_args::<A>(&label, &node.config, &args)?;
+        let mut encoded = ArgEncoder::default();
+        let encoding = A::encode(&args, &mut encoded);
+        self.set_encoded_kernel_args(node.node, node.function, &node.config, encoded, encoding)
+    }
+
+    /// The part of `set_kernel_args` that does not depend on the parameter
+    /// types (compiled once, optimized, in this crate). The label is looked
+    /// up only for an error.
+    #[inline(never)]
+    fn set_encoded_kernel_args(
+        &mut self,
+        node: Node,
+        function: sys::CUfunction,
+        config: &LaunchConfig,
+        mut encoded: ArgEncoder,
+        encoding: std::result::Result<(), String>,
+    ) -> Result<()> {
+        let raw = {
+            let foreign = || GraphError::ForeignHandle {
+                what: "a node passed to an exec".to_string(),
+            };
+            if !self.instances.contains(&node.graph) {
+                return Err(foreign());
+            }
+            let registry = self.registry();
+            registry
+                .nodes
+                .get(node.index as usize)
+                .ok_or_else(foreign)?
+                .raw
+        };
+        let label = || self.registry().nodes[node.index as usize].label.clone();
+        if let Err(reason) = config.validate().and(encoding) {
+            return Err(GraphError::invalid(&label(), reason));
+        }
         if encoded.uses.iter().any(|u| u.root != self.resource_id) {
             return Err(GraphError::ForeignHandle {
-                what: format!("a buffer passed to node `{label}`"),
+                what: format!("a buffer passed to node `{}`", label()),
             });
         }
         let count = encoded.len();
         let mut pointers = encoded.param_pointers();
-        let params = kernel_params(
-            node.function,
-            &node.config,
-            &mut pointers[..count],
-            self.ctx.cu_ctx(),
-        );
+        let params = kernel_params(function, config, &mut pointers[..count], self.ctx.cu_ctx());
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated
         // from; the params (and the argument storage they point to) are live.
         unsafe { result::exec_kernel_node_set_params(self.raw, raw, &params) }
-            .op_at("cuGraphExecKernelNodeSetParams", &label)
+            .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())))
     }
 
     /// Enables or disables a kernel, copy or fill node in this exec.
