@@ -50,39 +50,34 @@ pub fn loops(
 ) -> Result<(f64, f64, f64)> {
     let mut counter = stream.alloc_zeros::<i32>(1)?;
     let mut other = stream.alloc_zeros::<i32>(1)?;
-    let (mut whiles, mut tails, mut hosts) = (Vec::new(), Vec::new(), Vec::new());
+    let (whiles, tails);
+    let mut hosts = Vec::new();
     {
         let graph = WhileLoop::build(ctx, &mut counter, &mut other)?;
         let bound = graph.bound();
         let mut exec = graph.instantiate()?;
-        for rep in 0..=reps {
-            reset(stream, bound.counter.device_ptr(), steps)?;
-            let (us, ()) = time_us(|| {
-                exec.launch(stream)?;
-                Ok(stream.synchronize()?)
-            })?;
-            expect_zero(stream, bound.counter.device_ptr(), "WHILE")?;
-            if rep > 0 {
-                whiles.push(us);
-            }
-        }
+        whiles = device_loop(
+            stream,
+            bound.counter.device_ptr(),
+            steps,
+            reps,
+            "WHILE",
+            || Ok(exec.launch(stream)?),
+        )?;
     }
     {
         let graph = TailLoop::build(ctx, &mut counter, &mut other)?;
         let bound = graph.bound();
         let mut exec = graph.instantiate()?;
         exec.upload(stream)?;
-        for rep in 0..=reps {
-            reset(stream, bound.counter.device_ptr(), steps)?;
-            let (us, ()) = time_us(|| {
-                exec.launch(stream)?;
-                Ok(stream.synchronize()?)
-            })?;
-            expect_zero(stream, bound.counter.device_ptr(), "tail-launch loop")?;
-            if rep > 0 {
-                tails.push(us);
-            }
-        }
+        tails = device_loop(
+            stream,
+            bound.counter.device_ptr(),
+            steps,
+            reps,
+            "tail-launch loop",
+            || Ok(exec.launch(stream)?),
+        )?;
     }
     {
         let graph = HostStep::build(ctx, &mut counter, &mut other)?;
@@ -110,6 +105,31 @@ pub fn loops(
         }
     }
     Ok((median(whiles), median(tails), median(hosts)))
+}
+
+/// Times `reps` runs (after one warm-up) of a loop that runs on the device
+/// until the counter at `counter` reaches zero.
+fn device_loop(
+    stream: &CudaStream,
+    counter: u64,
+    steps: i32,
+    reps: usize,
+    what: &str,
+    mut launch: impl FnMut() -> Result,
+) -> Result<Vec<f64>> {
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        reset(stream, counter, steps)?;
+        let (us, ()) = time_us(|| {
+            launch()?;
+            Ok(stream.synchronize()?)
+        })?;
+        expect_zero(stream, counter, what)?;
+        if rep > 0 {
+            samples.push(us);
+        }
+    }
+    Ok(samples)
 }
 
 /// Writes `value` to a device int (raw: the graph holds the slice's borrow).

@@ -70,13 +70,3 @@ pub use node::{EdgeKind, KernelNode, Node, NodeKind};
 pub use cudarc;
 
 pub use graph_macros::cuda_graph;
-
-/// What a graph expression (`cuda_graph! { graph(&ctx) { ... } }`) evaluates
-/// to until the expansion builds graphs: its node labels and its DOT text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GraphOutline {
-    /// The labels of the graph's nodes, in source order.
-    pub labels: &'static [&'static str],
-    /// The graph in Graphviz DOT.
-    pub dot: &'static str,
-}

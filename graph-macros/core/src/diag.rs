@@ -46,15 +46,6 @@ impl Diagnostics {
         }
     }
 
-    pub fn has_errors(&self) -> bool {
-        self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
-    }
-
-    /// Number of errors so far.
-    pub fn count(&self) -> usize {
-        self.errors.borrow().as_ref().map_or(0, Vec::len)
-    }
-
     /// Ends collection: all errors combined into one, in the order reported.
     pub fn finish(self) -> Result<(), syn::Error> {
         let errors = self.errors.borrow_mut().take().unwrap_or_default();

@@ -170,13 +170,6 @@ pub struct Node<'a> {
     pub buffer: Option<BufferId>,
 }
 
-impl Node<'_> {
-    /// Tokens to point an error about the whole node at.
-    pub fn label_tokens(&self) -> &Ident {
-        &self.label
-    }
-}
-
 /// Per-node attributes.
 #[derive(Debug, Default, Clone)]
 pub struct NodeAttrs {

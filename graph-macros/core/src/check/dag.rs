@@ -76,22 +76,8 @@ fn order_level(
         };
         let cycle = find_cycle(topology, nodes[start], &done, position);
         report_cycle(model, &cycle, diag);
-        for &v in &cycle {
-            if let Some(i) = position(v) {
-                if !done[i] {
-                    done[i] = true;
-                    order.push(v);
-                    for &s in &topology.successors[v] {
-                        if let Some(j) = position(s) {
-                            in_degree[j] = in_degree[j].saturating_sub(1);
-                            if in_degree[j] == 0 && !done[j] {
-                                ready.push(s);
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        // Its nodes are ordered by force, releasing what they held back.
+        ready.extend(cycle.iter().rev());
         peel(
             topology,
             &mut ready,
