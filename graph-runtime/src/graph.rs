@@ -377,6 +377,9 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<KernelNode<A>> {
+        if !kernel.is_pdl_aware() && edges.is_some_and(|e| e.iter().any(|k| k.is_programmatic())) {
+            return Err(not_pdl_aware(label, kernel.name()));
+        }
         let encoded = encode_args::<A>(label, &config, &args)?;
         let node =
             self.add_encoded_kernel(label, kernel.function(), &config, encoded, deps, edges)?;
@@ -647,6 +650,19 @@ pub(crate) fn zeroed_params(type_: sys::CUgraphNodeType) -> sys::CUgraphNodePara
     let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
     params.type_ = type_;
     params
+}
+
+/// A programmatic edge into a kernel that does not wait on its predecessor
+/// would let it read their memory early: refused.
+#[cold]
+fn not_pdl_aware(label: &str, kernel: &str) -> GraphError {
+    GraphError::invalid(
+        label,
+        format!(
+            "kernel `{kernel}` follows a programmatic dependent launch edge but is not declared \
+             PDL-aware (`KernelDecl::pdl_aware`): it could start before its predecessor finishes"
+        ),
+    )
 }
 
 pub(crate) fn encode_args<A: KernelArgs>(

@@ -36,6 +36,7 @@ enum Source {
 pub struct KernelDecl<A> {
     source: Source,
     name: &'static str,
+    pdl_aware: bool,
     _args: PhantomData<fn(A)>,
 }
 
@@ -49,6 +50,7 @@ impl<A: KernelArgs> KernelDecl<A> {
         KernelDecl {
             source: Source::CudaC(source),
             name,
+            pdl_aware: false,
             _args: PhantomData,
         }
     }
@@ -61,6 +63,7 @@ impl<A: KernelArgs> KernelDecl<A> {
         KernelDecl {
             source: Source::Ptx(ptx),
             name,
+            pdl_aware: false,
             _args: PhantomData,
         }
     }
@@ -73,13 +76,34 @@ impl<A: KernelArgs> KernelDecl<A> {
         KernelDecl {
             source: Source::Cubin(image),
             name,
+            pdl_aware: false,
             _args: PhantomData,
         }
+    }
+
+    /// Declares the kernel PDL-aware: it may follow a programmatic dependent
+    /// launch edge (`-(programmatic)->`, `-(launch_order)->`), which lets it
+    /// start before its predecessor has finished.
+    ///
+    /// # Safety
+    /// Every thread of the kernel executes `griddepcontrol.wait` (`pdl_wait()`
+    /// of the `kernels` crate's PDL prelude) before it reads or writes any
+    /// memory that a node before it touches. That wait returns once every
+    /// predecessor grid has completed and its writes are visible.
+    pub const unsafe fn pdl_aware(mut self) -> Self {
+        self.pdl_aware = true;
+        self
     }
 
     /// The kernel's name in its module.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// Whether the declaration states that the kernel waits on its
+    /// predecessors ([`KernelDecl::pdl_aware`]).
+    pub fn is_pdl_aware(&self) -> bool {
+        self.pdl_aware
     }
 
     /// Loads the kernel into `ctx`, compiling and loading its module on the
@@ -92,6 +116,7 @@ impl<A: KernelArgs> KernelDecl<A> {
         Ok(Kernel {
             function,
             name: self.name.into(),
+            pdl_aware: self.pdl_aware,
             _args: PhantomData,
         })
     }
@@ -127,17 +152,35 @@ pub trait KernelDef {
 ///     pub Twice: (In<f32>, Out<f32>, u32) = unsafe cuda_c(SOURCE, "twice");
 /// }
 /// ```
+///
+/// A kernel that may follow a programmatic dependent launch edge says so
+/// with `unsafe pdl_aware`: its promise adds that every thread waits on its
+/// predecessors (`griddepcontrol.wait`) before touching their memory. This
+/// implements [`PdlAware`] and marks the [`KernelDecl`]:
+///
+/// ```
+/// use graph_runtime::kernel::Out;
+/// const SOURCE: &str = r#"extern "C" __global__ void bump(float* x, unsigned n) {
+///     asm volatile("griddepcontrol.wait;" ::: "memory");
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }"#;
+/// graph_runtime::declare_kernel! {
+///     // SAFETY: matches `bump(float*, unsigned)`; touches x[..n], and only
+///     // after every thread has waited on its predecessors.
+///     pub Bump: (Out<f32>, u32) = unsafe pdl_aware cuda_c(SOURCE, "bump");
+/// }
+/// fn needs_pdl_aware<K: graph_runtime::kernel::PdlAware>() {}
+/// needs_pdl_aware::<Bump>();
+/// ```
 #[macro_export]
 macro_rules! declare_kernel {
-    ($($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?);)*) => {$(
+    () => {};
+    (@one [$(#[$meta:meta])*] $vis:vis $name:ident: $args:ty = $decl:expr) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy)]
         $vis struct $name;
         impl $crate::kernel::KernelDef for $name {
             type Args = $args;
-            const DECL: $crate::kernel::KernelDecl<$args> =
-                // SAFETY: promised by the `unsafe` at the declaration.
-                unsafe { $crate::kernel::KernelDecl::$source($($arg),*) };
+            const DECL: $crate::kernel::KernelDecl<$args> = $decl;
 
             fn load(
                 ctx: &::std::sync::Arc<$crate::cudarc::driver::CudaContext>,
@@ -146,8 +189,34 @@ macro_rules! declare_kernel {
                 LOADED.get_or_load(ctx, &Self::DECL)
             }
         }
-    )*};
+    };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe pdl_aware $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
+            // SAFETY: promised by the `unsafe` at the declaration.
+            unsafe { $crate::kernel::KernelDecl::$source($($arg),*).pdl_aware() });
+        // The declaration states that the kernel waits on its predecessors.
+        impl $crate::kernel::PdlAware for $name {}
+        $crate::declare_kernel!($($rest)*);
+    };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
+            // SAFETY: promised by the `unsafe` at the declaration.
+            unsafe { $crate::kernel::KernelDecl::$source($($arg),*) });
+        $crate::declare_kernel!($($rest)*);
+    };
 }
+
+/// A kernel declared PDL-aware (`unsafe pdl_aware cuda_c(..)` in
+/// [`declare_kernel!`](crate::declare_kernel)): it may follow a programmatic
+/// dependent launch edge. `cuda_graph!` requires it of the kernel after
+/// every `-(programmatic)->` and `-(launch_order)->` edge.
+#[diagnostic::on_unimplemented(
+    message = "kernel `{Self}` is not declared PDL-aware, so it cannot follow a programmatic dependent launch edge",
+    label = "this edge lets `{Self}` start before its predecessor finishes",
+    note = "once every thread of the kernel calls `pdl_wait()` before touching its predecessors' memory, declare it with `unsafe pdl_aware cuda_c(..)` in `declare_kernel!`",
+    note = "or use `->` for an ordinary dependency"
+)]
+pub trait PdlAware: KernelDef {}
 
 /// The kernels a declaration has loaded, one per context: a graph build
 /// finds its kernel with one short lock instead of a module lookup.
@@ -202,6 +271,7 @@ pub type ArgOf<'a, K, const I: usize> =
 pub struct Kernel<A> {
     function: CudaFunction,
     name: Arc<str>,
+    pdl_aware: bool,
     _args: PhantomData<fn(A)>,
 }
 
@@ -210,6 +280,7 @@ impl<A> Clone for Kernel<A> {
         Kernel {
             function: self.function.clone(),
             name: self.name.clone(),
+            pdl_aware: self.pdl_aware,
             _args: PhantomData,
         }
     }
@@ -225,12 +296,27 @@ impl<A: KernelArgs> Kernel<A> {
         Kernel {
             function,
             name: name.into(),
+            pdl_aware: false,
             _args: PhantomData,
         }
     }
 
+    /// Marks the kernel PDL-aware, as [`KernelDecl::pdl_aware`] does.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::pdl_aware`].
+    pub unsafe fn assume_pdl_aware(mut self) -> Self {
+        self.pdl_aware = true;
+        self
+    }
+
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the kernel may follow a programmatic dependent launch edge.
+    pub fn is_pdl_aware(&self) -> bool {
+        self.pdl_aware
     }
 
     /// The cudarc function, e.g. to launch it on a stream being captured.

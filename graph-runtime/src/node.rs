@@ -78,13 +78,21 @@ pub enum EdgeKind {
     /// The downstream node starts after the upstream node completes.
     Full,
     /// Programmatic dependent launch: the downstream kernel may start once
-    /// the upstream kernel triggers (`griddepcontrol.launch_dependents`).
+    /// every block of the upstream kernel has triggered
+    /// (`griddepcontrol.launch_dependents`) or exited. It must be PDL-aware.
     Programmatic,
-    /// Programmatic dependent launch ordered by launch.
+    /// Programmatic dependent launch from the launch-order port: the
+    /// downstream kernel may start once every block of the upstream kernel
+    /// has begun. It must be PDL-aware.
     LaunchOrder,
 }
 
 impl EdgeKind {
+    /// Whether the edge lets the downstream kernel start early (PDL).
+    pub fn is_programmatic(self) -> bool {
+        self != EdgeKind::Full
+    }
+
     pub(crate) fn edge_data(self) -> sys::CUgraphEdgeData {
         let (from_port, type_) = match self {
             EdgeKind::Full => (0, 0),

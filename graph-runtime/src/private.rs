@@ -8,6 +8,12 @@ use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, KernelDef};
 
+/// Emitted at every programmatic edge, spanned there: rustc's error (from
+/// [`PdlAware`](crate::kernel::PdlAware)'s message) points at the edge when
+/// the kernel after it is not declared PDL-aware.
+#[inline(always)]
+pub const fn require_pdl_aware<K: crate::kernel::PdlAware>() {}
+
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 

@@ -17,6 +17,25 @@
 //! (`unsafe ptx(TEXT, NAME)` and `unsafe cubin(BYTES, NAME)` take precompiled
 //! code, and `Kernel::from_function` wraps a cudarc `CudaFunction` already
 //! loaded.)
+//!
+//! A kernel that follows a programmatic dependent launch edge calls
+//! `pdl_wait()` before touching its predecessor's memory, and may call
+//! `pdl_trigger()` to let its own dependents launch early. Both come from
+//! the PDL prelude, which compiles under NVRTC without headers (sm_90 and
+//! newer); [`with_pdl!`] prepends it to a source:
+//!
+//! ```
+//! use graph_runtime::kernel::Out;
+//! const SOURCE: &str = kernels::with_pdl!(r#"extern "C" __global__ void bump(float* x, unsigned n) {
+//!     pdl_wait();
+//!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }"#);
+//! graph_runtime::declare_kernel! {
+//!     // SAFETY: matches `bump(float*, unsigned)`; touches only x[..n], and
+//!     // only after every thread has called pdl_wait().
+//!     pub Bump: (Out<f32>, u32) = unsafe pdl_aware cuda_c(SOURCE, "bump");
+//! }
+//! assert!(SOURCE.starts_with(kernels::PDL_PRELUDE));
+//! ```
 
 use graph_runtime::kernel::{Cond, ExecParam, In, Out};
 
@@ -28,6 +47,43 @@ pub const REDUCE_SOURCE: &str = include_str!("../cuda/reduce.cu");
 pub const CONDITIONAL_SOURCE: &str = include_str!("../cuda/conditional.cu");
 /// Device graph launch (`cuda/launch.cu`).
 pub const LAUNCH_SOURCE: &str = include_str!("../cuda/launch.cu");
+/// Programmatic dependent launch chains (`cuda/pdl.cu`, after the prelude).
+pub const PDL_SOURCE: &str = with_pdl!(include_str!("../cuda/pdl.cu"));
+
+/// The PDL prelude as a string literal, for `concat!`: two one-line device
+/// functions in inline PTX (NVRTC has no CUDA headers, where
+/// `cudaGridDependencySynchronize` lives). Needs sm_90 or newer.
+///
+/// - `pdl_wait()` (`griddepcontrol.wait`): returns once every grid before a
+///   programmatic edge into this kernel has completed and its writes are
+///   visible; a no-op without such an edge. Every thread of a PDL-aware
+///   kernel calls it before touching memory a predecessor touches.
+/// - `pdl_trigger()` (`griddepcontrol.launch_dependents`): lets the kernels
+///   after this one's `-(programmatic)->` edges launch before it finishes
+///   (they still wait for its completion in `pdl_wait()`).
+#[macro_export]
+macro_rules! pdl_prelude {
+    () => {
+        "// PDL prelude (kernels::pdl_prelude!)\n\
+         #ifndef CUDA_GRAPH_PDL_PRELUDE\n\
+         #define CUDA_GRAPH_PDL_PRELUDE\n\
+         __device__ __forceinline__ void pdl_wait() { asm volatile(\"griddepcontrol.wait;\" ::: \"memory\"); }\n\
+         __device__ __forceinline__ void pdl_trigger() { asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\"); }\n\
+         #endif\n"
+    };
+}
+
+/// CUDA C source literals with the [PDL prelude](pdl_prelude) prepended:
+/// `with_pdl!(include_str!("my_kernels.cu"))`.
+#[macro_export]
+macro_rules! with_pdl {
+    ($($source:tt)+) => {
+        concat!($crate::pdl_prelude!(), $($source)+)
+    };
+}
+
+/// The [PDL prelude](pdl_prelude) as a constant.
+pub const PDL_PRELUDE: &str = pdl_prelude!();
 
 // Each declaration's SAFETY comment gives the CUDA C signature it matches;
 // the kernels touch only the first `n` (or `count`) elements of their
@@ -80,11 +136,50 @@ graph_runtime::declare_kernel! {
     /// `steps += 1; counter -= 1;` and tail-relaunches its own graph while `counter > 0`.
     // SAFETY: matches `relaunch_countdown(int* counter, int* steps)`.
     pub RelaunchCountdown: (Out<i32>, Out<i32>) = unsafe cuda_c(LAUNCH_SOURCE, "relaunch_countdown");
+
+    /// `x[i] += 1` for `i < n` after its predecessor: the tiny kernel of PDL chains.
+    // SAFETY: matches `pdl_add_one(float* x, unsigned n)`; every thread calls
+    // pdl_wait() before touching x.
+    pub PdlAddOne: (Out<f32>, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_add_one");
+    /// An independent prologue of `work` steps, then `x[i] = x[i] * 0.5 + prologue`
+    /// after its predecessor (the prologue-heavy kernel of PDL chains).
+    // SAFETY: matches `pdl_prologue_step(float* x, unsigned n, unsigned work)`;
+    // the prologue touches only registers, and every thread calls pdl_wait()
+    // before touching x.
+    pub PdlPrologueStep: (Out<f32>, u32, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_prologue_step");
+}
+
+/// What [`PdlPrologueStep`] computes before it waits, for thread `i`: the
+/// value a test checks its results against, bit for bit.
+pub fn pdl_prologue(i: u32, work: u32) -> f32 {
+    let mut acc = (i & 1023) as f32 * 0.001;
+    for _ in 0..work {
+        acc = acc.mul_add(0.999, 0.5);
+    }
+    acc
 }
 
 #[cfg(test)]
 mod tests {
-    use graph_runtime::kernel::KernelDef;
+    use graph_runtime::kernel::{KernelDef, PdlAware};
+
+    fn pdl_aware<K: PdlAware>() -> bool {
+        K::DECL.is_pdl_aware()
+    }
+
+    #[test]
+    fn pdl_kernels_are_declared_pdl_aware_and_wait() {
+        assert!(pdl_aware::<super::PdlAddOne>());
+        assert!(pdl_aware::<super::PdlPrologueStep>());
+        assert!(!super::AddOne::DECL.is_pdl_aware());
+        assert!(super::PDL_SOURCE.starts_with(super::PDL_PRELUDE));
+        // Every PDL kernel calls pdl_wait() before it touches memory.
+        let body = &super::PDL_SOURCE[super::PDL_PRELUDE.len()..];
+        for kernel in body.split("extern \"C\"").skip(1) {
+            let wait = kernel.find("pdl_wait();").expect("a PDL kernel waits");
+            assert!(!kernel[..wait].contains("x[i]"), "touches x before waiting: {kernel}");
+        }
+    }
 
     fn name<K: KernelDef>() -> &'static str {
         K::DECL.name()
@@ -107,6 +202,8 @@ mod tests {
             (super::CONDITIONAL_SOURCE, name::<super::Mark>()),
             (super::LAUNCH_SOURCE, name::<super::LaunchGraph>()),
             (super::LAUNCH_SOURCE, name::<super::RelaunchCountdown>()),
+            (super::PDL_SOURCE, name::<super::PdlAddOne>()),
+            (super::PDL_SOURCE, name::<super::PdlPrologueStep>()),
         ];
         for (source, name) in decls {
             assert!(
