@@ -12,11 +12,12 @@
 /// expression := "graph" "(" CTX_EXPR ")" block
 /// block      := "{" stmt* "}"
 /// stmt       := attr* label ":" node             // a node
-///             | group (arrow group)+ ";"         // edges
+///             | edge_attr? group (arrow group)+ ";"   // edges
 ///             | "cond" name ("=" EXPR)? ";"      // a conditional handle
 ///             | attr* "alloc" buf ":" TYPE "[" EXPR "]" block   // alloc scope
 /// group      := label | "[" label ("," label)* "]"
 /// arrow      := "->" | "-(programmatic)->" | "-(launch_order)->"
+/// edge_attr  := "#[programmatic]" | "#[launch_order]"  // every "->" of the statement
 /// node       := "kernel" PATH "<<<" grid "," block ("," smem)? ">>>" "(" args ")" ";"
 ///             | "copy" SRC "=>" DST ";"         | "fill" DST "=" VALUE ";"
 ///             | "host" CLOSURE ";"              | "empty" ";"
@@ -70,7 +71,9 @@
 ///   nodes; copies and fills there and in conditional bodies touch only
 ///   device memory (rustc points at a host operand); attributes apply to the
 ///   node kinds that support them; programmatic edges join kernel nodes;
-/// - kernel arguments match the kernel's declared parameter types.
+/// - kernel arguments match the kernel's declared parameter types, and the
+///   kernel after a programmatic edge is declared PDL-aware (rustc points
+///   at the edge).
 ///
 /// Every error of one invocation is reported, each at the offending tokens.
 ///
@@ -199,7 +202,15 @@
 /// # assert!(Control::LABELS.contains(&"step"));
 /// ```
 ///
-/// Attributes, and programmatic dependent launch edges between kernels:
+/// Attributes, and programmatic dependent launch (PDL) edges between
+/// kernels. `-(programmatic)->` lets the next kernel launch once every block
+/// of the previous one has called `pdl_trigger()` (or exited);
+/// `-(launch_order)->` once every block has started. Either way the next
+/// kernel's work before its `pdl_wait()` overlaps the previous kernel, so
+/// the kernel after such an edge must be declared PDL-aware
+/// (`unsafe pdl_aware cuda_c(..)` in `declare_kernel!`), or the edge is a
+/// compile error. `#[launch_order]` (or `#[programmatic]`) on an edge
+/// statement gives every `->` in it that kind: a whole chain at once.
 ///
 /// ```
 /// # use graph_runtime::cuda_graph;
@@ -210,8 +221,12 @@
 ///         #[priority(1)]
 ///         first: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
 ///         #[disabled]
-///         second: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+///         second: kernel kernels::PdlAddOne<<<1, 32>>>(x, 32u32);
+///         third: kernel kernels::PdlAddOne<<<1, 32>>>(x, 32u32);
+///         fourth: kernel kernels::PdlAddOne<<<1, 32>>>(x, 32u32);
 ///         first -(programmatic)-> second;
+///         #[launch_order]
+///         second -> third -> fourth;
 ///     }
 ///
 ///     #[device_launch]

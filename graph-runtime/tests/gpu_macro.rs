@@ -72,11 +72,39 @@ cuda_graph! {
     graph Attributes(x: &mut CudaSlice<f32>, n: u32) {
         #[priority(1)]
         first: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
-        second: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
+        second: kernel kernels::PdlAddOne<<<n.div_ceil(256), 256>>>(x, n);
         #[disabled]
-        third: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
+        third: kernel kernels::PdlAddOne<<<n.div_ceil(256), 256>>>(x, n);
         fourth: kernel kernels::Scale<<<n.div_ceil(256), 256>>>(x, 10.0f32, n);
         first -(programmatic)-> second -(launch_order)-> third -> fourth;
+    }
+
+    /// A prologue-heavy chain, every edge from the launch-order port.
+    graph LaunchOrderChain(x: &mut CudaSlice<f32>, n: u32, work: u32) {
+        s0: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s1: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s2: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s3: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        #[launch_order]
+        s0 -> s1 -> s2 -> s3;
+    }
+
+    /// The same chain with programmatic edges (triggered by `pdl_trigger()`).
+    graph ProgrammaticChain(x: &mut CudaSlice<f32>, n: u32, work: u32) {
+        s0: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s1: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s2: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s3: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s0 -(programmatic)-> s1 -(programmatic)-> s2 -(programmatic)-> s3;
+    }
+
+    /// The same chain with ordinary edges.
+    graph OrdinaryChain(x: &mut CudaSlice<f32>, n: u32, work: u32) {
+        s0: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s1: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s2: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s3: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
+        s0 -> s1 -> s2 -> s3;
     }
 
     /// A child graph type built by the macro.
@@ -253,4 +281,77 @@ fn typed_accessors_rebuild_update_and_errors_name_labels() {
         err.to_string().starts_with("node `first`: grid 0x1x1"),
         "{err}"
     );
+}
+
+/// What the four-step prologue chain leaves in `x0` when step `i` uses
+/// `works[i]`: the host computes the same fused multiply-adds.
+fn prologue_chain_expected(x0: &[f32], works: [u32; 4]) -> Vec<u32> {
+    x0.iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            works
+                .iter()
+                .fold(v, |x, &w| {
+                    x.mul_add(0.5, kernels::pdl_prologue(i as u32, w))
+                })
+                .to_bits()
+        })
+        .collect()
+}
+
+#[test]
+fn pdl_chains_match_ordinary_edges_and_take_updates() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let n = 132 * 256;
+    let work = 300;
+    let x0: Vec<f32> = (0..n).map(|i| (i % 613) as f32 - 100.0).collect();
+    let mut ordinary = stream.clone_htod(&x0).unwrap();
+    let mut programmatic = stream.clone_htod(&x0).unwrap();
+    let mut launch_order = stream.clone_htod(&x0).unwrap();
+    {
+        let g = OrdinaryChain::build(&ctx, &mut ordinary, n, work).unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        let g = ProgrammaticChain::build(&ctx, &mut programmatic, n, work).unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        let g = LaunchOrderChain::build(&ctx, &mut launch_order, n, work).unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        stream.synchronize().unwrap();
+    }
+    let expected = prologue_chain_expected(&x0, [work; 4]);
+    let bits = |x: &CudaSlice<f32>| -> Vec<u32> {
+        stream
+            .clone_dtoh(x)
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    assert!(bits(&ordinary) == expected, "ordinary edges");
+    assert!(bits(&programmatic) == expected, "programmatic edges");
+    assert!(bits(&launch_order) == expected, "launch-order edges");
+    assert!(LaunchOrderChain::DOT.contains("label=\"launch_order\""));
+
+    // Per-node and whole-graph updates of the launch-order graph.
+    let mut x = stream.clone_htod(&x0).unwrap();
+    {
+        let g = LaunchOrderChain::build(&ctx, &mut x, n, work).unwrap();
+        let bound = g.bound();
+        let mut exec = g.instantiate().unwrap();
+        exec.s3().set_args((bound.x, n, 7)).unwrap();
+        exec.launch(&stream).unwrap();
+        let again = g.rebuild(bound.x, n, 11).unwrap();
+        let outcome = exec.update(&again).unwrap();
+        assert!(
+            matches!(outcome, graph_runtime::UpdateOutcome::Updated),
+            "{outcome:?}"
+        );
+        exec.launch(&stream).unwrap();
+        stream.synchronize().unwrap();
+    }
+    let once: Vec<f32> = prologue_chain_expected(&x0, [work, work, work, 7])
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    assert!(bits(&x) == prologue_chain_expected(&once, [11; 4]));
 }

@@ -177,7 +177,10 @@ mod tests {
         let body = &super::PDL_SOURCE[super::PDL_PRELUDE.len()..];
         for kernel in body.split("extern \"C\"").skip(1) {
             let wait = kernel.find("pdl_wait();").expect("a PDL kernel waits");
-            assert!(!kernel[..wait].contains("x[i]"), "touches x before waiting: {kernel}");
+            assert!(
+                !kernel[..wait].contains("x[i]"),
+                "touches x before waiting: {kernel}"
+            );
         }
     }
 

@@ -194,6 +194,8 @@ pub struct Edge {
     pub kind: EdgeKind,
     /// The tokens `a -> b` that wrote it; None for an alloc scope's implied edge.
     pub tokens: Option<TokenStream>,
+    /// Where errors about its kind point (see `EdgeLink::span`).
+    pub kind_span: Option<proc_macro2::Span>,
 }
 
 /// `alloc buf: T[n] { ... }`
@@ -699,6 +701,7 @@ impl<'a> Lowering<'a, '_> {
                             to,
                             kind: link.kind,
                             tokens: Some(tokens),
+                            kind_span: Some(link.span),
                         });
                     }
                 }
@@ -766,6 +769,7 @@ impl<'a> Lowering<'a, '_> {
                     to,
                     kind: EdgeKind::Full,
                     tokens: None,
+                    kind_span: None,
                 });
             }
         }

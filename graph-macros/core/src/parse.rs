@@ -4,7 +4,7 @@
 //! memory, conditionals) lives in `check`. It recovers at statement
 //! boundaries so that one invocation reports every syntax error it holds.
 
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -192,7 +192,8 @@ pub struct AllocScope {
     pub body: Block,
 }
 
-/// `a -> [b, c] -(programmatic)-> d;`
+/// `a -> [b, c] -(programmatic)-> d;`, or `#[launch_order] a -> b -> c;`
+/// (every plain arrow of the statement takes the attribute's kind).
 #[derive(Debug)]
 pub struct EdgeStmt {
     /// One more group than links.
@@ -212,6 +213,9 @@ pub struct EdgeLink {
     pub kind: EdgeKind,
     /// The arrow's tokens, for error spans.
     pub tokens: TokenStream,
+    /// Where errors about the edge's kind point: `(programmatic)`, or the
+    /// `->` of a statement marked `#[programmatic]`.
+    pub span: Span,
 }
 
 /// What an edge carries (CUDA 12.3+ edge data).
@@ -360,8 +364,8 @@ fn skip_past_semicolon(input: ParseStream<'_>) -> syn::Result<()> {
 fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Result<Stmt> {
     let attrs = input.call(Attribute::parse_outer)?;
     if input.peek(token::Bracket) {
-        reject_attrs(&attrs, "edges")?;
-        return parse_edge(input).map(Stmt::Edge);
+        let kind = edge_attribute(&attrs)?;
+        return parse_edge(input, kind).map(Stmt::Edge);
     }
     if input.peek(kw::cond) && input.peek2(Ident) {
         let keyword = input.parse()?;
@@ -409,8 +413,8 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
         return Ok(Stmt::Node(NodeStmt { attrs, label, kind }));
     }
     if input.peek(Ident) {
-        reject_attrs(&attrs, "edges")?;
-        return parse_edge(input).map(Stmt::Edge);
+        let kind = edge_attribute(&attrs)?;
+        return parse_edge(input, kind).map(Stmt::Edge);
     }
     Err(input.error(
         "expected a statement: a node `label: kind ...;`, an edge `a -> b;`, \
@@ -418,14 +422,32 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     ))
 }
 
-fn reject_attrs(attrs: &[Attribute], what: &str) -> syn::Result<()> {
-    match attrs.first() {
-        Some(attr) => Err(syn::Error::new_spanned(
-            attr,
-            format!("attributes are not allowed on {what}"),
-        )),
-        None => Ok(()),
+/// The kind an edge statement's `#[programmatic]` or `#[launch_order]`
+/// gives each of its plain `->` arrows (`Full` without one).
+fn edge_attribute(attrs: &[Attribute]) -> syn::Result<EdgeKind> {
+    let mut kind = EdgeKind::Full;
+    for attr in attrs {
+        let path_only = matches!(attr.meta, syn::Meta::Path(_));
+        let this = if path_only && attr.path().is_ident("programmatic") {
+            EdgeKind::Programmatic
+        } else if path_only && attr.path().is_ident("launch_order") {
+            EdgeKind::LaunchOrder
+        } else {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an edge statement takes `#[programmatic]` or `#[launch_order]`, \
+                 which gives every `->` in it that kind",
+            ));
+        };
+        if kind != EdgeKind::Full {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an edge statement takes one edge-kind attribute",
+            ));
+        }
+        kind = this;
     }
+    Ok(kind)
 }
 
 fn parse_element_type_and_len(input: ParseStream<'_>) -> syn::Result<(Type, Expr)> {
@@ -689,14 +711,15 @@ fn closing_chevrons(cursor: syn::buffer::Cursor<'_>) -> Option<syn::buffer::Curs
     Some(rest)
 }
 
-fn parse_edge(input: ParseStream<'_>) -> syn::Result<EdgeStmt> {
+/// An edge statement; its plain `->` arrows carry `plain`.
+fn parse_edge(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result<EdgeStmt> {
     let mut groups = vec![parse_edge_group(input)?];
     let mut links = Vec::new();
     while !input.peek(Token![;]) {
         if input.is_empty() {
             return Err(input.error("expected `;` after the edge"));
         }
-        links.push(parse_edge_link(input)?);
+        links.push(parse_edge_link(input, plain)?);
         groups.push(parse_edge_group(input)?);
     }
     input.parse::<Token![;]>()?;
@@ -733,12 +756,13 @@ fn parse_edge_group(input: ParseStream<'_>) -> syn::Result<EdgeGroup> {
     }
 }
 
-fn parse_edge_link(input: ParseStream<'_>) -> syn::Result<EdgeLink> {
+fn parse_edge_link(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result<EdgeLink> {
     if input.peek(Token![->]) {
         let arrow: Token![->] = input.parse()?;
         return Ok(EdgeLink {
-            kind: EdgeKind::Full,
+            kind: plain,
             tokens: quote::quote!(#arrow),
+            span: arrow.spans[0],
         });
     }
     if input.peek(Token![-]) && input.peek2(token::Paren) {
@@ -764,7 +788,8 @@ fn parse_edge_link(input: ParseStream<'_>) -> syn::Result<EdgeLink> {
         group.set_span(paren.span.join());
         tokens.extend([TokenTree::Group(group)]);
         tokens.extend(quote::quote!(#arrow));
-        return Ok(EdgeLink { kind, tokens });
+        let span = paren.span.join();
+        return Ok(EdgeLink { kind, tokens, span });
     }
     Err(input.error("expected `->`, `-(programmatic)->` or `-(launch_order)->`"))
 }

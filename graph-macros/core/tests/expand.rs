@@ -123,10 +123,13 @@ snapshot!(
         #[priority(1)]
         first: kernel kernels::AddOne<<<1, 32>>>(x, n);
         #[disabled]
-        second: kernel kernels::AddOne<<<1, 32>>>(x, n);
-        third: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        second: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
+        third: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
+        fourth: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
         tmp: alloc f32[n];
         first -(programmatic)-> second -(launch_order)-> third;
+        #[launch_order]
+        third -> fourth;
     }
 "#
 );

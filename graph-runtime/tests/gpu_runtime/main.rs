@@ -10,4 +10,5 @@ mod device_launch;
 mod exec;
 mod memory;
 mod nodes;
+mod pdl;
 mod tracking;

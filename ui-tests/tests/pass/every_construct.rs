@@ -51,8 +51,8 @@ cuda_graph! {
             s1 -> s2;
         }
         p1: kernel kernels::AddOne<<<1, 32>>>(x, n);
-        p2: kernel kernels::AddOne<<<1, 32>>>(x, n);
-        p3: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        p2: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
+        p3: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
         load -> stage1 -> [zero, decide] -> branch -> repeat -> choose -> report;
         tmp -> use_tmp -> done;
         choose -> scratch -> child -> rec -> wt -> cap;

@@ -4,7 +4,7 @@
 use crate::check::Topology;
 use crate::model::{Kind, LevelId, Model, NodeId, Origin};
 use crate::parse::{EdgeKind, NodeKind};
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -15,8 +15,9 @@ use syn::Ident;
 pub struct Emitter<'m, 'a> {
     pub model: &'m Model<'a>,
     pub topology: &'m Topology,
-    /// Edge kinds by (from, to), for programmatic edges.
-    edge_kinds: HashMap<(NodeId, NodeId), EdgeKind>,
+    /// Edge kinds by (from, to), with where each was written, for
+    /// programmatic edges.
+    edge_kinds: HashMap<(NodeId, NodeId), (EdgeKind, Option<Span>)>,
     /// Expression form: operands written `&x` / `&mut x` name the bound `x`.
     pub bound_references: bool,
     /// Item form: body nodes with accessors hand their handle out of their
@@ -32,7 +33,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .levels
             .iter()
             .flat_map(|l| &l.edges)
-            .map(|e| ((e.from, e.to), e.kind))
+            .map(|e| ((e.from, e.to), (e.kind, e.kind_span)))
             .collect();
         let mut kernels: Vec<String> = Vec::new();
         for node in &model.nodes {
@@ -258,15 +259,26 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         let #var: ::graph_runtime::__private::ArgOf<'_, #path, #index> = #arg;
                     }
                 });
-                let kinds: Vec<EdgeKind> = self.topology.predecessors[id]
+                let incoming: Vec<(EdgeKind, Option<Span>)> = self.topology.predecessors[id]
                     .iter()
                     .map(|&p| {
                         self.edge_kinds
                             .get(&(p, id))
                             .copied()
-                            .unwrap_or(EdgeKind::Full)
+                            .unwrap_or((EdgeKind::Full, None))
                     })
                     .collect();
+                // Every programmatic edge requires a PDL-aware kernel after
+                // it; rustc's error points at the edge:
+                //   error[E0277]: kernel `AddOne` is not declared PDL-aware, ...
+                let pdl_checks = incoming.iter().filter_map(|&(kind, span)| {
+                    let span = span.filter(|_| kind != EdgeKind::Full)?;
+                    let path = respan(path.to_token_stream(), span);
+                    Some(quote_spanned! {span=>
+                        ::graph_runtime::__private::require_pdl_aware::<#path>();
+                    })
+                });
+                let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
                 let edges = if kinds.iter().all(|k| *k == EdgeKind::Full) {
                     quote!(::core::option::Option::None)
                 } else {
@@ -292,6 +304,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     .then(|| quote! { let #var = #kernel_var.node(); });
                 quote! {
                     let #kernel_binding = {
+                        #(#pdl_checks)*
                         #(#arg_checks)*
                         #g.add_kernel_with_edges(#label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)?
                     };
@@ -417,4 +430,23 @@ pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
     };
     let ident = path.path.get_ident()?;
     Some((ident.clone(), reference.mutability.is_some()))
+}
+
+/// `tokens` with every span set to `span`, so that an error about them
+/// points there (a kernel path, reported at the edge that needs it).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
 }

@@ -1,0 +1,208 @@
+//! Programmatic dependent launch edges: results bit-identical to ordinary
+//! edges for tiny and prologue-heavy kernels, updates of such graphs, and
+//! the refusal of a programmatic edge into a kernel not declared PDL-aware.
+
+use crate::common::{gpu, sync};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use graph_runtime::kernel::{KernelArgs, KernelDef};
+use graph_runtime::{cudarc, EdgeKind, Graph, GraphError, Kernel, KernelNode, LaunchConfig};
+use std::sync::Arc;
+
+const KINDS: [EdgeKind; 3] = [
+    EdgeKind::Full,
+    EdgeKind::Programmatic,
+    EdgeKind::LaunchOrder,
+];
+
+/// A chain of `len` nodes of `kernel` joined by `kind` edges; `args` gives
+/// each node's arguments from the graph's binding of `x`.
+fn chain<'a, A: KernelArgs>(
+    ctx: &Arc<CudaContext>,
+    kernel: &Kernel<A>,
+    config: LaunchConfig,
+    x: &'a mut CudaSlice<f32>,
+    kind: EdgeKind,
+    len: usize,
+    args: impl Fn(graph_runtime::Buf<'a, f32>) -> A::Args<'a>,
+) -> (Graph<'a>, Vec<KernelNode<A>>, graph_runtime::Buf<'a, f32>) {
+    let mut g = Graph::new(ctx).unwrap();
+    let xb = g.bind_mut(x);
+    let mut nodes: Vec<KernelNode<A>> = Vec::with_capacity(len);
+    for i in 0..len {
+        let deps: Vec<_> = nodes.last().map(|n| n.node()).into_iter().collect();
+        let edges = [kind];
+        let node = g
+            .add_kernel_with_edges(
+                &format!("step{i}"),
+                kernel,
+                config,
+                args(xb),
+                &deps,
+                (!deps.is_empty()).then_some(&edges[..]),
+            )
+            .unwrap();
+        nodes.push(node);
+    }
+    (g, nodes, xb)
+}
+
+/// Runs the chain built by `build` for each edge kind on `x0`; returns each
+/// kind's result.
+fn run_each_kind(
+    stream: &Arc<CudaStream>,
+    x0: &[f32],
+    launches: usize,
+    build: impl for<'a> Fn(&'a mut CudaSlice<f32>, EdgeKind) -> Graph<'a>,
+) -> Vec<Vec<f32>> {
+    KINDS
+        .iter()
+        .map(|&kind| {
+            let mut x = stream.clone_htod(x0).unwrap();
+            {
+                let g = build(&mut x, kind);
+                let mut exec = g.instantiate().unwrap();
+                for _ in 0..launches {
+                    exec.launch(stream).unwrap();
+                }
+                sync(stream);
+            }
+            stream.clone_dtoh(&x).unwrap()
+        })
+        .collect()
+}
+
+fn bits(values: &[f32]) -> Vec<u32> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn tiny_chains_match_ordinary_edges_bit_for_bit() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
+    let n = 128u32;
+    let x0: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let (len, launches) = (1000, 3);
+    let results = run_each_kind(&stream, &x0, launches, |x, kind| {
+        chain(&ctx, &kernel, LaunchConfig::new(1, n), x, kind, len, |xb| {
+            (xb, n)
+        })
+        .0
+    });
+    let expected: Vec<f32> = x0.iter().map(|v| v + (len * launches) as f32).collect();
+    for (kind, result) in KINDS.iter().zip(&results) {
+        assert_eq!(bits(result), bits(&expected), "{kind:?} edges");
+    }
+}
+
+#[test]
+fn prologue_heavy_chains_match_ordinary_edges_bit_for_bit() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let kernel = kernels::PdlPrologueStep::load(&ctx).unwrap();
+    let (blocks, threads, work, len) = (132u32, 256u32, 512u32, 64);
+    let n = blocks * threads;
+    let x0: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.25).collect();
+    let config = LaunchConfig::new(blocks, threads);
+    let results = run_each_kind(&stream, &x0, 1, |x, kind| {
+        chain(&ctx, &kernel, config, x, kind, len, |xb| (xb, n, work)).0
+    });
+    // The host computes the same fused multiply-adds, so it matches exactly.
+    let expected: Vec<f32> = x0
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let prologue = kernels::pdl_prologue(i as u32, work);
+            (0..len).fold(v, |x, _| x.mul_add(0.5, prologue))
+        })
+        .collect();
+    for (kind, result) in KINDS.iter().zip(&results) {
+        assert_eq!(bits(result), bits(&expected), "{kind:?} edges");
+    }
+}
+
+#[test]
+fn pdl_graphs_take_per_node_and_whole_graph_updates() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
+    let n = 256u32;
+    let config = LaunchConfig::new(1, n);
+    let mut x = stream.alloc_zeros::<f32>(n as usize).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(n as usize).unwrap();
+    {
+        let (g, nodes, xb) = chain(
+            &ctx,
+            &kernel,
+            config,
+            &mut x,
+            EdgeKind::LaunchOrder,
+            10,
+            |xb| (xb, n),
+        );
+        let mut exec = g.instantiate().unwrap();
+        // Per node: the last step adds to the first half only.
+        exec.set_kernel_args(&nodes[9], (xb, n / 2)).unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+        // Whole graph: the same topology over `y`, programmatic edges kept.
+        let (other, _, _) = chain(
+            &ctx,
+            &kernel,
+            config,
+            &mut y,
+            EdgeKind::LaunchOrder,
+            10,
+            |yb| (yb, n),
+        );
+        exec.update(&other).unwrap();
+        exec.launch(&stream).unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    let x = stream.clone_dtoh(&x).unwrap();
+    assert!(x[..128].iter().all(|v| *v == 10.0) && x[128..].iter().all(|v| *v == 9.0));
+    assert!(stream.clone_dtoh(&y).unwrap().iter().all(|v| *v == 20.0));
+}
+
+#[test]
+fn programmatic_edge_into_a_kernel_not_pdl_aware_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let pdl = kernels::PdlAddOne::load(&ctx).unwrap();
+    let plain = kernels::AddOne::load(&ctx).unwrap();
+    let mut x = stream.alloc_zeros::<f32>(32).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let xb = g.bind_mut(&mut x);
+    let first = g
+        .add_kernel("first", &pdl, LaunchConfig::new(1, 32), (xb, 32), &[])
+        .unwrap();
+    for kind in [EdgeKind::Programmatic, EdgeKind::LaunchOrder] {
+        let err = g
+            .add_kernel_with_edges(
+                "second",
+                &plain,
+                LaunchConfig::new(1, 32),
+                (xb, 32),
+                &[first.node()],
+                Some(&[kind]),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(&err, GraphError::InvalidNode { label, reason }
+                if label == "second" && reason.contains("not declared PDL-aware")),
+            "{err}"
+        );
+    }
+    // An ordinary edge into it is fine, and so is a PDL-aware kernel.
+    g.add_kernel_with_edges(
+        "third",
+        &plain,
+        LaunchConfig::new(1, 32),
+        (xb, 32),
+        &[first.node()],
+        Some(&[EdgeKind::Full]),
+    )
+    .unwrap();
+    assert_eq!(g.node_count(), 2);
+}

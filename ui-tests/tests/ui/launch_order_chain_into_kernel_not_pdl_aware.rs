@@ -1,0 +1,14 @@
+use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
+
+cuda_graph! {
+    graph Chain(x: &mut CudaSlice<f32>) {
+        a: kernel kernels::PdlAddOne<<<1, 32>>>(x, 32u32);
+        b: kernel kernels::PdlAddOne<<<1, 32>>>(x, 32u32);
+        c: kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+        #[launch_order]
+        a -> b -> c;
+    }
+}
+
+fn main() {}
