@@ -68,7 +68,7 @@ pub fn macro_graph(
 
 /// Warm-up, then the medians of `reps` timed launches: host (launch and
 /// synchronize) and device (events).
-fn repeated(
+pub(crate) fn repeated(
     ctx: &Arc<CudaContext>,
     stream: &CudaStream,
     reps: usize,
