@@ -135,6 +135,8 @@ pub fn run() -> Result<String> {
         }
     }
 
+    full.push_str(&scaling::build_breakdown(&ctx, &stream)?);
+
     let steps = 1000;
     let (while_us, tail_us, host_us) = workloads::loops(&ctx, &stream, steps, 10)?;
     let _ = writeln!(

@@ -8,11 +8,12 @@ use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_me
 use std::sync::Arc;
 
 cuda_graph! {
-    /// Device-side loop: a WHILE node counting down.
-    graph WhileLoop(counter: &mut CudaSlice<i32>, iterations: &mut CudaSlice<i32>) {
+    /// Device-side loop: a WHILE node counting down (the C++ loop's kernel:
+    /// one decrement, 1 x 32 threads).
+    graph WhileLoop(counter: &mut CudaSlice<i32>) {
         cond again = 1;
         repeat: while again {
-            step: kernel kernels::Countdown<<<1, 1>>>(again, counter, iterations);
+            step: kernel kernels::CountdownStep<<<1, 32>>>(again, counter);
         }
     }
 
@@ -53,7 +54,7 @@ pub fn loops(
     let (whiles, tails);
     let mut hosts = Vec::new();
     {
-        let graph = WhileLoop::build(ctx, &mut counter, &mut other)?;
+        let graph = WhileLoop::build(ctx, &mut counter)?;
         let bound = graph.bound();
         let mut exec = graph.instantiate()?;
         whiles = device_loop(

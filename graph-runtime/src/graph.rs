@@ -230,29 +230,49 @@ impl<'a> Graph<'a> {
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
         // One lock of the registry for the whole addition.
-        let registry_lock = self.registry.clone();
-        let mut registry = registry_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
         let dep_indices = self.check_deps(&registry, label, deps)?;
         let allocs_before = self.check_uses(&registry, label, &dep_indices, uses)?;
-        let raw_deps: Vec<sys::CUgraphNode> = dep_indices
-            .iter()
-            .map(|&i| registry.nodes[i as usize].raw)
-            .collect();
-        let edge_data: Option<Vec<sys::CUgraphEdgeData>> =
-            edges.map(|kinds| kinds.iter().map(|k| k.edge_data()).collect());
-        if let Some(data) = &edge_data {
-            if data.len() != raw_deps.len() {
-                return Err(GraphError::invalid(
-                    label,
-                    "one edge kind is needed per dependency",
-                ));
-            }
+        if edges.is_some_and(|kinds| kinds.len() != dep_indices.len()) {
+            return Err(GraphError::invalid(
+                label,
+                "one edge kind is needed per dependency",
+            ));
         }
+        // Few nodes have more than a handful of dependencies: keep their
+        // handles and edge data on the stack.
+        const INLINE: usize = 8;
+        let mut inline_deps = [std::ptr::null_mut(); INLINE];
+        let mut inline_edges = [EdgeKind::Full.edge_data(); INLINE];
+        let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
+        let (raw_deps, edge_data): (&[sys::CUgraphNode], &[sys::CUgraphEdgeData]) =
+            if dep_indices.len() <= INLINE {
+                for (slot, &i) in inline_deps.iter_mut().zip(&dep_indices) {
+                    *slot = registry.nodes[i as usize].raw;
+                }
+                for (slot, kind) in inline_edges.iter_mut().zip(edges.unwrap_or_default()) {
+                    *slot = kind.edge_data();
+                }
+                let n = dep_indices.len();
+                (&inline_deps[..n], &inline_edges[..n])
+            } else {
+                heap_deps = dep_indices
+                    .iter()
+                    .map(|&i| registry.nodes[i as usize].raw)
+                    .collect();
+                heap_edges = edges
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|k| k.edge_data())
+                    .collect();
+                (&heap_deps, &heap_edges)
+            };
+        let edge_data = edges.map(|_| edge_data);
         self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
         // has one entry per dependency (checked above).
-        let raw = unsafe { result::add_node(self.raw, &raw_deps, edge_data.as_deref(), params) }
+        let raw = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) }
             .op_at("cuGraphAddNode", label)?;
         let index = registry.nodes.len() as u32;
         let user = self.top_node.unwrap_or(index);

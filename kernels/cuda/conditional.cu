@@ -21,6 +21,15 @@ extern "C" __global__ void countdown(unsigned long long handle, int* counter, in
     }
 }
 
+// WHILE body with nothing else: decrements the counter and keeps the loop
+// going while it is positive (the benchmark's loop step, as in C++).
+extern "C" __global__ void countdown_step(unsigned long long handle, int* counter) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *counter -= 1;
+        cudaGraphSetConditional(handle, *counter > 0 ? 1u : 0u);
+    }
+}
+
 // Counts a visit in slot `slot` (which arm of a switch ran, for example).
 extern "C" __global__ void mark(int* visits, unsigned slot) {
     if (blockIdx.x == 0 && threadIdx.x == 0) visits[slot] += 1;

@@ -122,6 +122,9 @@ graph_runtime::declare_kernel! {
     /// WHILE body: `iterations += 1; counter -= 1; handle = counter > 0`.
     // SAFETY: matches `countdown(unsigned long long handle, int* counter, int* iterations)`.
     pub Countdown: (Cond, Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown");
+    /// WHILE body: `counter -= 1; handle = counter > 0`.
+    // SAFETY: matches `countdown_step(unsigned long long handle, int* counter)`.
+    pub CountdownStep: (Cond, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_step");
     /// Host-loop step: `counter -= 1; flag = counter > 0`.
     // SAFETY: matches `countdown_flag(int* counter, int* flag)`.
     pub CountdownFlag: (Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_flag");
@@ -201,6 +204,7 @@ mod tests {
             (super::CONDITIONAL_SOURCE, name::<super::SetCondition>()),
             (super::CONDITIONAL_SOURCE, name::<super::SetConditionFrom>()),
             (super::CONDITIONAL_SOURCE, name::<super::Countdown>()),
+            (super::CONDITIONAL_SOURCE, name::<super::CountdownStep>()),
             (super::CONDITIONAL_SOURCE, name::<super::CountdownFlag>()),
             (super::CONDITIONAL_SOURCE, name::<super::Mark>()),
             (super::LAUNCH_SOURCE, name::<super::LaunchGraph>()),
