@@ -36,16 +36,27 @@ fn main() {
         }
     }
     out.push_str("}\n\n");
-    // Dispatch by shape, splitting the buffers into one parameter each.
-    out.push_str("/// Builds the `width` x `length` graph over `bufs` (one buffer per chain).\n");
-    out.push_str("pub fn build_chain<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, bufs: &'a mut [CudaSlice<f32>], width: usize, length: usize) -> graph_runtime::Result<graph_runtime::Graph<'a>> {\n    match (width, length) {\n");
+    // Dispatch by shape, splitting the buffers into one parameter each. One
+    // function per shape: unoptimized, a single dispatcher would hold every
+    // shape's temporaries (16,000 node handles) in one stack frame, probed
+    // on every call, a fixed cost the generated code does not have.
     for width in WIDTHS {
         for length in LENGTHS {
             let names: Vec<String> = (0..width).map(|w| format!("x{w}")).collect();
             let _ = writeln!(
                 out,
-                "        ({width}, {length}) => {{ let [{n}] = bufs else {{ panic!(\"{width} buffers\") }}; Ok(ChainW{width}L{length}::build(ctx, {n})?.into_graph()) }}",
+                "#[inline(never)]\nfn build_w{width}_l{length}<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, bufs: &'a mut [CudaSlice<f32>]) -> graph_runtime::Result<graph_runtime::Graph<'a>> {{\n    let [{n}] = bufs else {{ panic!(\"{width} buffers\") }};\n    Ok(ChainW{width}L{length}::build(ctx, {n})?.into_graph())\n}}",
                 n = names.join(", ")
+            );
+        }
+    }
+    out.push_str("/// Builds the `width` x `length` graph over `bufs` (one buffer per chain).\n");
+    out.push_str("pub fn build_chain<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, bufs: &'a mut [CudaSlice<f32>], width: usize, length: usize) -> graph_runtime::Result<graph_runtime::Graph<'a>> {\n    match (width, length) {\n");
+    for width in WIDTHS {
+        for length in LENGTHS {
+            let _ = writeln!(
+                out,
+                "        ({width}, {length}) => build_w{width}_l{length}(ctx, bufs),"
             );
         }
     }
@@ -112,11 +123,20 @@ fn pdl_chains(out: &mut String) {
         for length in PDL_TINY_LENGTHS {
             let _ = writeln!(
                 out,
-                "        (graph_runtime::EdgeKind::{variant}, {length}) => Ok(PdlTiny{kind}L{length}::build(ctx, x)?.into_graph()),"
+                "        (graph_runtime::EdgeKind::{variant}, {length}) => build_pdl_tiny_{}_{length}(ctx, x),", kind.to_lowercase()
             );
         }
     }
     out.push_str("        _ => panic!(\"no such PDL chain\"),\n    }\n}\n");
+    for (kind, _, _) in EDGE_KINDS {
+        for length in PDL_TINY_LENGTHS {
+            let _ = writeln!(
+                out,
+                "#[inline(never)]\nfn build_pdl_tiny_{lower}_{length}<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, x: &'a mut CudaSlice<f32>) -> graph_runtime::Result<graph_runtime::Graph<'a>> {{\n    Ok(PdlTiny{kind}L{length}::build(ctx, x)?.into_graph())\n}}",
+                lower = kind.to_lowercase()
+            );
+        }
+    }
     let _ = writeln!(
         out,
         "/// The length of the prologue-heavy PDL chains.\npub const PDL_PROLOGUE_LENGTH: usize = {PDL_PROLOGUE_LENGTH};"

@@ -19,7 +19,7 @@ pub struct Row {
     pub device: f64,
 }
 
-pub const BUILD_REPS: usize = 5;
+pub const BUILD_REPS: usize = 11;
 
 /// The graph built by `cuda_graph!` (see chains.rs).
 pub fn macro_graph(
@@ -292,49 +292,60 @@ pub fn streams(
     Ok((launch, device))
 }
 
-/// Where a small graph's build time goes (us, median of 51 each): graph
-/// creation, the kernel lookup, a 10-node chain through the runtime API and
-/// through the macro, and the drop of a 10-node graph.
+/// Where build time goes (us, medians): graph creation, the kernel lookup,
+/// and one chain of 10 and of 1,000 nodes built through the runtime API and
+/// through the macro, and the drop of the 10-node graph.
 pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<String> {
-    const REPS: usize = 51;
     let mut bufs = vec![stream.alloc_zeros::<f32>(32)?];
     let kernel = kernels::AddOne::load(ctx)?;
-    let sample = |f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
-        let samples = (0..REPS).map(|_| f()).collect::<Result<Vec<f64>>>()?;
+    let sample = |reps: usize, f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
+        let samples = (0..reps).map(|_| f()).collect::<Result<Vec<f64>>>()?;
         Ok(median(samples))
     };
-    let create = sample(&mut || Ok(time_us(|| Ok(graph_runtime::Graph::new(ctx)?))?.0))?;
-    let lookup = sample(&mut || Ok(time_us(|| Ok(kernels::AddOne::load(ctx)?))?.0))?;
-    let runtime_api = sample(&mut || {
-        let (us, graph) = time_us(|| {
-            let mut g = graph_runtime::Graph::new(ctx)?;
-            let x = g.bind_mut(&mut bufs[0]);
-            let mut prev: Option<graph_runtime::Node> = None;
-            for i in 0..10 {
-                let deps: &[graph_runtime::Node] = match &prev {
-                    Some(p) => std::slice::from_ref(p),
-                    None => &[],
-                };
-                let node = g.add_kernel(
-                    if i == 0 { "first" } else { "next" },
-                    &kernel,
-                    graph_runtime::LaunchConfig::new(1, 32),
-                    (x, 32),
-                    deps,
-                )?;
-                prev = Some(node.node());
-            }
-            Ok(g)
+    let create = sample(51, &mut || {
+        Ok(time_us(|| Ok(graph_runtime::Graph::new(ctx)?))?.0)
+    })?;
+    let lookup = sample(51, &mut || {
+        Ok(time_us(|| Ok(kernels::AddOne::load(ctx)?))?.0)
+    })?;
+    let mut out =
+        format!("build breakdown (us): Graph::new {create:.2}, kernel lookup {lookup:.2}");
+    for (length, reps) in [(10, 51), (1000, 11)] {
+        let runtime_api = sample(reps, &mut || {
+            let (us, graph) = time_us(|| {
+                let mut g = graph_runtime::Graph::new(ctx)?;
+                let x = g.bind_mut(&mut bufs[0]);
+                let mut prev: Option<graph_runtime::Node> = None;
+                for i in 0..length {
+                    let deps: &[graph_runtime::Node] = match &prev {
+                        Some(p) => std::slice::from_ref(p),
+                        None => &[],
+                    };
+                    let node = g.add_kernel(
+                        if i == 0 { "first" } else { "next" },
+                        &kernel,
+                        graph_runtime::LaunchConfig::new(1, 32),
+                        (x, 32),
+                        deps,
+                    )?;
+                    prev = Some(node.node());
+                }
+                Ok(g)
+            })?;
+            drop(graph);
+            Ok(us)
         })?;
-        drop(graph);
-        Ok(us)
-    })?;
-    let via_macro = sample(&mut || {
-        let (us, graph) = time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, 1, 10)?))?;
-        drop(graph);
-        Ok(us)
-    })?;
-    let dropping = sample(&mut || {
+        let via_macro = sample(reps, &mut || {
+            let (us, graph) =
+                time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, 1, length)?))?;
+            drop(graph);
+            Ok(us)
+        })?;
+        out.push_str(&format!(
+            "; 1x{length}: runtime API {runtime_api:.2}, macro {via_macro:.2}"
+        ));
+    }
+    let dropping = sample(51, &mut || {
         let graph = crate::chains::build_chain(ctx, &mut bufs, 1, 10)?;
         Ok(time_us(|| {
             drop(graph);
@@ -342,8 +353,6 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
         })?
         .0)
     })?;
-    Ok(format!(
-        "build breakdown, 1x10 (us, median of {REPS}): Graph::new {create:.2}, kernel lookup {lookup:.2}, \
-         runtime API chain {runtime_api:.2}, macro chain {via_macro:.2}, drop {dropping:.2}\n"
-    ))
+    out.push_str(&format!("; drop of 1x10 {dropping:.2}\n"));
+    Ok(out)
 }
