@@ -206,3 +206,46 @@ fn programmatic_edge_into_a_kernel_not_pdl_aware_is_refused() {
     .unwrap();
     assert_eq!(g.node_count(), 2);
 }
+
+/// The (from port, dependency type) of every edge of `g`, as the driver
+/// reports them.
+fn driver_edge_data(g: &Graph<'_>) -> Vec<(u8, u8)> {
+    use cudarc::driver::sys;
+    let mut count = 0usize;
+    let null = std::ptr::null_mut();
+    // SAFETY: the graph is live; null arrays ask for the edge count.
+    unsafe { sys::cuGraphGetEdges_v2(g.cu_graph(), null, null, std::ptr::null_mut(), &mut count) }
+        .result()
+        .unwrap();
+    let mut from = vec![std::ptr::null_mut(); count];
+    let mut to = vec![std::ptr::null_mut(); count];
+    // SAFETY: a zeroed edge-data struct is valid (plain integers).
+    let mut data: Vec<sys::CUgraphEdgeData> = vec![unsafe { std::mem::zeroed() }; count];
+    // SAFETY: each array holds `count` entries.
+    unsafe {
+        sys::cuGraphGetEdges_v2(
+            g.cu_graph(),
+            from.as_mut_ptr(),
+            to.as_mut_ptr(),
+            data.as_mut_ptr(),
+            &mut count,
+        )
+    }
+    .result()
+    .unwrap();
+    data.iter().map(|d| (d.from_port, d.type_)).collect()
+}
+
+#[test]
+fn edges_reach_the_driver_with_their_kind() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
+    let config = LaunchConfig::new(1, 32);
+    let expected = [(0, 0), (1, 1), (2, 1)]; // ports: programmatic 1, launch order 2; type programmatic 1
+    for (kind, want) in KINDS.iter().zip(expected) {
+        let mut x = stream.alloc_zeros::<f32>(32).unwrap();
+        let (g, _, _) = chain(&ctx, &kernel, config, &mut x, *kind, 4, |xb| (xb, 32));
+        assert_eq!(driver_edge_data(&g), [want; 3], "{kind:?}");
+    }
+}
