@@ -345,6 +345,14 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
             "; 1x{length}: runtime API {runtime_api:.2}, macro {via_macro:.2}"
         ));
     }
+    // The driver alone: a raw 1,000-node chain with the kernel's context
+    // left null (current) or given explicitly.
+    let function = kernel.function().cu_function();
+    let ptr = device_ptr(&bufs[0], stream);
+    for (what, context) in [("null", std::ptr::null_mut()), ("explicit", ctx.cu_ctx())] {
+        let us = sample(11, &mut || raw_chain_build_us(function, ptr, 1000, context))?;
+        out.push_str(&format!("; raw 1x1000 with {what} context {us:.2}"));
+    }
     let dropping = sample(51, &mut || {
         let graph = crate::chains::build_chain(ctx, &mut bufs, 1, 10)?;
         Ok(time_us(|| {
@@ -355,4 +363,55 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
     })?;
     out.push_str(&format!("; drop of 1x10 {dropping:.2}\n"));
     Ok(out)
+}
+
+/// Microseconds to build a raw chain of `length` AddOne nodes on `ptr`
+/// (the graph is destroyed after).
+fn raw_chain_build_us(
+    function: sys::CUfunction,
+    ptr: u64,
+    length: usize,
+    context: sys::CUcontext,
+) -> Result<f64> {
+    let n: u32 = 32;
+    let mut raw = RawExec {
+        graph: std::ptr::null_mut(),
+        exec: std::ptr::null_mut(),
+    };
+    let (us, ()) = time_us(|| {
+        // SAFETY: plain driver calls on a graph created here; kernel params
+        // point to live locals during each cuGraphAddNode.
+        unsafe {
+            sys::cuGraphCreate(&mut raw.graph, 0).result()?;
+            let mut prev: Option<sys::CUgraphNode> = None;
+            for _ in 0..length {
+                let mut args = [
+                    &ptr as *const u64 as *mut c_void,
+                    &n as *const u32 as *mut c_void,
+                ];
+                let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
+                params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+                let kernel = &mut params.__bindgen_anon_1.kernel;
+                kernel.func = function;
+                (kernel.gridDimX, kernel.gridDimY, kernel.gridDimZ) = (1, 1, 1);
+                (kernel.blockDimX, kernel.blockDimY, kernel.blockDimZ) = (32, 1, 1);
+                kernel.kernelParams = args.as_mut_ptr();
+                kernel.ctx = context;
+                let mut node = std::ptr::null_mut();
+                let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
+                sys::cuGraphAddNode(
+                    &mut node,
+                    raw.graph,
+                    deps,
+                    usize::from(prev.is_some()),
+                    &mut params,
+                )
+                .result()?;
+                prev = Some(node);
+            }
+        }
+        Ok(())
+    })?;
+    drop(raw);
+    Ok(us)
 }

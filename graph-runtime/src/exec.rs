@@ -323,7 +323,7 @@ impl<'a> Exec<'a> {
         if let Err(reason) = config.validate().and(encoding) {
             return Err(GraphError::invalid(&label(), reason));
         }
-        if encoded.uses.iter().any(|u| u.root != self.resource_id) {
+        if encoded.uses().iter().any(|u| u.root != self.resource_id) {
             return Err(GraphError::ForeignHandle {
                 what: format!("a buffer passed to node `{}`", label()),
             });

@@ -425,18 +425,21 @@ impl<'a> Graph<'a> {
     ) -> Result<Node> {
         let count = encoded.len();
         let mut pointers = encoded.param_pointers();
+        // A null context means the current one, which `add_raw` binds to
+        // the graph's context before adding (as hand-written driver code
+        // passes it).
         let mut params = kernel_params(
             function.cu_function(),
             config,
             &mut pointers[..count],
-            self.ctx.cu_ctx(),
+            std::ptr::null_mut(),
         );
         let node = self.add_raw(
             label,
             NodeKind::Kernel,
             deps,
             edges,
-            &encoded.uses,
+            encoded.uses(),
             &mut params,
         )?;
         let mut resources = lock(&self.resources);

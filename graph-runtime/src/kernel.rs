@@ -402,11 +402,30 @@ const MAX_PARAMS: usize = 12;
 /// Collects a kernel's argument values and the buffers it touches, without
 /// allocating: every parameter type is at most 8 bytes (a scalar, a device
 /// address or a handle), so each takes one 8-byte slot.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ArgEncoder {
     slots: [u64; MAX_PARAMS],
     len: usize,
-    pub(crate) uses: Vec<BufferUse>,
+    /// The buffers the arguments touch: at most one per parameter.
+    use_slots: [BufferUse; MAX_PARAMS],
+    use_count: usize,
+}
+
+impl Default for ArgEncoder {
+    fn default() -> Self {
+        const NONE: BufferUse = BufferUse {
+            root: 0,
+            alloc: None,
+            write: false,
+            writable: false,
+        };
+        ArgEncoder {
+            slots: [0; MAX_PARAMS],
+            len: 0,
+            use_slots: [NONE; MAX_PARAMS],
+            use_count: 0,
+        }
+    }
 }
 
 impl ArgEncoder {
@@ -433,6 +452,18 @@ impl ArgEncoder {
     /// Number of parameters encoded.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    fn push_use(&mut self, used: BufferUse) {
+        if let Some(slot) = self.use_slots.get_mut(self.use_count) {
+            *slot = used;
+            self.use_count += 1;
+        }
+    }
+
+    /// The buffers the encoded arguments touch.
+    pub(crate) fn uses(&self) -> &[BufferUse] {
+        &self.use_slots[..self.use_count]
     }
 }
 
@@ -485,7 +516,7 @@ impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
     fn encode(arg: &Buf<'_, T>, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.uses.push(arg.as_use(false));
+        out.push_use(arg.as_use(false));
         Ok(())
     }
 }
@@ -503,7 +534,7 @@ impl<T: 'static> KernelParam for Out<T> {
             ));
         }
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.uses.push(arg.as_use(true));
+        out.push_use(arg.as_use(true));
         Ok(())
     }
 }
