@@ -1,71 +1,22 @@
-//! Writes the benchmark's perf-scaling graphs in the DSL: `width` parallel
-//! chains of `length` tiny kernels, one graph type per shape; and the chains
-//! of PDL-aware kernels joined by each kind of edge. (The DSL has no loops;
-//! generating its text is how a user would write these shapes.)
+//! Writes the benchmark's graphs in the DSL: the perf-scaling chains of
+//! 1,000 (the 10- and 100-long ones are in graph-bench-shapes, compiled
+//! optimized), and the chains of PDL-aware kernels joined by each kind of
+//! edge. (The DSL has no loops; generating its text is how a user would
+//! write these shapes.)
 
 use std::fmt::Write;
 
-const WIDTHS: [usize; 3] = [1, 4, 16];
-const LENGTHS: [usize; 3] = [10, 100, 1000];
+include!("chains_gen.rs");
 
 fn main() {
-    let mut out = String::from("graph_runtime::cuda_graph! {\n");
-    for width in WIDTHS {
-        for length in LENGTHS {
-            let params: Vec<String> = (0..width)
-                .map(|w| format!("x{w}: &mut CudaSlice<f32>"))
-                .collect();
-            let _ = writeln!(
-                out,
-                "    pub graph ChainW{width}L{length}({}) {{",
-                params.join(", ")
-            );
-            for w in 0..width {
-                for l in 0..length {
-                    let _ = writeln!(
-                        out,
-                        "        c{w}_{l}: kernel kernels::AddOne<<<1, 32>>>(x{w}, 32u32);"
-                    );
-                }
-                let chain: Vec<String> = (0..length).map(|l| format!("c{w}_{l}")).collect();
-                if length > 1 {
-                    let _ = writeln!(out, "        {};", chain.join(" -> "));
-                }
-            }
-            out.push_str("    }\n");
-        }
-    }
-    out.push_str("}\n\n");
-    // Dispatch by shape, splitting the buffers into one parameter each. One
-    // function per shape: unoptimized, a single dispatcher would hold every
-    // shape's temporaries (16,000 node handles) in one stack frame, probed
-    // on every call, a fixed cost the generated code does not have.
-    for width in WIDTHS {
-        for length in LENGTHS {
-            let names: Vec<String> = (0..width).map(|w| format!("x{w}")).collect();
-            let _ = writeln!(
-                out,
-                "#[inline(never)]\nfn build_w{width}_l{length}<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, bufs: &'a mut [CudaSlice<f32>]) -> graph_runtime::Result<graph_runtime::Graph<'a>> {{\n    let [{n}] = bufs else {{ panic!(\"{width} buffers\") }};\n    Ok(ChainW{width}L{length}::build(ctx, {n})?.into_graph())\n}}",
-                n = names.join(", ")
-            );
-        }
-    }
-    out.push_str("/// Builds the `width` x `length` graph over `bufs` (one buffer per chain).\n");
-    out.push_str("pub fn build_chain<'a>(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>, bufs: &'a mut [CudaSlice<f32>], width: usize, length: usize) -> graph_runtime::Result<graph_runtime::Graph<'a>> {\n    match (width, length) {\n");
-    for width in WIDTHS {
-        for length in LENGTHS {
-            let _ = writeln!(
-                out,
-                "        ({width}, {length}) => build_w{width}_l{length}(ctx, bufs),"
-            );
-        }
-    }
-    out.push_str("        _ => panic!(\"no such shape\"),\n    }\n}\n");
+    let mut out = String::new();
+    perf_scaling_chains(&[1, 4, 16], &[1000], &mut out);
     pdl_chains(&mut out);
     let path = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("chains.rs");
     std::fs::write(path, out).expect("writing the generated graphs");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=chains_gen.rs");
 }
 
 /// Edge kinds of the PDL chains: type-name part, `EdgeKind` variant and the

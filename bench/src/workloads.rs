@@ -173,7 +173,7 @@ pub fn updates(
     stream: &Arc<CudaStream>,
     reps: usize,
 ) -> Result<(f64, f64, f64, f64)> {
-    use crate::chains::ChainW1L100;
+    use graph_bench_shapes::ChainW1L100;
     let mut x = stream.alloc_zeros::<f32>(32)?;
     let graph = ChainW1L100::build(ctx, &mut x)?;
     let bound = graph.bound();
