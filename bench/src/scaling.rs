@@ -137,45 +137,16 @@ pub fn raw_sys(
         .collect::<std::result::Result<_, _>>()?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let function = kernels::AddOne::load(ctx)?.function().cu_function();
-    let n: u32 = 32;
     let build = || -> Result<RawExec> {
         let mut raw = RawExec {
             graph: std::ptr::null_mut(),
             exec: std::ptr::null_mut(),
         };
-        // SAFETY: plain driver calls on handles created here; kernel params
-        // point to live locals during each cuGraphAddNode.
+        // SAFETY: a graph created here; the chains' pointers stay live.
         unsafe {
             sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-            for ptr in &ptrs {
-                let mut prev: Option<sys::CUgraphNode> = None;
-                for _ in 0..length {
-                    let mut args = [
-                        ptr as *const u64 as *mut c_void,
-                        &n as *const u32 as *mut c_void,
-                    ];
-                    let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
-                    params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
-                    params.__bindgen_anon_1.kernel.func = function;
-                    params.__bindgen_anon_1.kernel.gridDimX = 1;
-                    params.__bindgen_anon_1.kernel.gridDimY = 1;
-                    params.__bindgen_anon_1.kernel.gridDimZ = 1;
-                    params.__bindgen_anon_1.kernel.blockDimX = 32;
-                    params.__bindgen_anon_1.kernel.blockDimY = 1;
-                    params.__bindgen_anon_1.kernel.blockDimZ = 1;
-                    params.__bindgen_anon_1.kernel.kernelParams = args.as_mut_ptr();
-                    let mut node = std::ptr::null_mut();
-                    let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
-                    sys::cuGraphAddNode(
-                        &mut node,
-                        raw.graph,
-                        deps,
-                        usize::from(prev.is_some()),
-                        &mut params,
-                    )
-                    .result()?;
-                    prev = Some(node);
-                }
+            for &ptr in &ptrs {
+                add_raw_chain(raw.graph, function, ptr, length, std::ptr::null_mut())?;
             }
         }
         Ok(raw)
@@ -373,45 +344,65 @@ fn raw_chain_build_us(
     length: usize,
     context: sys::CUcontext,
 ) -> Result<f64> {
-    let n: u32 = 32;
     let mut raw = RawExec {
         graph: std::ptr::null_mut(),
         exec: std::ptr::null_mut(),
     };
     let (us, ()) = time_us(|| {
-        // SAFETY: plain driver calls on a graph created here; kernel params
-        // point to live locals during each cuGraphAddNode.
+        // SAFETY: a graph created here, on a live device pointer.
         unsafe {
             sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-            let mut prev: Option<sys::CUgraphNode> = None;
-            for _ in 0..length {
-                let mut args = [
-                    &ptr as *const u64 as *mut c_void,
-                    &n as *const u32 as *mut c_void,
-                ];
-                let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
-                params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
-                let kernel = &mut params.__bindgen_anon_1.kernel;
-                kernel.func = function;
-                (kernel.gridDimX, kernel.gridDimY, kernel.gridDimZ) = (1, 1, 1);
-                (kernel.blockDimX, kernel.blockDimY, kernel.blockDimZ) = (32, 1, 1);
-                kernel.kernelParams = args.as_mut_ptr();
-                kernel.ctx = context;
-                let mut node = std::ptr::null_mut();
-                let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
-                sys::cuGraphAddNode(
-                    &mut node,
-                    raw.graph,
-                    deps,
-                    usize::from(prev.is_some()),
-                    &mut params,
-                )
-                .result()?;
-                prev = Some(node);
-            }
+            add_raw_chain(raw.graph, function, ptr, length, context)
         }
-        Ok(())
     })?;
     drop(raw);
     Ok(us)
+}
+
+/// Adds a chain of `length` AddOne nodes (1 x 32 threads on `ptr`) to
+/// `graph` with raw `cuGraphAddNode` calls, the kernel's context `context`
+/// (null: the current one).
+///
+/// # Safety
+/// `graph` is live and `ptr` a live device allocation of 32 floats.
+unsafe fn add_raw_chain(
+    graph: sys::CUgraph,
+    function: sys::CUfunction,
+    ptr: u64,
+    length: usize,
+    context: sys::CUcontext,
+) -> Result {
+    let n: u32 = 32;
+    let mut prev: Option<sys::CUgraphNode> = None;
+    for _ in 0..length {
+        let mut args = [
+            &ptr as *const u64 as *mut c_void,
+            &n as *const u32 as *mut c_void,
+        ];
+        // SAFETY: zeroed node params are valid; the kernel member is set.
+        let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+        params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+        // SAFETY: writing the kernel member of the params union.
+        let kernel = unsafe { &mut params.__bindgen_anon_1.kernel };
+        kernel.func = function;
+        (kernel.gridDimX, kernel.gridDimY, kernel.gridDimZ) = (1, 1, 1);
+        (kernel.blockDimX, kernel.blockDimY, kernel.blockDimZ) = (32, 1, 1);
+        kernel.kernelParams = args.as_mut_ptr();
+        kernel.ctx = context;
+        let mut node = std::ptr::null_mut();
+        let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
+        // SAFETY: the graph is live (caller); params point to live locals.
+        unsafe {
+            sys::cuGraphAddNode(
+                &mut node,
+                graph,
+                deps,
+                usize::from(prev.is_some()),
+                &mut params,
+            )
+        }
+        .result()?;
+        prev = Some(node);
+    }
+    Ok(())
 }
