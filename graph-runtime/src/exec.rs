@@ -278,7 +278,8 @@ impl<'a> Exec<'a> {
             .nodes
             .get(node.index as usize)
             .ok_or_else(foreign)?;
-        Ok((info.raw, info.label.clone(), info.kind))
+        let label = registry.label(node.index as usize).to_string();
+        Ok((info.raw, label, info.kind))
     }
 
     /// Sets a kernel node's arguments in this exec (the graph is unchanged).
@@ -319,7 +320,7 @@ impl<'a> Exec<'a> {
                 .ok_or_else(foreign)?
                 .raw
         };
-        let label = || self.registry().nodes[node.index as usize].label.clone();
+        let label = || self.registry().label(node.index as usize).to_string();
         if let Err(reason) = config.validate().and(encoding) {
             return Err(GraphError::invalid(&label(), reason));
         }
@@ -370,10 +371,9 @@ impl<'a> Exec<'a> {
 
     /// The labels of the exec's nodes, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
-        self.registry()
-            .nodes
-            .iter()
-            .map(|n| n.label.clone())
+        let registry = self.registry();
+        (0..registry.nodes.len())
+            .map(|i| registry.label(i).to_string())
             .collect()
     }
 

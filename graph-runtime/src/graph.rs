@@ -70,6 +70,11 @@ pub(crate) struct Registry {
     /// User objects the graph holds references to (host closures, kept
     /// values), so a parent graph can retain them too.
     pub user_objects: Vec<usize>,
+    /// Every node's label, one after another: one growing string per graph
+    /// instead of an allocation per node.
+    labels: String,
+    /// Every node's dependency indices, one list after another.
+    dep_list: Vec<u32>,
 }
 
 impl Registry {
@@ -77,10 +82,46 @@ impl Registry {
         if raw.is_null() {
             return None;
         }
-        self.nodes
-            .iter()
-            .find(|n| n.raw == raw)
-            .map(|n| n.label.clone())
+        let index = self.nodes.iter().position(|n| n.raw == raw)?;
+        Some(self.label(index).to_string())
+    }
+
+    /// The label of node `index`.
+    pub fn label(&self, index: usize) -> &str {
+        let (start, end) = self.nodes[index].label;
+        &self.labels[start as usize..end as usize]
+    }
+
+    /// The dependency indices of node `index`.
+    pub fn deps(&self, index: usize) -> &[u32] {
+        let (start, end) = self.nodes[index].deps;
+        &self.dep_list[start as usize..end as usize]
+    }
+
+    /// Records a node added to the driver's graph; returns its index.
+    pub fn push_node(
+        &mut self,
+        label: &str,
+        raw: sys::CUgraphNode,
+        kind: NodeKind,
+        level: u64,
+        deps: &[Node],
+        allocs_before: Vec<u32>,
+    ) -> u32 {
+        let index = self.nodes.len() as u32;
+        let label_start = self.labels.len() as u32;
+        self.labels.push_str(label);
+        let deps_start = self.dep_list.len() as u32;
+        self.dep_list.extend(deps.iter().map(|d| d.index));
+        self.nodes.push(NodeInfo {
+            label: (label_start, self.labels.len() as u32),
+            raw,
+            kind,
+            level,
+            deps: (deps_start, self.dep_list.len() as u32),
+            allocs_before,
+        });
+        index
     }
 }
 
@@ -178,18 +219,16 @@ impl<'a> Graph<'a> {
 
     /// The label of a node of this graph.
     pub fn label(&self, node: Node) -> Option<String> {
-        self.registry()
-            .nodes
-            .get(node.index as usize)
-            .map(|n| n.label.clone())
+        let registry = self.registry();
+        let index = node.index as usize;
+        (index < registry.nodes.len()).then(|| registry.label(index).to_string())
     }
 
     /// The labels of all nodes, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
-        self.registry()
-            .nodes
-            .iter()
-            .map(|n| n.label.clone())
+        let registry = self.registry();
+        (0..registry.nodes.len())
+            .map(|i| registry.label(i).to_string())
             .collect()
     }
 
@@ -231,9 +270,9 @@ impl<'a> Graph<'a> {
     ) -> Result<Node> {
         // One lock of the registry for the whole addition.
         let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
-        let dep_indices = self.check_deps(&registry, label, deps)?;
-        let allocs_before = self.check_uses(&registry, label, &dep_indices, uses)?;
-        if edges.is_some_and(|kinds| kinds.len() != dep_indices.len()) {
+        self.check_deps(&registry, label, deps)?;
+        let allocs_before = self.check_uses(&registry, label, deps, uses)?;
+        if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
             return Err(GraphError::invalid(
                 label,
                 "one edge kind is needed per dependency",
@@ -246,19 +285,19 @@ impl<'a> Graph<'a> {
         let mut inline_edges = [EdgeKind::Full.edge_data(); INLINE];
         let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
         let (raw_deps, edge_data): (&[sys::CUgraphNode], &[sys::CUgraphEdgeData]) =
-            if dep_indices.len() <= INLINE {
-                for (slot, &i) in inline_deps.iter_mut().zip(&dep_indices) {
-                    *slot = registry.nodes[i as usize].raw;
+            if deps.len() <= INLINE {
+                for (slot, dep) in inline_deps.iter_mut().zip(deps) {
+                    *slot = registry.nodes[dep.index as usize].raw;
                 }
                 for (slot, kind) in inline_edges.iter_mut().zip(edges.unwrap_or_default()) {
                     *slot = kind.edge_data();
                 }
-                let n = dep_indices.len();
+                let n = deps.len();
                 (&inline_deps[..n], &inline_edges[..n])
             } else {
-                heap_deps = dep_indices
+                heap_deps = deps
                     .iter()
-                    .map(|&i| registry.nodes[i as usize].raw)
+                    .map(|dep| registry.nodes[dep.index as usize].raw)
                     .collect();
                 heap_edges = edges
                     .unwrap_or_default()
@@ -284,14 +323,7 @@ impl<'a> Graph<'a> {
                 }
             }
         }
-        registry.nodes.push(NodeInfo {
-            label: label.to_string(),
-            raw,
-            kind,
-            level: self.level,
-            deps: dep_indices,
-            allocs_before,
-        });
+        registry.push_node(label, raw, kind, self.level, deps, allocs_before);
         Ok(Node {
             graph: self.instance,
             level: self.level,
@@ -299,8 +331,7 @@ impl<'a> Graph<'a> {
         })
     }
 
-    fn check_deps(&self, registry: &Registry, label: &str, deps: &[Node]) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(deps.len());
+    fn check_deps(&self, registry: &Registry, label: &str, deps: &[Node]) -> Result<()> {
         for dep in deps {
             if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
                 return Err(GraphError::ForeignHandle {
@@ -308,15 +339,14 @@ impl<'a> Graph<'a> {
                 });
             }
             if dep.level != self.level {
-                let other = &registry.nodes[dep.index as usize].label;
+                let other = registry.label(dep.index as usize);
                 return Err(GraphError::invalid(
                     label,
                     format!("dependency `{other}` is in another graph level (a conditional body is its own graph)"),
                 ));
             }
-            out.push(dep.index);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Buffer uses must be of this graph; a graph allocation must be ordered
@@ -326,12 +356,12 @@ impl<'a> Graph<'a> {
         &self,
         registry: &Registry,
         label: &str,
-        deps: &[u32],
+        deps: &[Node],
         uses: &[BufferUse],
     ) -> Result<Vec<u32>> {
         let mut before: Vec<u32> = Vec::new();
-        for &d in deps {
-            before.extend_from_slice(&registry.nodes[d as usize].allocs_before);
+        for dep in deps {
+            before.extend_from_slice(&registry.nodes[dep.index as usize].allocs_before);
         }
         before.sort_unstable();
         before.dedup();
@@ -354,13 +384,13 @@ impl<'a> Graph<'a> {
             }
             let Some(alloc) = u.alloc else { continue };
             let info = &registry.allocs[alloc as usize];
-            let alloc_label = &registry.nodes[info.node as usize].label;
+            let alloc_label = registry.label(info.node as usize);
             if let Some(free) = info.freed_by {
                 return Err(GraphError::invalid(
                     label,
                     format!(
                         "uses the allocation of `{alloc_label}` after `{}` frees it",
-                        registry.nodes[free as usize].label
+                        registry.label(free as usize)
                     ),
                 ));
             }
@@ -472,7 +502,9 @@ impl<'a> Graph<'a> {
     pub(crate) fn node_raw(&self, node: Node) -> Result<(sys::CUgraphNode, String)> {
         let registry = self.registry();
         match registry.nodes.get(node.index as usize) {
-            Some(info) if node.graph == self.instance => Ok((info.raw, info.label.clone())),
+            Some(info) if node.graph == self.instance => {
+                Ok((info.raw, registry.label(node.index as usize).to_string()))
+            }
             _ => Err(GraphError::ForeignHandle {
                 what: "a node".to_string(),
             }),
@@ -611,10 +643,13 @@ impl<'a> Graph<'a> {
             Registry::default(),
         );
         let mut registry = self.registry().clone();
-        for info in &mut registry.nodes {
-            // SAFETY: `info.raw` is a node of the graph `raw` was cloned from.
-            info.raw = unsafe { result::find_in_clone(info.raw, raw) }
-                .op_at("cuGraphNodeFindInClone", &info.label)?;
+        for index in 0..registry.nodes.len() {
+            let original = registry.nodes[index].raw;
+            // SAFETY: `original` is a node of the graph `raw` was cloned from.
+            let found = unsafe { result::find_in_clone(original, raw) }
+                .op_at("cuGraphNodeFindInClone", registry.label(index))?;
+            let info = &mut registry.nodes[index];
+            info.raw = found;
             if info.level == self.level {
                 info.level = clone.level;
             }

@@ -134,13 +134,13 @@ impl<'a> Graph<'a> {
         {
             let registry = self.registry();
             let info = &registry.allocs[alloc as usize];
-            let alloc_label = registry.nodes[info.node as usize].label.clone();
+            let alloc_label = registry.label(info.node as usize);
             if let Some(first) = info.freed_by {
                 return Err(GraphError::invalid(
                     label,
                     format!(
                         "`{alloc_label}` is already freed by `{}`",
-                        registry.nodes[first as usize].label
+                        registry.label(first as usize)
                     ),
                 ));
             }
@@ -157,11 +157,11 @@ impl<'a> Graph<'a> {
                 if std::mem::replace(&mut ancestor[n as usize], true) {
                     continue;
                 }
-                stack.extend_from_slice(&registry.nodes[n as usize].deps);
+                stack.extend_from_slice(registry.deps(n as usize));
             }
             for &user in info.users.iter().chain(std::iter::once(&info.node)) {
                 if !ancestor[user as usize] {
-                    let user_label = &registry.nodes[user as usize].label;
+                    let user_label = registry.label(user as usize);
                     return Err(GraphError::invalid(
                         label,
                         format!("frees `{alloc_label}` while `{user_label}` may still use it; make `{user_label}` a dependency of the free node"),

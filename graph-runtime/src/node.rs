@@ -117,12 +117,13 @@ impl EdgeKind {
 /// What the graph remembers about a node.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeInfo {
-    pub label: String,
+    /// Its label: `Registry::labels[label.0..label.1]` (see `Registry::label`).
+    pub label: (u32, u32),
     pub raw: sys::CUgraphNode,
     pub kind: NodeKind,
     pub level: u64,
-    /// Indices of its dependencies.
-    pub deps: Vec<u32>,
+    /// Its dependencies' indices: `Registry::dep_list[deps.0..deps.1]`.
+    pub deps: (u32, u32),
     /// Graph allocations ordered before (or made by) this node, sorted.
     pub allocs_before: Vec<u32>,
 }
