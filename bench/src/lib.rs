@@ -230,8 +230,8 @@ fn pdl_section(
         "\n## Programmatic dependent launch edges (chains built by the macro; us per node; median of {REPS})\n"
     );
     let _ = writeln!(report, "| chain | device: ordinary / programmatic / launch_order | launch (host): ordinary / programmatic / launch_order | speedup over ordinary: programmatic / launch_order | build+instantiate: ordinary / programmatic / launch_order |\n| --- | --- | --- | --- | --- |");
-    let mut table_row = |name: String, rows: &[pdl::ChainRow], nodes: f64| {
-        let per = |f: fn(&pdl::ChainRow) -> f64| {
+    let mut table_row = |name: String, rows: &[scaling::Row], nodes: f64| {
+        let per = |f: fn(&scaling::Row) -> f64| {
             rows.iter()
                 .map(|r| format!("{:.3}", f(r) / nodes))
                 .collect::<Vec<_>>()

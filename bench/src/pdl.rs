@@ -3,10 +3,10 @@
 //! (chains.rs). Tiny kernels measure the per-node launch floor; kernels with
 //! an independent prologue measure how much of it overlaps the previous one.
 
-use crate::scaling::{repeated, BUILD_REPS};
-use crate::timing::{median, time_us, Result};
-use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
-use graph_runtime::{EdgeKind, Graph};
+use crate::scaling::{measure, Row, LAUNCHES_BEFORE_TIMING};
+use crate::timing::Result;
+use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream};
+use graph_runtime::EdgeKind;
 use std::sync::Arc;
 
 /// The edge kinds compared, in table order.
@@ -19,46 +19,6 @@ pub const KINDS: [EdgeKind; 3] = [
 /// Threads per block of the prologue-heavy kernels.
 const THREADS: u32 = 256;
 
-/// One chain's numbers, in microseconds for the whole graph.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ChainRow {
-    pub build: f64,
-    pub instantiate: f64,
-    pub launch: f64,
-    pub device: f64,
-}
-
-/// Builds (median of 5) and instantiates the chain `build` makes over `x`,
-/// uploads it, then times `reps` launches after 3 warm-ups: `x` sees
-/// `3 + reps` runs of the chain.
-fn measure(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    x: &mut CudaSlice<f32>,
-    reps: usize,
-    build: impl for<'b> Fn(&'b mut CudaSlice<f32>) -> graph_runtime::Result<Graph<'b>>,
-) -> Result<ChainRow> {
-    let (mut builds, mut insts) = (Vec::new(), Vec::new());
-    for _ in 0..BUILD_REPS {
-        let (us, graph) = time_us(|| Ok(build(&mut *x)?))?;
-        builds.push(us);
-        let (us, exec) = time_us(|| Ok(graph.instantiate()?))?;
-        insts.push(us);
-        drop(exec);
-    }
-    let graph = build(x)?;
-    let mut exec = graph.instantiate()?;
-    exec.upload(stream)?;
-    let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
-    stream.synchronize()?;
-    Ok(ChainRow {
-        build: median(builds),
-        instantiate: median(insts),
-        launch,
-        device,
-    })
-}
-
 /// A chain of `length` `PdlAddOne` kernels (1 x 32 threads) joined by
 /// `kind` edges. Checked: every element ends at the number of kernels run.
 pub fn tiny(
@@ -67,12 +27,12 @@ pub fn tiny(
     kind: EdgeKind,
     length: usize,
     reps: usize,
-) -> Result<ChainRow> {
+) -> Result<Row> {
     let mut x = stream.alloc_zeros::<f32>(32)?;
     let row = measure(ctx, stream, &mut x, reps, |x| {
         crate::chains::build_pdl_tiny(ctx, x, kind, length)
     })?;
-    let expected = ((3 + reps) * length) as f32;
+    let expected = ((LAUNCHES_BEFORE_TIMING + reps) * length) as f32;
     let got = stream.clone_dtoh(&x)?;
     if got.iter().any(|v| *v != expected) {
         return Err(format!(
@@ -100,7 +60,7 @@ pub fn prologue(
     kind: EdgeKind,
     work: u32,
     reps: usize,
-) -> Result<(ChainRow, Vec<u32>)> {
+) -> Result<(Row, Vec<u32>)> {
     let blocks = sm_count(ctx)?;
     let n = blocks * THREADS;
     let x0: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.25).collect();
@@ -109,7 +69,7 @@ pub fn prologue(
         crate::chains::build_pdl_prologue(ctx, x, kind, blocks, n, work)
     })?;
     let got = stream.clone_dtoh(&x)?;
-    let steps = (3 + reps) * crate::chains::PDL_PROLOGUE_LENGTH;
+    let steps = (LAUNCHES_BEFORE_TIMING + reps) * crate::chains::PDL_PROLOGUE_LENGTH;
     for i in (0..n as usize).step_by(97) {
         let prologue = kernels::pdl_prologue(i as u32, work);
         let expected = (0..steps).fold(x0[i], |v, _| v.mul_add(0.5, prologue));

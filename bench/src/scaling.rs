@@ -32,35 +32,56 @@ pub fn macro_graph(
     let mut bufs: Vec<CudaSlice<f32>> = (0..width)
         .map(|_| stream.alloc_zeros::<f32>(32))
         .collect::<std::result::Result<_, _>>()?;
-    let mut builds = Vec::new();
-    let mut insts = Vec::new();
+    let row = measure(ctx, stream, bufs.as_mut_slice(), reps, |bufs| {
+        crate::chains::build_chain(ctx, bufs, width, length)
+    })?;
+    check_counts(
+        stream,
+        &bufs,
+        (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
+    )?;
+    Ok(row)
+}
+
+/// Launches of a measured graph before the timed ones: the first launch and
+/// 3 warm-ups.
+pub const LAUNCHES_BEFORE_TIMING: usize = 4;
+
+/// Builds (median of `BUILD_REPS`) and instantiates the graph `build` makes
+/// over `target`, uploads it, launches it once, then times `reps` launches
+/// after 3 warm-ups: `target` sees `LAUNCHES_BEFORE_TIMING + reps` runs.
+pub fn measure<T: ?Sized>(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    target: &mut T,
+    reps: usize,
+    build: impl for<'b> Fn(&'b mut T) -> graph_runtime::Result<graph_runtime::Graph<'b>>,
+) -> Result<Row> {
+    let (mut builds, mut insts) = (Vec::new(), Vec::new());
     for _ in 0..BUILD_REPS {
-        let (build, graph) =
-            time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, width, length)?))?;
-        let (inst, exec) = time_us(|| Ok(graph.instantiate()?))?;
-        builds.push(build);
-        insts.push(inst);
+        let (us, graph) = time_us(|| Ok(build(&mut *target)?))?;
+        builds.push(us);
+        let (us, exec) = time_us(|| Ok(graph.instantiate()?))?;
+        insts.push(us);
         drop(exec);
     }
-    let graph = crate::chains::build_chain(ctx, &mut bufs, width, length)?;
+    let graph = build(target)?;
     let mut exec = graph.instantiate()?;
     let (upload, ()) = time_us(|| {
         exec.upload(stream)?;
         Ok(stream.synchronize()?)
     })?;
-    let (first, ()) = time_us(|| {
+    let (first_launch, ()) = time_us(|| {
         exec.launch(stream)?;
         Ok(stream.synchronize()?)
     })?;
     let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
-    drop(exec);
-    drop(graph);
-    check_counts(stream, &bufs, (1 + 3 + reps) as f32 * length as f32)?;
+    stream.synchronize()?;
     Ok(Row {
         build: median(builds),
         instantiate: median(insts),
         upload,
-        first_launch: first,
+        first_launch,
         launch,
         device,
     })
@@ -190,7 +211,11 @@ pub fn raw_sys(
         Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
     })?;
     drop(raw);
-    check_counts(stream, &bufs, (1 + 3 + reps) as f32 * length as f32)?;
+    check_counts(
+        stream,
+        &bufs,
+        (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
+    )?;
     Ok(Row {
         build: median(builds),
         instantiate: median(insts),

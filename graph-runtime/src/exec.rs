@@ -265,8 +265,9 @@ impl<'a> Exec<'a> {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The raw handle, label and kind of one of this exec's nodes.
-    fn node_info(&self, node: Node) -> Result<(sys::CUgraphNode, String, crate::node::NodeKind)> {
+    /// The raw handle and kind of one of this exec's nodes; a node of
+    /// another graph is refused.
+    fn node_handle(&self, node: Node) -> Result<(sys::CUgraphNode, crate::node::NodeKind)> {
         let foreign = || GraphError::ForeignHandle {
             what: "a node passed to an exec".to_string(),
         };
@@ -278,8 +279,12 @@ impl<'a> Exec<'a> {
             .nodes
             .get(node.index as usize)
             .ok_or_else(foreign)?;
-        let label = registry.label(node.index as usize).to_string();
-        Ok((info.raw, label, info.kind))
+        Ok((info.raw, info.kind))
+    }
+
+    /// The label of a node `node_handle` accepted.
+    fn node_label(&self, node: Node) -> String {
+        self.registry().label(node.index as usize).to_string()
     }
 
     /// Sets a kernel node's arguments in this exec (the graph is unchanged).
@@ -306,21 +311,8 @@ impl<'a> Exec<'a> {
         mut encoded: ArgEncoder,
         encoding: std::result::Result<(), String>,
     ) -> Result<()> {
-        let raw = {
-            let foreign = || GraphError::ForeignHandle {
-                what: "a node passed to an exec".to_string(),
-            };
-            if !self.instances.contains(&node.graph) {
-                return Err(foreign());
-            }
-            let registry = self.registry();
-            registry
-                .nodes
-                .get(node.index as usize)
-                .ok_or_else(foreign)?
-                .raw
-        };
-        let label = || self.registry().label(node.index as usize).to_string();
+        let (raw, _) = self.node_handle(node)?;
+        let label = || self.node_label(node);
         if let Err(reason) = config.validate().and(encoding) {
             return Err(GraphError::invalid(&label(), reason));
         }
@@ -341,7 +333,8 @@ impl<'a> Exec<'a> {
 
     /// Enables or disables a kernel, copy or fill node in this exec.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
-        let (raw, label, kind) = self.node_info(node)?;
+        let (raw, kind) = self.node_handle(node)?;
+        let label = self.node_label(node);
         if !kind.can_be_disabled() {
             return Err(GraphError::invalid(
                 &label,
@@ -371,10 +364,7 @@ impl<'a> Exec<'a> {
 
     /// The labels of the exec's nodes, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
-        let registry = self.registry();
-        (0..registry.nodes.len())
-            .map(|i| registry.label(i).to_string())
-            .collect()
+        self.registry().labels()
     }
 
     /// The raw handle, for calls the runtime does not wrap.

@@ -92,6 +92,13 @@ impl Registry {
         &self.labels[start as usize..end as usize]
     }
 
+    /// Every node's label, in the order they were added.
+    pub fn labels(&self) -> Vec<String> {
+        (0..self.nodes.len())
+            .map(|i| self.label(i).to_string())
+            .collect()
+    }
+
     /// The dependency indices of node `index`.
     pub fn deps(&self, index: usize) -> &[u32] {
         let (start, end) = self.nodes[index].deps;
@@ -226,10 +233,7 @@ impl<'a> Graph<'a> {
 
     /// The labels of all nodes, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
-        let registry = self.registry();
-        (0..registry.nodes.len())
-            .map(|i| registry.label(i).to_string())
-            .collect()
+        self.registry().labels()
     }
 
     pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {

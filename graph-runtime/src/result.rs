@@ -223,23 +223,12 @@ pub unsafe fn end_capture(stream: CUstream) -> R<CUgraph> {
     Ok(unsafe { graph.assume_init() })
 }
 
-/// # Safety
-/// `exec` is live and `node` is a node of the graph it was instantiated from;
-/// `params` is fully initialised.
-pub unsafe fn exec_node_set_params(
-    exec: CUgraphExec,
-    node: CUgraphNode,
-    params: &mut sys::CUgraphNodeParams,
-) -> R<()> {
-    // SAFETY: forwarded from the caller.
-    unsafe { sys::cuGraphExecNodeSetParams(exec, node, params) }.result()
-}
-
 /// Sets a kernel node's parameters in an exec through the kernel-specific
 /// call (cheaper than the polymorphic one).
 ///
 /// # Safety
-/// As for [`exec_node_set_params`]; `params` is a kernel node's.
+/// `exec` is live and `node` a node of the graph it was instantiated from;
+/// `params` is a kernel node's, fully initialised, pointing to live storage.
 pub unsafe fn exec_kernel_node_set_params(
     exec: CUgraphExec,
     node: CUgraphNode,
@@ -266,7 +255,7 @@ pub unsafe fn exec_kernel_node_set_params(
 }
 
 /// # Safety
-/// As for [`exec_node_set_params`].
+/// `exec` is live and `node` a node of the graph it was instantiated from.
 pub unsafe fn node_set_enabled(exec: CUgraphExec, node: CUgraphNode, enabled: bool) -> R<()> {
     // SAFETY: forwarded from the caller.
     unsafe { sys::cuGraphNodeSetEnabled(exec, node, u32::from(enabled)) }.result()
