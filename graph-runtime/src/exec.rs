@@ -9,7 +9,7 @@
 
 use crate::buffer::{with_tracked, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{kernel_params, Graph, RawGraph, Registry};
+use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
@@ -296,7 +296,7 @@ impl<'a> Exec<'a> {
     ) -> Result<()> {
         let mut encoded = ArgEncoder::default();
         let encoding = A::encode(&args, &mut encoded);
-        self.set_encoded_kernel_args(node.node, node.function, &node.config, encoded, encoding)
+        self.set_encoded_kernel_args(node.node, node.function, &node.config, &encoded, encoding)
     }
 
     /// The part of `set_kernel_args` that does not depend on the parameter
@@ -308,7 +308,7 @@ impl<'a> Exec<'a> {
         node: Node,
         function: sys::CUfunction,
         config: &LaunchConfig,
-        mut encoded: ArgEncoder,
+        encoded: &ArgEncoder,
         encoding: std::result::Result<(), String>,
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
@@ -321,14 +321,14 @@ impl<'a> Exec<'a> {
                 what: format!("a buffer passed to node `{}`", label()),
             });
         }
-        let count = encoded.len();
-        let mut pointers = encoded.param_pointers();
-        let params = kernel_params(function, config, &mut pointers[..count], self.ctx.cu_ctx());
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        // SAFETY: the node belongs to the graph this exec was instantiated
-        // from; the params (and the argument storage they point to) are live.
-        unsafe { result::exec_kernel_node_set_params(self.raw, raw, &params) }
-            .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())))
+        with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
+            // SAFETY: the node belongs to the graph this exec was
+            // instantiated from; the params (and the argument storage they
+            // point to) are live for the call.
+            unsafe { result::exec_kernel_node_set_params(self.raw, raw, params) }
+        })
+        .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())))
     }
 
     /// Enables or disables a kernel, copy or fill node in this exec.

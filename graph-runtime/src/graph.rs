@@ -13,7 +13,7 @@
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
+use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
@@ -288,29 +288,31 @@ impl<'a> Graph<'a> {
         let mut inline_deps = [std::ptr::null_mut(); INLINE];
         let mut inline_edges = [EdgeKind::Full.edge_data(); INLINE];
         let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
-        let (raw_deps, edge_data): (&[sys::CUgraphNode], &[sys::CUgraphEdgeData]) =
-            if deps.len() <= INLINE {
-                for (slot, dep) in inline_deps.iter_mut().zip(deps) {
-                    *slot = registry.nodes[dep.index as usize].raw;
-                }
-                for (slot, kind) in inline_edges.iter_mut().zip(edges.unwrap_or_default()) {
+        let raw_deps: &[sys::CUgraphNode] = if deps.len() <= INLINE {
+            for (slot, dep) in inline_deps.iter_mut().zip(deps) {
+                *slot = registry.nodes[dep.index as usize].raw;
+            }
+            &inline_deps[..deps.len()]
+        } else {
+            heap_deps = deps
+                .iter()
+                .map(|dep| registry.nodes[dep.index as usize].raw)
+                .collect();
+            &heap_deps
+        };
+        let edge_data: Option<&[sys::CUgraphEdgeData]> = match edges {
+            None => None,
+            Some(kinds) if kinds.len() <= INLINE => {
+                for (slot, kind) in inline_edges.iter_mut().zip(kinds) {
                     *slot = kind.edge_data();
                 }
-                let n = deps.len();
-                (&inline_deps[..n], &inline_edges[..n])
-            } else {
-                heap_deps = deps
-                    .iter()
-                    .map(|dep| registry.nodes[dep.index as usize].raw)
-                    .collect();
-                heap_edges = edges
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|k| k.edge_data())
-                    .collect();
-                (&heap_deps, &heap_edges)
-            };
-        let edge_data = edges.map(|_| edge_data);
+                Some(&inline_edges[..kinds.len()])
+            }
+            Some(kinds) => {
+                heap_edges = kinds.iter().map(|k| k.edge_data()).collect();
+                Some(&heap_edges)
+            }
+        };
         self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
@@ -363,17 +365,6 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         uses: &[BufferUse],
     ) -> Result<Vec<u32>> {
-        let mut before: Vec<u32> = Vec::new();
-        for dep in deps {
-            before.extend_from_slice(&registry.nodes[dep.index as usize].allocs_before);
-        }
-        before.sort_unstable();
-        before.dedup();
-        // A body's uses are ordered through its top-level node.
-        let ordered: &[u32] = match self.top_node {
-            Some(top) => &registry.nodes[top as usize].allocs_before,
-            None => &before,
-        };
         for u in uses {
             if u.root != self.resource_id {
                 return Err(GraphError::ForeignHandle {
@@ -386,7 +377,23 @@ impl<'a> Graph<'a> {
                     "writes a buffer that was bound read-only; bind it with `bind_mut`",
                 ));
             }
-            let Some(alloc) = u.alloc else { continue };
+        }
+        // A graph without allocations (most graphs) has nothing to order.
+        if registry.allocs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut before: Vec<u32> = Vec::new();
+        for dep in deps {
+            before.extend_from_slice(&registry.nodes[dep.index as usize].allocs_before);
+        }
+        before.sort_unstable();
+        before.dedup();
+        // A body's uses are ordered through its top-level node.
+        let ordered: &[u32] = match self.top_node {
+            Some(top) => &registry.nodes[top as usize].allocs_before,
+            None => &before,
+        };
+        for alloc in uses.iter().filter_map(|u| u.alloc) {
             let info = &registry.allocs[alloc as usize];
             let alloc_label = registry.label(info.node as usize);
             if let Some(free) = info.freed_by {
@@ -434,9 +441,18 @@ impl<'a> Graph<'a> {
         if !kernel.is_pdl_aware() && edges.is_some_and(|e| e.iter().any(|k| k.is_programmatic())) {
             return Err(not_pdl_aware(label, kernel.name()));
         }
-        let encoded = encode_args::<A>(label, &config, &args)?;
-        let node =
-            self.add_encoded_kernel(label, kernel.function(), &config, encoded, deps, edges)?;
+        // Encoded in place: the encoder is a few hundred bytes, not worth
+        // moving between the generic and the shared half.
+        let mut encoded = ArgEncoder::default();
+        let encoding = A::encode(&args, &mut encoded);
+        let node = self.add_encoded_kernel(
+            label,
+            kernel.function(),
+            &config,
+            (&encoded, encoding),
+            deps,
+            edges,
+        )?;
         Ok(KernelNode {
             node,
             config,
@@ -453,28 +469,22 @@ impl<'a> Graph<'a> {
         label: &str,
         function: &cudarc::driver::CudaFunction,
         config: &LaunchConfig,
-        mut encoded: ArgEncoder,
+        (encoded, encoding): (&ArgEncoder, std::result::Result<(), String>),
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
-        let count = encoded.len();
-        let mut pointers = encoded.param_pointers();
+        if let Err(reason) = config.validate().and(encoding) {
+            return Err(GraphError::invalid(label, reason));
+        }
         // A null context means the current one, which `add_raw` binds to
         // the graph's context before adding (as hand-written driver code
         // passes it).
-        let mut params = kernel_params(
+        let node = with_kernel_params(
             function.cu_function(),
             config,
-            &mut pointers[..count],
+            encoded,
             std::ptr::null_mut(),
-        );
-        let node = self.add_raw(
-            label,
-            NodeKind::Kernel,
-            deps,
-            edges,
-            encoded.uses(),
-            &mut params,
+            |params| self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params),
         )?;
         let mut resources = lock(&self.resources);
         // Consecutive nodes of one kernel keep its module alive once.
@@ -727,25 +737,22 @@ fn not_pdl_aware(label: &str, kernel: &str) -> GraphError {
     )
 }
 
-pub(crate) fn encode_args<A: KernelArgs>(
-    label: &str,
-    config: &LaunchConfig,
-    args: &A::Args<'_>,
-) -> Result<ArgEncoder> {
-    config
-        .validate()
-        .map_err(|reason| GraphError::invalid(label, reason))?;
-    let mut encoded = ArgEncoder::default();
-    A::encode(args, &mut encoded).map_err(|reason| GraphError::invalid(label, reason))?;
-    Ok(encoded)
-}
-
-pub(crate) fn kernel_params(
+/// Calls `f` with kernel node parameters for `function<<<config>>>` with
+/// the `encoded` arguments, in context `ctx` (null: the current one). The
+/// parameters point into storage that lives until `f` returns.
+#[inline]
+pub(crate) fn with_kernel_params<R>(
     function: sys::CUfunction,
     config: &LaunchConfig,
-    pointers: &mut [*mut std::ffi::c_void],
+    encoded: &ArgEncoder,
     ctx: sys::CUcontext,
-) -> sys::CUgraphNodeParams {
+    f: impl FnOnce(&mut sys::CUgraphNodeParams) -> R,
+) -> R {
+    let (mut values, count) = encoded.values();
+    let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
+    for (pointer, value) in pointers.iter_mut().zip(&mut values[..count]) {
+        *pointer = (value as *mut u64).cast();
+    }
     let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
     params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
         func: function,
@@ -756,7 +763,7 @@ pub(crate) fn kernel_params(
         blockDimY: config.block.y,
         blockDimZ: config.block.z,
         sharedMemBytes: config.shared_mem_bytes,
-        kernelParams: if pointers.is_empty() {
+        kernelParams: if count == 0 {
             std::ptr::null_mut()
         } else {
             pointers.as_mut_ptr()
@@ -765,5 +772,5 @@ pub(crate) fn kernel_params(
         kern: std::ptr::null_mut(),
         ctx,
     };
-    params
+    f(&mut params)
 }

@@ -377,7 +377,19 @@ impl LaunchConfig {
     }
 
     /// Rejects what the driver would reject, with a clear message.
+    #[inline]
     pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+        let (g, b) = (self.grid, self.block);
+        let threads = u64::from(b.x) * u64::from(b.y) * u64::from(b.z);
+        if g.x != 0 && g.y != 0 && g.z != 0 && threads != 0 && threads <= 1024 {
+            return Ok(());
+        }
+        self.invalid_reason()
+    }
+
+    /// Why `validate` refused the configuration (kept off the hot path).
+    #[cold]
+    fn invalid_reason(&self) -> std::result::Result<(), String> {
         let (g, b) = (self.grid, self.block);
         if g.x == 0 || g.y == 0 || g.z == 0 {
             return Err(format!("grid {}x{}x{} has a zero dimension", g.x, g.y, g.z));
@@ -397,7 +409,7 @@ impl LaunchConfig {
 }
 
 /// Most parameters a kernel declaration has (tuples up to 12).
-const MAX_PARAMS: usize = 12;
+pub(crate) const MAX_PARAMS: usize = 12;
 
 /// Collects a kernel's argument values and the buffers it touches, without
 /// allocating: every parameter type is at most 8 bytes (a scalar, a device
@@ -439,19 +451,10 @@ impl ArgEncoder {
         }
     }
 
-    /// Pointers to each parameter value, as `kernelParams` wants them. Valid
-    /// while `self` is neither moved nor modified.
-    pub(crate) fn param_pointers(&mut self) -> [*mut std::ffi::c_void; MAX_PARAMS] {
-        let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
-        for (pointer, slot) in pointers.iter_mut().zip(&mut self.slots[..self.len]) {
-            *pointer = (slot as *mut u64).cast();
-        }
-        pointers
-    }
-
-    /// Number of parameters encoded.
-    pub(crate) fn len(&self) -> usize {
-        self.len
+    /// A copy of the encoded values (one 8-byte slot per parameter) and
+    /// their count, for `kernelParams` to point into.
+    pub(crate) fn values(&self) -> ([u64; MAX_PARAMS], usize) {
+        (self.slots, self.len)
     }
 
     fn push_use(&mut self, used: BufferUse) {
@@ -715,13 +718,11 @@ mod tests {
     fn scalar_arguments_are_encoded_in_native_layout() {
         let mut out = ArgEncoder::default();
         <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
-        assert_eq!(out.len(), 3);
-        assert_eq!(out.slots[0] as u32, 7);
-        assert_eq!(f64::from_bits(out.slots[1]), 1.5);
-        assert_eq!(out.slots[2] as u8, 3);
-        let pointers = out.param_pointers();
-        // SAFETY: the pointers point into `out.words`, which is alive.
-        assert_eq!(unsafe { *pointers[1].cast::<f64>() }, 1.5);
+        let (values, count) = out.values();
+        assert_eq!(count, 3);
+        assert_eq!(values[0] as u32, 7);
+        assert_eq!(f64::from_bits(values[1]), 1.5);
+        assert_eq!(values[2] as u8, 3);
     }
 
     #[test]
