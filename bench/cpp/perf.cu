@@ -1,26 +1,30 @@
-// The C++ (CUDA runtime API) baseline of the graph benchmarks, compiled with
-// nvcc at run time by the Rust benchmark when nvcc is found. Same shapes,
-// same tiny kernel (1 block x 32 threads, x[i] += 1), same measurements.
+// The C++ (CUDA runtime API) baseline of the graph benchmarks. The Rust
+// benchmark compiles it with nvcc at run time (when nvcc is found) into a
+// shared library and loads it into its own process, so the C++ graphs share
+// the primary context with the Rust ones and every measurement can be
+// interleaved with its Rust counterpart. Same shapes, same tiny kernel
+// (1 block x 32 threads, x[i] += 1), same measurements; the buffers are the
+// Rust side's, which checks what the kernels wrote.
 //
-//   perf scaling W L REPS   -> one line: build inst upload first launch device stream stream_device (us, whole graph)
-//   perf loop STEPS REPS    -> one line: while_us host_loop_us (us, whole loop)
+// Every entry point returns 0, or 1 with the reason in perf_last_error().
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <string>
 #include <vector>
 
+static char last_error[512];
+
 #define CHECK(x) do { cudaError_t check_status_ = (x); if (check_status_ != cudaSuccess) { \
-    std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(check_status_)); std::exit(1); } } while (0)
+    std::snprintf(last_error, sizeof last_error, "%s failed: %s", #x, cudaGetErrorString(check_status_)); \
+    return 1; } } while (0)
 
 __global__ void add_one(float* x, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) x[i] += 1.0f;
 }
 
-__global__ void countdown(cudaGraphConditionalHandle handle, int* counter) {
+extern "C" __global__ void countdown(cudaGraphConditionalHandle handle, int* counter) {
     if (threadIdx.x == 0) {
         *counter -= 1;
         cudaGraphSetConditional(handle, *counter > 0 ? 1u : 0u);
@@ -40,43 +44,69 @@ static double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-static int scaling(int width, int length, int reps) {
+// Builds the width x length chains over bufs (one buffer per chain).
+static int build_chains(int width, int length, float* const* bufs, cudaGraph_t* graph) {
+    static unsigned n = 32;
+    CHECK(cudaGraphCreate(graph, 0));
+    for (int w = 0; w < width; ++w) {
+        cudaGraphNode_t prev = nullptr;
+        for (int l = 0; l < length; ++l) {
+            void* args[] = {(void*)&bufs[w], &n};
+            cudaKernelNodeParams p = {};
+            p.func = (void*)add_one; p.gridDim = dim3(1); p.blockDim = dim3(32);
+            p.kernelParams = args;
+            cudaGraphNode_t node;
+            CHECK(cudaGraphAddKernelNode(&node, *graph, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+            prev = node;
+        }
+    }
+    return 0;
+}
+
+extern "C" const char* perf_last_error() { return last_error; }
+
+// The driver functions of the C++ kernels (to build the Rust graphs with
+// nvcc's code, for comparison).
+extern "C" int perf_functions(void** add_one_fn, void** countdown_fn) {
+    cudaFunction_t f;
+    CHECK(cudaGetFuncBySymbol(&f, (const void*)add_one)); *add_one_fn = (void*)f;
+    CHECK(cudaGetFuncBySymbol(&f, (const void*)countdown)); *countdown_fn = (void*)f;
+    return 0;
+}
+
+// One timed build and one timed instantiation of the chains; both destroyed.
+extern "C" int perf_build(int width, int length, float* const* bufs, double* build_us, double* inst_us) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    auto t = Clock::now();
+    if (build_chains(width, length, bufs, &graph)) return 1;
+    *build_us = us_since(t);
+    t = Clock::now();
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    *inst_us = us_since(t);
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    return 0;
+}
+
+// Upload, first launch, then `reps` timed launches after 3 warm-ups (host
+// and device medians), then the same kernels on streams (chain w on stream
+// w; 3 warm-up rounds, `reps` timed). out: upload, first, launch, device,
+// stream host, stream device (us, whole graph). Each buffer ends with
+// (4 + reps) + (3 + reps) rounds of `length` increments.
+extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, double* out) {
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::vector<float*> bufs(width);
-    for (auto& b : bufs) { CHECK(cudaMalloc(&b, 32 * sizeof(float))); CHECK(cudaMemset(b, 0, 32 * sizeof(float))); }
-    unsigned n = 32;
-    std::vector<double> builds, insts;
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    for (int r = 0; r < 5; ++r) {
-        if (graph) CHECK(cudaGraphDestroy(graph));
-        auto t = Clock::now();
-        CHECK(cudaGraphCreate(&graph, 0));
-        for (int w = 0; w < width; ++w) {
-            cudaGraphNode_t prev = nullptr;
-            for (int l = 0; l < length; ++l) {
-                void* args[] = {&bufs[w], &n};
-                cudaKernelNodeParams p = {};
-                p.func = (void*)add_one; p.gridDim = dim3(1); p.blockDim = dim3(32);
-                p.kernelParams = args;
-                cudaGraphNode_t node;
-                CHECK(cudaGraphAddKernelNode(&node, graph, prev ? &prev : nullptr, prev ? 1 : 0, &p));
-                prev = node;
-            }
-        }
-        builds.push_back(us_since(t));
-        if (exec) CHECK(cudaGraphExecDestroy(exec));
-        t = Clock::now();
-        CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        insts.push_back(us_since(t));
-    }
+    cudaGraph_t graph;
+    if (build_chains(width, length, bufs, &graph)) return 1;
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
     auto t = Clock::now();
     CHECK(cudaGraphUpload(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-    double upload = us_since(t);
+    out[0] = us_since(t);
     t = Clock::now();
     CHECK(cudaGraphLaunch(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-    double first = us_since(t);
+    out[1] = us_since(t);
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
     for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(exec, stream));
@@ -91,12 +121,14 @@ static int scaling(int width, int length, int reps) {
         launches.push_back(us_since(t));
         float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); device.push_back(ms * 1000.0);
     }
-    // Streams: chain w on stream w; the first stream waits for all at the end.
+    out[2] = median(launches);
+    out[3] = median(device);
     std::vector<cudaStream_t> streams(width);
     for (auto& s : streams) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::vector<cudaEvent_t> done(width);
     for (auto& e : done) CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     std::vector<double> stream_host, stream_device;
+    unsigned n = 32;
     for (int i = 0; i < reps + 3; ++i) {
         t = Clock::now();
         CHECK(cudaEventRecord(a, streams[0]));
@@ -112,69 +144,85 @@ static int scaling(int width, int length, int reps) {
         }
     }
     CHECK(cudaGetLastError());
-    std::printf("%f %f %f %f %f %f %f %f\n", median(builds), median(insts), upload, first,
-                median(launches), median(device), median(stream_host), median(stream_device));
+    out[4] = median(stream_host);
+    out[5] = median(stream_device);
+    for (auto& s : streams) CHECK(cudaStreamDestroy(s));
+    for (auto& e : done) CHECK(cudaEventDestroy(e));
+    CHECK(cudaEventDestroy(a)); CHECK(cudaEventDestroy(b));
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaStreamDestroy(stream));
     return 0;
 }
 
-static int loop(int steps, int reps) {
+// The loop workload: a device WHILE whose body counts `counter` down, and a
+// host loop of one-kernel graph launches that copies a flag back each step.
+struct Loop {
     cudaStream_t stream;
-    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    int *counter, *flag, host_flag = 0;
-    CHECK(cudaMalloc(&counter, sizeof(int))); CHECK(cudaMalloc(&flag, sizeof(int)));
-    // Device WHILE: a conditional node whose body counts down.
-    cudaGraph_t graph; CHECK(cudaGraphCreate(&graph, 0));
+    cudaGraph_t graph, step_graph;
+    cudaGraphExec_t exec, step_exec;
+    int* counter;
+    int* flag;
+};
+
+extern "C" int perf_loop_new(int* counter, int* flag, Loop** out) {
+    Loop* loop = new Loop{};
+    loop->counter = counter; loop->flag = flag;
+    CHECK(cudaStreamCreateWithFlags(&loop->stream, cudaStreamNonBlocking));
+    CHECK(cudaGraphCreate(&loop->graph, 0));
     cudaGraphConditionalHandle handle;
-    CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+    CHECK(cudaGraphConditionalHandleCreate(&handle, loop->graph, 1, cudaGraphCondAssignDefault));
     cudaGraphNodeParams cp = {};
     cp.type = cudaGraphNodeTypeConditional;
     cp.conditional.handle = handle; cp.conditional.type = cudaGraphCondTypeWhile; cp.conditional.size = 1;
     cudaGraphNode_t cond;
 #if CUDART_VERSION >= 13000
-    CHECK(cudaGraphAddNode(&cond, graph, nullptr, nullptr, 0, &cp));
+    CHECK(cudaGraphAddNode(&cond, loop->graph, nullptr, nullptr, 0, &cp));
 #else
-    CHECK(cudaGraphAddNode(&cond, graph, nullptr, 0, &cp));
+    CHECK(cudaGraphAddNode(&cond, loop->graph, nullptr, 0, &cp));
 #endif
     cudaGraph_t body = cp.conditional.phGraph_out[0];
-    void* args[] = {&handle, &counter};
+    void* args[] = {&handle, &loop->counter};
     cudaKernelNodeParams kp = {};
     kp.func = (void*)countdown; kp.gridDim = dim3(1); kp.blockDim = dim3(32); kp.kernelParams = args;
     cudaGraphNode_t k; CHECK(cudaGraphAddKernelNode(&k, body, nullptr, 0, &kp));
-    cudaGraphExec_t exec; CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    // Host loop: a one-kernel graph, its flag copied back after every step.
-    cudaGraph_t step_graph; CHECK(cudaGraphCreate(&step_graph, 0));
-    void* sargs[] = {&counter, &flag};
+    CHECK(cudaGraphInstantiate(&loop->exec, loop->graph, 0));
+    CHECK(cudaGraphCreate(&loop->step_graph, 0));
+    void* sargs[] = {&loop->counter, &loop->flag};
     kp.func = (void*)countdown_flag; kp.kernelParams = sargs;
-    CHECK(cudaGraphAddKernelNode(&k, step_graph, nullptr, 0, &kp));
-    cudaGraphExec_t step_exec; CHECK(cudaGraphInstantiate(&step_exec, step_graph, 0));
-    std::vector<double> whiles, hosts;
-    for (int r = 0; r < reps + 1; ++r) {
-        CHECK(cudaMemcpy(counter, &steps, sizeof(int), cudaMemcpyHostToDevice));
-        auto t = Clock::now();
-        CHECK(cudaGraphLaunch(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-        double w = us_since(t);
-        int left = -1; CHECK(cudaMemcpy(&left, counter, sizeof(int), cudaMemcpyDeviceToHost));
-        if (left != 0) { std::fprintf(stderr, "WHILE left %d\n", left); return 1; }
-        CHECK(cudaMemcpy(counter, &steps, sizeof(int), cudaMemcpyHostToDevice));
-        t = Clock::now();
-        int done_steps = 0;
-        do {
-            CHECK(cudaGraphLaunch(step_exec, stream));
-            CHECK(cudaMemcpyAsync(&host_flag, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
-            CHECK(cudaStreamSynchronize(stream));
-            ++done_steps;
-        } while (host_flag);
-        double h = us_since(t);
-        if (done_steps != steps) { std::fprintf(stderr, "host loop ran %d\n", done_steps); return 1; }
-        if (r > 0) { whiles.push_back(w); hosts.push_back(h); }
-    }
-    std::printf("%f %f\n", median(whiles), median(hosts));
+    CHECK(cudaGraphAddKernelNode(&k, loop->step_graph, nullptr, 0, &kp));
+    CHECK(cudaGraphInstantiate(&loop->step_exec, loop->step_graph, 0));
+    *out = loop;
     return 0;
 }
 
-int main(int argc, char** argv) {
-    if (argc == 5 && std::string(argv[1]) == "scaling") return scaling(std::atoi(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
-    if (argc == 4 && std::string(argv[1]) == "loop") return loop(std::atoi(argv[2]), std::atoi(argv[3]));
-    std::fprintf(stderr, "usage: perf scaling W L REPS | perf loop STEPS REPS\n");
-    return 2;
+// One run of each loop over `steps` steps: us for the WHILE, us for the
+// host loop. Fails if either did not run exactly `steps` steps.
+extern "C" int perf_loop_run(Loop* loop, int steps, double* while_us, double* host_us) {
+    CHECK(cudaMemcpy(loop->counter, &steps, sizeof(int), cudaMemcpyHostToDevice));
+    auto t = Clock::now();
+    CHECK(cudaGraphLaunch(loop->exec, loop->stream)); CHECK(cudaStreamSynchronize(loop->stream));
+    *while_us = us_since(t);
+    int left = -1; CHECK(cudaMemcpy(&left, loop->counter, sizeof(int), cudaMemcpyDeviceToHost));
+    if (left != 0) { std::snprintf(last_error, sizeof last_error, "WHILE left %d steps", left); return 1; }
+    CHECK(cudaMemcpy(loop->counter, &steps, sizeof(int), cudaMemcpyHostToDevice));
+    int host_flag = 0, done_steps = 0;
+    t = Clock::now();
+    do {
+        CHECK(cudaGraphLaunch(loop->step_exec, loop->stream));
+        CHECK(cudaMemcpyAsync(&host_flag, loop->flag, sizeof(int), cudaMemcpyDeviceToHost, loop->stream));
+        CHECK(cudaStreamSynchronize(loop->stream));
+        ++done_steps;
+    } while (host_flag);
+    *host_us = us_since(t);
+    if (done_steps != steps) { std::snprintf(last_error, sizeof last_error, "host loop ran %d steps", done_steps); return 1; }
+    return 0;
+}
+
+extern "C" int perf_loop_free(Loop* loop) {
+    CHECK(cudaGraphExecDestroy(loop->exec)); CHECK(cudaGraphExecDestroy(loop->step_exec));
+    CHECK(cudaGraphDestroy(loop->graph)); CHECK(cudaGraphDestroy(loop->step_graph));
+    CHECK(cudaStreamDestroy(loop->stream));
+    delete loop;
+    return 0;
 }

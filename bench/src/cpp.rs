@@ -1,106 +1,49 @@
 //! The C++ baseline: `cpp/perf.cu`, embedded, compiled with nvcc at run time
-//! when nvcc is found (PATH, then /usr/local/cuda/bin), and run per shape.
+//! when nvcc is found (PATH, then /usr/local/cuda/bin) into a shared library
+//! (and its kernels into a cubin), and loaded into this process. The C++
+//! graphs then share the primary context with the Rust ones, and each C++
+//! measurement can be interleaved with its Rust counterpart, so that drift
+//! of the machine cancels out of the ratios.
 
 use crate::scaling::Row;
 use crate::timing::Result;
+use graph_runtime::cudarc::driver::sys;
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const SOURCE: &str = include_str!("../cpp/perf.cu");
 
-/// A compiled C++ benchmark, or why there is none.
+/// The compiled C++ baseline, or why there is none.
 #[derive(Debug)]
 pub enum Cpp {
-    Ready(PathBuf),
+    Ready(CppLib),
     Skipped(String),
 }
 
+/// perf.cu loaded into this process, and its kernels as a cubin image.
+#[derive(Debug)]
+pub struct CppLib {
+    library: Library,
+    /// nvcc's machine code for perf.cu's kernels (`countdown` is the WHILE
+    /// body), to load into Rust graphs for comparison.
+    pub cubin: Vec<u8>,
+}
+
 impl Cpp {
-    /// Compiles perf.cu for compute capability `major.minor`.
+    /// Compiles perf.cu for compute capability `major.minor` and loads it.
     pub fn build(major: i32, minor: i32) -> Cpp {
-        let Some(nvcc) = find_nvcc() else {
-            return Cpp::Skipped("skipped: no nvcc".into());
-        };
-        let dir = std::env::temp_dir().join(format!("graph-bench-cpp-{}", std::process::id()));
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return Cpp::Skipped(format!("skipped: {e}"));
-        }
-        let (source, binary) = (dir.join("perf.cu"), dir.join("perf"));
-        if let Err(e) = std::fs::write(&source, SOURCE) {
-            return Cpp::Skipped(format!("skipped: {e}"));
-        }
-        let arch = format!("-arch=sm_{major}{minor}");
-        let output = Command::new(&nvcc)
-            .args(["-O3", "-std=c++17", &arch, "-o"])
-            .arg(&binary)
-            .arg(&source)
-            .output();
-        match output {
-            Ok(out) if out.status.success() => Cpp::Ready(binary),
-            Ok(out) => Cpp::Skipped(format!(
-                "skipped: nvcc failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-            )),
-            Err(e) => Cpp::Skipped(format!("skipped: running nvcc: {e}")),
+        match compile(major, minor) {
+            Ok(lib) => Cpp::Ready(lib),
+            Err(why) => Cpp::Skipped(why),
         }
     }
 
-    fn run(&self, args: &[String]) -> Result<Vec<f64>> {
-        let Cpp::Ready(binary) = self else {
-            return Err("no C++ binary".into());
-        };
-        let out = Command::new(binary).args(args).output()?;
-        if !out.status.success() {
-            return Err(format!(
-                "perf {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            )
-            .into());
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        Ok(text
-            .split_whitespace()
-            .map(str::parse)
-            .collect::<std::result::Result<_, _>>()?)
-    }
-
-    /// (graph row, streams host us, streams device us) for one shape.
-    pub fn scaling(&self, width: usize, length: usize, reps: usize) -> Result<(Row, f64, f64)> {
-        let v = self.run(&[
-            "scaling".into(),
-            width.to_string(),
-            length.to_string(),
-            reps.to_string(),
-        ])?;
-        let [build, instantiate, upload, first_launch, launch, device, stream, stream_device] =
-            v[..]
-        else {
-            return Err(format!("unexpected output {v:?}").into());
-        };
-        Ok((
-            Row {
-                build,
-                instantiate,
-                upload,
-                first_launch,
-                launch,
-                device,
-            },
-            stream,
-            stream_device,
-        ))
-    }
-
-    /// (device WHILE us, host loop us) for `steps` steps.
-    pub fn loop_steps(&self, steps: usize, reps: usize) -> Result<(f64, f64)> {
-        let v = self.run(&["loop".into(), steps.to_string(), reps.to_string()])?;
-        match v[..] {
-            [while_us, host_us] => Ok((while_us, host_us)),
-            _ => Err(format!("unexpected output {v:?}").into()),
+    pub fn ready(&self) -> Option<&CppLib> {
+        match self {
+            Cpp::Ready(lib) => Some(lib),
+            Cpp::Skipped(_) => None,
         }
     }
 
@@ -109,6 +52,202 @@ impl Cpp {
             Cpp::Skipped(why) => Some(why),
             Cpp::Ready(_) => None,
         }
+    }
+}
+
+fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
+    let nvcc = find_nvcc().ok_or("skipped: no nvcc")?;
+    let dir = std::env::temp_dir().join(format!("graph-bench-cpp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("skipped: {e}"))?;
+    let (source, library, cubin) = (
+        dir.join("perf.cu"),
+        dir.join("libperf.so"),
+        dir.join("perf.cubin"),
+    );
+    std::fs::write(&source, SOURCE).map_err(|e| format!("skipped: {e}"))?;
+    let arch = format!("-arch=sm_{major}{minor}");
+    let common = ["-O3", "-std=c++17", arch.as_str()];
+    let shared = ["-shared", "-Xcompiler", "-fPIC"];
+    let nvcc_run = |args: &[&str], out: &Path| -> std::result::Result<(), String> {
+        let output = Command::new(&nvcc)
+            .args(common)
+            .args(args)
+            .arg("-o")
+            .arg(out)
+            .arg(&source)
+            .output()
+            .map_err(|e| format!("skipped: running nvcc: {e}"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(format!(
+            "skipped: nvcc failed: {}",
+            stderr.lines().next().unwrap_or("")
+        ))
+    };
+    // The CUDA runtime linked statically, as nvcc does by default; if that
+    // cannot go into a shared library here, dynamically.
+    if let Err(why) = nvcc_run(&shared, &library) {
+        let dynamic = ["-shared", "-Xcompiler", "-fPIC", "--cudart", "shared"];
+        nvcc_run(&dynamic, &library).map_err(|again| format!("{why}; {again}"))?;
+    }
+    nvcc_run(&["-cubin"], &cubin)?;
+    let cubin = std::fs::read(&cubin).map_err(|e| format!("skipped: {e}"))?;
+    // SAFETY: our own library, just compiled; loading it runs only the CUDA
+    // runtime's static initialisers.
+    let library =
+        unsafe { Library::new(&library) }.map_err(|e| format!("skipped: loading it: {e}"))?;
+    Ok(CppLib { library, cubin })
+}
+
+type BuildFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut f64, *mut f64) -> c_int;
+type LaunchFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, *mut f64) -> c_int;
+type FunctionsFn = unsafe extern "C" fn(*mut sys::CUfunction, *mut sys::CUfunction) -> c_int;
+type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) -> c_int;
+type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
+type LoopFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type LastErrorFn = unsafe extern "C" fn() -> *const c_char;
+
+impl CppLib {
+    /// The entry point `name` of perf.cu.
+    ///
+    /// # Safety
+    /// `F` is the function type perf.cu defines for `name`.
+    unsafe fn entry<F: Copy>(&self, name: &str) -> Result<F> {
+        // SAFETY: forwarded from the caller.
+        Ok(*unsafe { self.library.get::<F>(name.as_bytes()) }?)
+    }
+
+    /// Turns perf.cu's status into a Result, with its message on failure.
+    fn status(&self, what: &str, status: c_int) -> Result {
+        if status == 0 {
+            return Ok(());
+        }
+        // SAFETY: perf_last_error is `const char* ()` in perf.cu and returns
+        // a NUL-terminated static buffer.
+        let message = unsafe {
+            let last_error = self.entry::<LastErrorFn>("perf_last_error")?;
+            CStr::from_ptr(last_error()).to_string_lossy().into_owned()
+        };
+        Err(format!("C++ {what}: {message}").into())
+    }
+
+    /// One build and one instantiation of the chains over `bufs` (device
+    /// pointers, one per chain): (build us, instantiate us).
+    pub fn build_once(&self, width: usize, length: usize, bufs: &[u64]) -> Result<(f64, f64)> {
+        assert_eq!(bufs.len(), width);
+        let (mut build, mut instantiate) = (0.0, 0.0);
+        // SAFETY: perf_build has this signature; `bufs` holds `width` live
+        // device pointers of 32 floats in the primary context.
+        let status = unsafe {
+            let f = self.entry::<BuildFn>("perf_build")?;
+            f(
+                width as c_int,
+                length as c_int,
+                bufs.as_ptr(),
+                &mut build,
+                &mut instantiate,
+            )
+        };
+        self.status("build", status)?;
+        Ok((build, instantiate))
+    }
+
+    /// (graph row without build numbers, streams host us, streams device us)
+    /// for one shape. Each buffer receives `(4 + reps) + (3 + reps)` rounds
+    /// of `length` increments.
+    pub fn launch(
+        &self,
+        width: usize,
+        length: usize,
+        bufs: &[u64],
+        reps: usize,
+    ) -> Result<(Row, f64, f64)> {
+        assert_eq!(bufs.len(), width);
+        let mut out = [0.0f64; 6];
+        // SAFETY: perf_launch has this signature and writes 6 doubles; the
+        // buffers are as for `build_once`.
+        let status = unsafe {
+            let f = self.entry::<LaunchFn>("perf_launch")?;
+            f(
+                width as c_int,
+                length as c_int,
+                bufs.as_ptr(),
+                reps as c_int,
+                out.as_mut_ptr(),
+            )
+        };
+        self.status("launch", status)?;
+        let [upload, first_launch, launch, device, stream, stream_device] = out;
+        let row = Row {
+            build: f64::NAN,
+            instantiate: f64::NAN,
+            upload,
+            first_launch,
+            launch,
+            device,
+        };
+        Ok((row, stream, stream_device))
+    }
+
+    /// The driver function of C++'s `add_one` (loaded by the CUDA runtime).
+    pub fn add_one(&self) -> Result<sys::CUfunction> {
+        let (mut add_one, mut countdown) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: perf_functions has this signature and writes both.
+        let status = unsafe {
+            let f = self.entry::<FunctionsFn>("perf_functions")?;
+            f(&mut add_one, &mut countdown)
+        };
+        self.status("functions", status)?;
+        Ok(add_one)
+    }
+
+    /// C++'s WHILE and host loop over the Rust side's `counter` and `flag`
+    /// (device pointers to one int each).
+    pub fn new_loop(&self, counter: u64, flag: u64) -> Result<CppLoop<'_>> {
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: perf_loop_new has this signature; both pointers are live
+        // device ints that outlive the loop (caller).
+        let status = unsafe {
+            let f = self.entry::<LoopNewFn>("perf_loop_new")?;
+            f(counter as *mut c_int, flag as *mut c_int, &mut handle)
+        };
+        self.status("loop setup", status)?;
+        Ok(CppLoop { lib: self, handle })
+    }
+}
+
+/// C++'s loop workload, freed on drop.
+#[derive(Debug)]
+pub struct CppLoop<'l> {
+    lib: &'l CppLib,
+    handle: *mut c_void,
+}
+
+impl CppLoop<'_> {
+    /// One run of each loop: (WHILE us, host loop us) for `steps` steps.
+    pub fn run(&mut self, steps: i32) -> Result<(f64, f64)> {
+        let (mut while_us, mut host_us) = (0.0, 0.0);
+        // SAFETY: perf_loop_run has this signature; the handle is live.
+        let status = unsafe {
+            let f = self.lib.entry::<LoopRunFn>("perf_loop_run")?;
+            f(self.handle, steps, &mut while_us, &mut host_us)
+        };
+        self.lib.status("loop", status)?;
+        Ok((while_us, host_us))
+    }
+}
+
+impl Drop for CppLoop<'_> {
+    fn drop(&mut self) {
+        // SAFETY: perf_loop_free has this signature; the handle is freed once.
+        // A failure to destroy the benchmark's graphs is not worth a panic.
+        let _ = unsafe {
+            self.lib
+                .entry::<LoopFreeFn>("perf_loop_free")
+                .map(|f| f(self.handle))
+        };
     }
 }
 

@@ -2,6 +2,7 @@
 //! tiny kernels (1 block x 32 threads, x[i] += 1), built and run four ways:
 //! through `cuda_graph!`, through raw driver calls, in C++, and on streams.
 
+use crate::cpp::CppLib;
 use crate::timing::{median, time_us, DeviceTimer, Result};
 use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
 use graph_runtime::kernel::KernelDef;
@@ -20,6 +21,9 @@ pub struct Row {
 }
 
 pub const BUILD_REPS: usize = 11;
+
+/// Rounds of interleaved builds per shape (see [`interleaved_builds`]).
+pub const BUILD_ROUNDS: usize = 31;
 
 /// The graph built by `cuda_graph!` (see chains.rs).
 pub fn macro_graph(
@@ -144,6 +148,43 @@ impl Drop for RawExec {
     }
 }
 
+/// Creates a raw graph of `ptrs.len()` chains of `length` AddOne-shaped
+/// nodes running `function`, one chain per pointer.
+fn raw_build(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<RawExec> {
+    let mut raw = RawExec {
+        graph: std::ptr::null_mut(),
+        exec: std::ptr::null_mut(),
+    };
+    // SAFETY: a graph created here; the chains' pointers stay live (caller).
+    unsafe {
+        sys::cuGraphCreate(&mut raw.graph, 0).result()?;
+        for &ptr in ptrs {
+            add_raw_chain(raw.graph, function, ptr, length, std::ptr::null_mut())?;
+        }
+    }
+    Ok(raw)
+}
+
+/// Instantiates a raw graph (flags 0, as the C++ baseline does).
+fn raw_instantiate(raw: &mut RawExec) -> Result {
+    let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
+        flags: 0,
+        hUploadStream: std::ptr::null_mut(),
+        hErrNode_out: std::ptr::null_mut(),
+        result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
+    };
+    // SAFETY: the graph is live.
+    unsafe { sys::cuGraphInstantiateWithParams(&mut raw.exec, raw.graph, &mut params) }.result()?;
+    Ok(())
+}
+
+/// One timed build and one timed instantiation of a raw graph.
+fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<(f64, f64)> {
+    let (build, mut raw) = time_us(|| raw_build(function, ptrs, length))?;
+    let (instantiate, ()) = time_us(|| raw_instantiate(&mut raw))?;
+    Ok((build, instantiate))
+}
+
 /// The same graph through raw cudarc `sys` calls: `cuGraphAddNode` per node,
 /// as hand-written driver code would.
 pub fn raw_sys(
@@ -158,41 +199,8 @@ pub fn raw_sys(
         .collect::<std::result::Result<_, _>>()?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let function = kernels::AddOne::load(ctx)?.function().cu_function();
-    let build = || -> Result<RawExec> {
-        let mut raw = RawExec {
-            graph: std::ptr::null_mut(),
-            exec: std::ptr::null_mut(),
-        };
-        // SAFETY: a graph created here; the chains' pointers stay live.
-        unsafe {
-            sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-            for &ptr in &ptrs {
-                add_raw_chain(raw.graph, function, ptr, length, std::ptr::null_mut())?;
-            }
-        }
-        Ok(raw)
-    };
-    let instantiate = |raw: &mut RawExec| -> Result {
-        let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
-            flags: 0,
-            hUploadStream: std::ptr::null_mut(),
-            hErrNode_out: std::ptr::null_mut(),
-            result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
-        };
-        // SAFETY: the graph is live.
-        unsafe { sys::cuGraphInstantiateWithParams(&mut raw.exec, raw.graph, &mut params) }
-            .result()?;
-        Ok(())
-    };
-    let (mut builds, mut insts) = (Vec::new(), Vec::new());
-    for _ in 0..BUILD_REPS {
-        let (b, mut raw) = time_us(build)?;
-        let (i, ()) = time_us(|| instantiate(&mut raw))?;
-        builds.push(b);
-        insts.push(i);
-    }
-    let mut raw = build()?;
-    instantiate(&mut raw)?;
+    let mut raw = raw_build(function, &ptrs, length)?;
+    raw_instantiate(&mut raw)?;
     let cu_stream = stream.cu_stream();
     let (upload, ()) = time_us(|| {
         // SAFETY: the exec and stream are live.
@@ -205,7 +213,6 @@ pub fn raw_sys(
         Ok(stream.synchronize()?)
     })?;
     let exec = raw.exec;
-    // SAFETY: as above.
     let (launch, device) = repeated(ctx, stream, reps, || {
         // SAFETY: the exec and stream are live.
         Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
@@ -217,13 +224,115 @@ pub fn raw_sys(
         (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
     )?;
     Ok(Row {
-        build: median(builds),
-        instantiate: median(insts),
+        build: f64::NAN,
+        instantiate: f64::NAN,
         upload,
         first_launch: first,
         launch,
         device,
     })
+}
+
+/// The C++ graph's launches and the C++ streams, on buffers checked here:
+/// (graph row without build numbers, streams host us, streams device us).
+pub fn cpp_graph(
+    cpp: &CppLib,
+    stream: &Arc<CudaStream>,
+    width: usize,
+    length: usize,
+    reps: usize,
+) -> Result<(Row, f64, f64)> {
+    let bufs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| stream.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    stream.synchronize()?;
+    let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
+    let out = cpp.launch(width, length, &ptrs, reps)?;
+    let rounds = (LAUNCHES_BEFORE_TIMING + reps) + (3 + reps);
+    check_counts(stream, &bufs, rounds as f32 * length as f32)?;
+    Ok(out)
+}
+
+/// The variants of [`interleaved_builds`], in their column order.
+pub const BUILD_VARIANTS: [&str; 4] = ["macro", "raw", "raw, C++'s kernel", "C++"];
+
+/// Build and instantiate times (us) per variant of [`BUILD_VARIANTS`], one
+/// sample per round.
+#[derive(Debug, Default)]
+pub struct BuildRounds {
+    pub samples: Vec<Vec<(f64, f64)>>,
+}
+
+impl BuildRounds {
+    /// Median (build, instantiate) of variant `v`.
+    pub fn medians(&self, v: usize) -> (f64, f64) {
+        let samples = &self.samples[v];
+        (
+            median(samples.iter().map(|s| s.0).collect()),
+            median(samples.iter().map(|s| s.1).collect()),
+        )
+    }
+
+    /// Median over rounds of variant `a`'s build + instantiate over `b`'s
+    /// in the same round.
+    pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
+        let ratios = self.samples[a]
+            .iter()
+            .zip(&self.samples[b])
+            .map(|(x, y)| (x.0 + x.1) / (y.0 + y.1))
+            .collect();
+        median(ratios)
+    }
+}
+
+/// Rounds of build + instantiate measured per round for every variant of
+/// [`BUILD_VARIANTS`] (the order rotating from round to round), so that the
+/// machine's drift during the run cancels out of each round's ratios.
+/// Without the C++ library only the first two variants are measured.
+pub fn interleaved_builds(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    cpp: Option<&CppLib>,
+    width: usize,
+    length: usize,
+    rounds: usize,
+) -> Result<BuildRounds> {
+    let mut bufs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| stream.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
+    let ours = kernels::AddOne::load(ctx)?.function().cu_function();
+    let theirs = cpp.map(CppLib::add_one).transpose()?;
+    let variants = if cpp.is_some() {
+        BUILD_VARIANTS.len()
+    } else {
+        2
+    };
+    let mut out = BuildRounds {
+        samples: vec![Vec::new(); variants],
+    };
+    for round in 0..rounds {
+        for k in 0..variants {
+            let v = (k + round) % variants;
+            let sample = match v {
+                0 => {
+                    let (build, graph) =
+                        time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, width, length)?))?;
+                    let (instantiate, exec) = time_us(|| Ok(graph.instantiate()?))?;
+                    drop(exec);
+                    drop(graph);
+                    (build, instantiate)
+                }
+                1 => raw_build_once(ours, &ptrs, length)?,
+                2 => raw_build_once(theirs.ok_or("no C++ kernel")?, &ptrs, length)?,
+                _ => cpp
+                    .ok_or("no C++ library")?
+                    .build_once(width, length, &ptrs)?,
+            };
+            out.samples[v].push(sample);
+        }
+    }
+    Ok(out)
 }
 
 /// The same kernels issued on streams (chain w on stream w) with raw
@@ -289,8 +398,8 @@ pub fn streams(
 }
 
 /// Where build time goes (us, medians): graph creation, the kernel lookup,
-/// and one chain of 10 and of 1,000 nodes built through the runtime API and
-/// through the macro, and the drop of the 10-node graph.
+/// one chain of 10 and of 100 nodes built through raw driver calls, the
+/// runtime API and the macro, and the drop of the 10-node graph.
 pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Result<String> {
     let mut bufs = vec![stream.alloc_zeros::<f32>(32)?];
     let kernel = kernels::AddOne::load(ctx)?;
@@ -306,27 +415,19 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
     })?;
     let mut out =
         format!("build breakdown (us): Graph::new {create:.2}, kernel lookup {lookup:.2}");
-    for (length, reps) in [(10, 51), (1000, 11)] {
+    // All three compiled optimized: the macro's 10- and 100-long chains and
+    // the runtime-API loop live in graph-bench-shapes.
+    let function = kernel.function().cu_function();
+    let ptr = device_ptr(&bufs[0], stream);
+    for (length, reps) in [(10, 51), (100, 51)] {
         let runtime_api = sample(reps, &mut || {
             let (us, graph) = time_us(|| {
-                let mut g = graph_runtime::Graph::new(ctx)?;
-                let x = g.bind_mut(&mut bufs[0]);
-                let mut prev: Option<graph_runtime::Node> = None;
-                for i in 0..length {
-                    let deps: &[graph_runtime::Node] = match &prev {
-                        Some(p) => std::slice::from_ref(p),
-                        None => &[],
-                    };
-                    let node = g.add_kernel(
-                        if i == 0 { "first" } else { "next" },
-                        &kernel,
-                        graph_runtime::LaunchConfig::new(1, 32),
-                        (x, 32),
-                        deps,
-                    )?;
-                    prev = Some(node.node());
-                }
-                Ok(g)
+                Ok(graph_bench_shapes::runtime_api_chain(
+                    ctx,
+                    &mut bufs[0],
+                    &kernel,
+                    length,
+                )?)
             })?;
             drop(graph);
             Ok(us)
@@ -337,17 +438,12 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
             drop(graph);
             Ok(us)
         })?;
+        let raw = sample(reps, &mut || {
+            raw_chain_build_us(function, ptr, length, std::ptr::null_mut())
+        })?;
         out.push_str(&format!(
-            "; 1x{length}: runtime API {runtime_api:.2}, macro {via_macro:.2}"
+            "; 1x{length}: raw {raw:.2}, runtime API {runtime_api:.2}, macro {via_macro:.2}"
         ));
-    }
-    // The driver alone: a raw 1,000-node chain with the kernel's context
-    // left null (current) or given explicitly.
-    let function = kernel.function().cu_function();
-    let ptr = device_ptr(&bufs[0], stream);
-    for (what, context) in [("null", std::ptr::null_mut()), ("explicit", ctx.cu_ctx())] {
-        let us = sample(11, &mut || raw_chain_build_us(function, ptr, 1000, context))?;
-        out.push_str(&format!("; raw 1x1000 with {what} context {us:.2}"));
     }
     let dropping = sample(51, &mut || {
         let graph = crate::chains::build_chain(ctx, &mut bufs, 1, 10)?;

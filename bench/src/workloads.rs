@@ -1,10 +1,12 @@
-//! The other workloads: a 1,000-step loop three ways, updates of a 100-node
+//! The other workloads: a 1,000-step loop several ways, updates of a 100-node
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
+use crate::cpp::CppLib;
 use crate::timing::{median, time_us, Result};
-use graph_runtime::cuda_graph;
-use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use graph_runtime::kernel::{Cond, KernelDecl, Out};
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
+use graph_runtime::{cuda_graph, Buf, Graph, Kernel, LaunchConfig};
 use std::sync::Arc;
 
 cuda_graph! {
@@ -42,95 +44,224 @@ cuda_graph! {
     }
 }
 
-/// Microseconds for `steps` steps: (device WHILE, tail-launch loop, host loop).
+/// The WHILE body of the loop benchmark with `cudaGraphSetConditional`
+/// declared as a plain extern function, to compare with the kernels crate's
+/// `__cudart_builtin__` declaration.
+// SAFETY: matches `countdown_step_plain(unsigned long long, int*)`, which
+// touches only `counter[0]`.
+static COUNTDOWN_PLAIN: KernelDecl<(Cond, Out<i32>)> = unsafe {
+    KernelDecl::cuda_c(
+        include_str!("../cuda/countdown_plain.cu"),
+        "countdown_step_plain",
+    )
+};
+
+/// The loop variants, in the order of [`LoopTimes::medians`].
+pub const LOOP_VARIANTS: [&str; 7] = [
+    "device WHILE (macro)",
+    "WHILE, plain extern declaration",
+    "WHILE, nvcc's body kernel",
+    "tail-launch self-loop",
+    "host loop",
+    "C++ WHILE",
+    "C++ host loop",
+];
+
+/// Microseconds per run of `steps` steps for each of [`LOOP_VARIANTS`]
+/// (NaN where a variant needs the C++ library and there is none).
+#[derive(Debug)]
+pub struct LoopTimes {
+    pub samples: Vec<Vec<f64>>,
+    /// Variants that could not run, and why.
+    pub notes: Vec<String>,
+}
+
+impl LoopTimes {
+    pub fn medians(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| median(s.clone())).collect()
+    }
+
+    /// Median over rounds of `a`'s time over `b`'s in the same round.
+    pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
+        median(
+            self.samples[a]
+                .iter()
+                .zip(&self.samples[b])
+                .map(|(x, y)| x / y)
+                .collect(),
+        )
+    }
+}
+
+/// A WHILE over `counter` with `kernel` as its body, through the runtime
+/// API: the macro's `WhileLoop` with another body kernel.
+fn runtime_while<'a>(
+    ctx: &Arc<CudaContext>,
+    counter: &'a mut CudaSlice<i32>,
+    kernel: &Kernel<(Cond, Out<i32>)>,
+) -> graph_runtime::Result<(Graph<'a>, Buf<'a, i32>)> {
+    let mut graph = Graph::new(ctx)?;
+    let counter = graph.bind_mut(counter);
+    let again = graph.cond_handle(Some(1))?;
+    graph.add_while("repeat", again, &[], |body| {
+        body.add_kernel(
+            "step",
+            kernel,
+            LaunchConfig::new(1, 32),
+            (again, counter),
+            &[],
+        )?;
+        Ok(())
+    })?;
+    Ok((graph, counter))
+}
+
+/// `reps` rounds (after one warm-up round) of one run of every loop
+/// variant, the order rotating from round to round so that drift cancels
+/// out of the ratios.
 pub fn loops(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
+    cpp: Option<&CppLib>,
     steps: i32,
     reps: usize,
-) -> Result<(f64, f64, f64)> {
-    let mut counter = stream.alloc_zeros::<i32>(1)?;
-    let mut other = stream.alloc_zeros::<i32>(1)?;
-    let (whiles, tails);
-    let mut hosts = Vec::new();
-    {
-        let graph = WhileLoop::build(ctx, &mut counter)?;
-        let bound = graph.bound();
-        let mut exec = graph.instantiate()?;
-        whiles = device_loop(
-            stream,
-            bound.counter.device_ptr(),
-            steps,
-            reps,
-            "WHILE",
-            || Ok(exec.launch(stream)?),
-        )?;
-    }
-    {
-        let graph = TailLoop::build(ctx, &mut counter, &mut other)?;
-        let bound = graph.bound();
-        let mut exec = graph.instantiate()?;
-        exec.upload(stream)?;
-        tails = device_loop(
-            stream,
-            bound.counter.device_ptr(),
-            steps,
-            reps,
-            "tail-launch loop",
-            || Ok(exec.launch(stream)?),
-        )?;
-    }
-    {
-        let graph = HostStep::build(ctx, &mut counter, &mut other)?;
-        let bound = graph.bound();
-        let mut exec = graph.instantiate()?;
-        for rep in 0..=reps {
-            reset(stream, bound.counter.device_ptr(), steps)?;
-            let (us, taken) = time_us(|| {
-                let mut taken = 0;
-                loop {
-                    exec.launch(stream)?;
-                    let flag = read(stream, bound.flag.device_ptr())?;
-                    taken += 1;
-                    if flag == 0 {
-                        return Ok(taken);
+) -> Result<LoopTimes> {
+    let int = || stream.alloc_zeros::<i32>(1);
+    let (mut c_while, mut c_plain, mut c_nvcc) = (int()?, int()?, int()?);
+    let (mut c_tail, mut c_host, c_cpp) = (int()?, int()?, int()?);
+    let (mut o_tail, mut o_host, o_cpp) = (int()?, int()?, int()?);
+    stream.synchronize()?;
+    let (cpp_counter, cpp_flag) = (raw_ptr(&c_cpp, stream), raw_ptr(&o_cpp, stream));
+
+    let while_graph = WhileLoop::build(ctx, &mut c_while)?;
+    let while_counter = while_graph.bound().counter.device_ptr();
+    let mut while_exec = while_graph.instantiate()?;
+    let mut notes = Vec::new();
+    let plain_kernel = COUNTDOWN_PLAIN.load(ctx)?;
+    let (plain_graph, plain_counter) = runtime_while(ctx, &mut c_plain, &plain_kernel)?;
+    let mut plain_exec = plain_graph.instantiate()?;
+    let nvcc_kernel = match cpp {
+        Some(lib) => {
+            // The declaration wants a 'static image: this one is leaked
+            // once per benchmark run.
+            let image: &'static [u8] = Box::leak(lib.cubin.clone().into_boxed_slice());
+            // SAFETY: perf.cu's `countdown(cudaGraphConditionalHandle, int*)`
+            // touches only counter[0].
+            let decl = unsafe { KernelDecl::<(Cond, Out<i32>)>::cubin(image, "countdown") };
+            match decl.load(ctx) {
+                Ok(kernel) => Some(kernel),
+                Err(e) => {
+                    notes.push(format!("nvcc's WHILE body could not be loaded: {e}"));
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let mut nvcc = match &nvcc_kernel {
+        Some(kernel) => {
+            let (graph, counter) = runtime_while(ctx, &mut c_nvcc, kernel)?;
+            Some((graph.instantiate()?, counter.device_ptr()))
+        }
+        None => None,
+    };
+    let tail_graph = TailLoop::build(ctx, &mut c_tail, &mut o_tail)?;
+    let tail_counter = tail_graph.bound().counter.device_ptr();
+    let mut tail_exec = tail_graph.instantiate()?;
+    tail_exec.upload(stream)?;
+    let host_graph = HostStep::build(ctx, &mut c_host, &mut o_host)?;
+    let host_bound = host_graph.bound();
+    let mut host_exec = host_graph.instantiate()?;
+    let mut cpp_loop = cpp
+        .map(|lib| lib.new_loop(cpp_counter, cpp_flag))
+        .transpose()?;
+
+    let mut samples = vec![Vec::new(); LOOP_VARIANTS.len()];
+    for round in 0..=reps {
+        let mut times = [f64::NAN; LOOP_VARIANTS.len()];
+        // The C++ library runs both of its loops in one call.
+        for k in 0..6 {
+            match (k + round) % 6 {
+                0 => {
+                    times[0] = device_loop(stream, while_counter, steps, "WHILE", || {
+                        Ok(while_exec.launch(stream)?)
+                    })?
+                }
+                1 => {
+                    let counter = plain_counter.device_ptr();
+                    times[1] = device_loop(stream, counter, steps, "plain WHILE", || {
+                        Ok(plain_exec.launch(stream)?)
+                    })?
+                }
+                2 => {
+                    if let Some((exec, counter)) = &mut nvcc {
+                        times[2] = device_loop(stream, *counter, steps, "nvcc WHILE", || {
+                            Ok(exec.launch(stream)?)
+                        })?;
                     }
                 }
-            })?;
-            if taken != steps {
-                return Err(format!("host loop ran {taken} steps").into());
+                3 => {
+                    times[3] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
+                        Ok(tail_exec.launch(stream)?)
+                    })?
+                }
+                4 => {
+                    reset(stream, host_bound.counter.device_ptr(), steps)?;
+                    let (us, taken) = time_us(|| {
+                        let mut taken = 0;
+                        loop {
+                            host_exec.launch(stream)?;
+                            let flag = read(stream, host_bound.flag.device_ptr())?;
+                            taken += 1;
+                            if flag == 0 {
+                                return Ok(taken);
+                            }
+                        }
+                    })?;
+                    if taken != steps {
+                        return Err(format!("host loop ran {taken} steps").into());
+                    }
+                    times[4] = us;
+                }
+                _ => {
+                    if let Some(cpp_loop) = &mut cpp_loop {
+                        (times[5], times[6]) = cpp_loop.run(steps)?;
+                    }
+                }
             }
-            if rep > 0 {
-                hosts.push(us);
+        }
+        if round > 0 {
+            for (sample, time) in samples.iter_mut().zip(times) {
+                sample.push(time);
             }
         }
     }
-    Ok((median(whiles), median(tails), median(hosts)))
+    Ok(LoopTimes { samples, notes })
 }
 
-/// Times `reps` runs (after one warm-up) of a loop that runs on the device
-/// until the counter at `counter` reaches zero.
+/// Microseconds for one run of a loop that runs on the device until the
+/// counter at `counter` reaches zero (checked).
 fn device_loop(
     stream: &CudaStream,
     counter: u64,
     steps: i32,
-    reps: usize,
     what: &str,
-    mut launch: impl FnMut() -> Result,
-) -> Result<Vec<f64>> {
-    let mut samples = Vec::new();
-    for rep in 0..=reps {
-        reset(stream, counter, steps)?;
-        let (us, ()) = time_us(|| {
-            launch()?;
-            Ok(stream.synchronize()?)
-        })?;
-        expect_zero(stream, counter, what)?;
-        if rep > 0 {
-            samples.push(us);
-        }
-    }
-    Ok(samples)
+    launch: impl FnOnce() -> Result,
+) -> Result<f64> {
+    reset(stream, counter, steps)?;
+    let (us, ()) = time_us(|| {
+        launch()?;
+        Ok(stream.synchronize()?)
+    })?;
+    expect_zero(stream, counter, what)?;
+    Ok(us)
+}
+
+/// The device address of a slice that stays unbound (for the C++ loop).
+fn raw_ptr(slice: &CudaSlice<i32>, stream: &CudaStream) -> u64 {
+    let (ptr, guard) = DevicePtr::device_ptr(slice, stream);
+    drop(guard);
+    ptr
 }
 
 /// Writes `value` to a device int (raw: the graph holds the slice's borrow).
@@ -141,6 +272,22 @@ fn reset(stream: &CudaStream, ptr: u64, value: i32) -> Result {
         graph_runtime::cudarc::driver::result::memcpy_htod_async(ptr, &[value], stream.cu_stream())
     }?;
     Ok(stream.synchronize()?)
+}
+
+/// Reads `len` floats at device address `ptr` after the stream's work.
+fn read_f32s(stream: &CudaStream, ptr: u64, len: usize) -> Result<Vec<f32>> {
+    let mut values = vec![0f32; len];
+    // SAFETY: `ptr` holds `len` floats bound to a graph we own; the stream
+    // is synchronized before `values` is read.
+    unsafe {
+        graph_runtime::cudarc::driver::result::memcpy_dtoh_async(
+            &mut values,
+            ptr,
+            stream.cu_stream(),
+        )
+    }?;
+    stream.synchronize()?;
+    Ok(values)
 }
 
 /// Reads a device int after the stream's work (the host loop's flag copy).
@@ -165,25 +312,63 @@ fn expect_zero(stream: &CudaStream, ptr: u64, what: &str) -> Result {
     }
 }
 
-/// Microseconds for one update of the 100-node chain: (one node's arguments
-/// through its typed accessor, rebuild + whole-graph update, update alone,
-/// re-instantiation).
+/// Microseconds for one update of the 100-node chain (medians of `reps`).
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateTimes {
+    /// One node's arguments through its typed accessor, in a loop that
+    /// launches the exec between updates (as a program updating a
+    /// parameter per launch does).
+    pub per_node: f64,
+    /// The same, right after a rebuild, an update and an instantiation
+    /// (caches cold for the driver's exec data).
+    pub per_node_cold: f64,
+    /// A rebuild of the graph then a whole-graph update.
+    pub rebuild_update: f64,
+    /// The whole-graph update alone.
+    pub update: f64,
+    /// A new instantiation.
+    pub reinstantiate: f64,
+}
+
 pub fn updates(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     reps: usize,
-) -> Result<(f64, f64, f64, f64)> {
+) -> Result<UpdateTimes> {
     use graph_bench_shapes::ChainW1L100;
     let mut x = stream.alloc_zeros::<f32>(32)?;
     let graph = ChainW1L100::build(ctx, &mut x)?;
     let bound = graph.bound();
     let mut exec = graph.instantiate()?;
     exec.launch(stream)?;
-    let (mut per_node, mut whole, mut update_only, mut reinstantiate) =
+    let mut per_node = Vec::new();
+    for i in 0..reps {
+        exec.launch(stream)?;
+        stream.synchronize()?;
+        let n = if i % 2 == 0 { 16u32 } else { 32 };
+        per_node.push(time_us(|| Ok(exec.c0_50().set_args((bound.x0, n))?))?.0);
+    }
+    // Check that the updates reached the device: 1 + reps launches of 100
+    // kernels, of which those after an update to n = 16 (every other one)
+    // skipped elements 16.. in node c0_50.
+    stream.synchronize()?;
+    let values = read_f32s(stream, bound.x0.device_ptr(), 32)?;
+    let launches = 1 + reps as u32;
+    let (full, partial) = (
+        (launches * 100) as f32,
+        (launches * 100 - reps as u32 / 2) as f32,
+    );
+    if values[..16].iter().any(|&v| v != full) || values[16..].iter().any(|&v| v != partial) {
+        return Err(format!(
+            "per-node updates: expected {full} below element 16 and {partial} above, got {values:?}"
+        )
+        .into());
+    }
+    let (mut per_node_cold, mut whole, mut update_only, mut reinstantiate) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..reps {
         let n = if i % 2 == 0 { 16u32 } else { 32 };
-        per_node.push(time_us(|| Ok(exec.c0_50().set_args((bound.x0, n))?))?.0);
+        per_node_cold.push(time_us(|| Ok(exec.c0_50().set_args((bound.x0, n))?))?.0);
         whole.push(
             time_us(|| {
                 let next = graph.rebuild(bound.x0)?;
@@ -195,14 +380,13 @@ pub fn updates(
         update_only.push(time_us(|| Ok(exec.update(&next).map(drop)?))?.0);
         reinstantiate.push(time_us(|| Ok(next.instantiate().map(drop)?))?.0);
     }
-    exec.launch(stream)?;
-    stream.synchronize()?;
-    Ok((
-        median(per_node),
-        median(whole),
-        median(update_only),
-        median(reinstantiate),
-    ))
+    Ok(UpdateTimes {
+        per_node: median(per_node),
+        per_node_cold: median(per_node_cold),
+        rebuild_update: median(whole),
+        update: median(update_only),
+        reinstantiate: median(reinstantiate),
+    })
 }
 
 /// Bytes of graph memory reserved by eight disjoint 64 MiB allocations.

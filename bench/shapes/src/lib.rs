@@ -6,3 +6,32 @@
 use graph_runtime::cudarc::driver::CudaSlice;
 
 include!(concat!(env!("OUT_DIR"), "/chains.rs"));
+
+/// A chain of `length` AddOne nodes on `buf` through the runtime API
+/// (`Graph::add_kernel` in a loop), compiled optimized like the macro's
+/// chains, for the benchmark's build breakdown.
+pub fn runtime_api_chain<'a>(
+    ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
+    buf: &'a mut CudaSlice<f32>,
+    kernel: &graph_runtime::Kernel<<kernels::AddOne as graph_runtime::kernel::KernelDef>::Args>,
+    length: usize,
+) -> graph_runtime::Result<graph_runtime::Graph<'a>> {
+    let mut graph = graph_runtime::Graph::new(ctx)?;
+    let x = graph.bind_mut(buf);
+    let mut prev: Option<graph_runtime::Node> = None;
+    for i in 0..length {
+        let deps: &[graph_runtime::Node] = match &prev {
+            Some(p) => std::slice::from_ref(p),
+            None => &[],
+        };
+        let node = graph.add_kernel(
+            if i == 0 { "first" } else { "next" },
+            kernel,
+            graph_runtime::LaunchConfig::new(1, 32),
+            (x, 32),
+            deps,
+        )?;
+        prev = Some(node.node());
+    }
+    Ok(graph)
+}
