@@ -29,22 +29,30 @@ pub const BUILD_ROUNDS: usize = 31;
 pub fn macro_graph(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
-    width: usize,
+    bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
 ) -> Result<Row> {
-    let mut bufs: Vec<CudaSlice<f32>> = (0..width)
-        .map(|_| stream.alloc_zeros::<f32>(32))
-        .collect::<std::result::Result<_, _>>()?;
-    let row = measure(ctx, stream, bufs.as_mut_slice(), reps, |bufs| {
+    zero(stream, bufs)?;
+    let width = bufs.len();
+    let row = measure(ctx, stream, bufs, reps, |bufs| {
         crate::chains::build_chain(ctx, bufs, width, length)
     })?;
     check_counts(
         stream,
-        &bufs,
+        bufs,
         (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
     )?;
     Ok(row)
+}
+
+/// Zeroes the chains' buffers (every variant runs on the same buffers, so
+/// that where they lie in memory is the same for all).
+pub fn zero(stream: &Arc<CudaStream>, bufs: &mut [CudaSlice<f32>]) -> Result {
+    for buf in bufs.iter_mut() {
+        stream.memset_zeros(buf)?;
+    }
+    Ok(stream.synchronize()?)
 }
 
 /// Launches of a measured graph before the timed ones: the first launch and
@@ -190,13 +198,11 @@ fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Res
 pub fn raw_sys(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
-    width: usize,
+    bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
 ) -> Result<Row> {
-    let bufs: Vec<CudaSlice<f32>> = (0..width)
-        .map(|_| stream.alloc_zeros::<f32>(32))
-        .collect::<std::result::Result<_, _>>()?;
+    zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let function = kernels::AddOne::load(ctx)?.function().cu_function();
     let mut raw = raw_build(function, &ptrs, length)?;
@@ -220,7 +226,7 @@ pub fn raw_sys(
     drop(raw);
     check_counts(
         stream,
-        &bufs,
+        bufs,
         (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
     )?;
     Ok(Row {
@@ -238,18 +244,15 @@ pub fn raw_sys(
 pub fn cpp_graph(
     cpp: &CppLib,
     stream: &Arc<CudaStream>,
-    width: usize,
+    bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
 ) -> Result<(Row, f64, f64)> {
-    let bufs: Vec<CudaSlice<f32>> = (0..width)
-        .map(|_| stream.alloc_zeros::<f32>(32))
-        .collect::<std::result::Result<_, _>>()?;
-    stream.synchronize()?;
+    zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let out = cpp.launch(width, length, &ptrs, reps)?;
+    let out = cpp.launch(bufs.len(), length, &ptrs, reps)?;
     let rounds = (LAUNCHES_BEFORE_TIMING + reps) + (3 + reps);
-    check_counts(stream, &bufs, rounds as f32 * length as f32)?;
+    check_counts(stream, bufs, rounds as f32 * length as f32)?;
     Ok(out)
 }
 
@@ -293,13 +296,11 @@ pub fn interleaved_builds(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     cpp: Option<&CppLib>,
-    width: usize,
+    bufs: &mut [CudaSlice<f32>],
     length: usize,
     rounds: usize,
 ) -> Result<BuildRounds> {
-    let mut bufs: Vec<CudaSlice<f32>> = (0..width)
-        .map(|_| stream.alloc_zeros::<f32>(32))
-        .collect::<std::result::Result<_, _>>()?;
+    let width = bufs.len();
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let ours = kernels::AddOne::load(ctx)?.function().cu_function();
     let theirs = cpp.map(CppLib::add_one).transpose()?;
@@ -317,7 +318,7 @@ pub fn interleaved_builds(
             let sample = match v {
                 0 => {
                     let (build, graph) =
-                        time_us(|| Ok(crate::chains::build_chain(ctx, &mut bufs, width, length)?))?;
+                        time_us(|| Ok(crate::chains::build_chain(ctx, bufs, width, length)?))?;
                     let (instantiate, exec) = time_us(|| Ok(graph.instantiate()?))?;
                     drop(exec);
                     drop(graph);
@@ -339,17 +340,17 @@ pub fn interleaved_builds(
 /// `cuLaunchKernel`, joined at the end: host and device time per round.
 pub fn streams(
     ctx: &Arc<CudaContext>,
-    width: usize,
+    stream: &Arc<CudaStream>,
+    bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
 ) -> Result<(f64, f64)> {
+    zero(stream, bufs)?;
+    let width = bufs.len();
     let streams: Vec<Arc<CudaStream>> = (0..width)
         .map(|_| ctx.new_stream())
         .collect::<std::result::Result<_, _>>()?;
     let first = &streams[0];
-    let bufs: Vec<CudaSlice<f32>> = (0..width)
-        .map(|_| first.alloc_zeros::<f32>(32))
-        .collect::<std::result::Result<_, _>>()?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, first)).collect();
     let function = kernels::AddOne::load(ctx)?.function().cu_function();
     let n: u32 = 32;
@@ -393,7 +394,7 @@ pub fn streams(
     for s in &streams {
         s.synchronize()?;
     }
-    check_counts(first, &bufs, (3 + reps) as f32 * length as f32)?;
+    check_counts(first, bufs, (3 + reps) as f32 * length as f32)?;
     Ok((launch, device))
 }
 
@@ -445,6 +446,36 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
             "; 1x{length}: raw {raw:.2}, runtime API {runtime_api:.2}, macro {via_macro:.2}"
         ));
     }
+    // What single calls cost on this host, per call over 1,000 calls: the
+    // context check the runtime makes per node, and an uncontended lock.
+    let per_call = |f: &mut dyn FnMut() -> Result| -> Result<f64> {
+        let us = sample(11, &mut || {
+            Ok(time_us(|| {
+                for _ in 0..1000 {
+                    f()?;
+                }
+                Ok(())
+            })?
+            .0)
+        })?;
+        Ok(us / 1000.0)
+    };
+    let get_current = per_call(&mut || {
+        let mut current = std::ptr::null_mut();
+        // SAFETY: an out-pointer to a local.
+        unsafe { sys::cuCtxGetCurrent(&mut current) }.result()?;
+        std::hint::black_box(current);
+        Ok(())
+    })?;
+    let bind = per_call(&mut || Ok(ctx.bind_to_thread()?))?;
+    let mutex = std::sync::Mutex::new(0u64);
+    let locking = per_call(&mut || {
+        *mutex.lock().map_err(|_| "poisoned")? += 1;
+        Ok(())
+    })?;
+    out.push_str(&format!(
+        "; per call: cuCtxGetCurrent {get_current:.3}, bind_to_thread {bind:.3}, uncontended Mutex {locking:.3}"
+    ));
     let dropping = sample(51, &mut || {
         let graph = crate::chains::build_chain(ctx, &mut bufs, 1, 10)?;
         Ok(time_us(|| {

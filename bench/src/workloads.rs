@@ -44,22 +44,9 @@ cuda_graph! {
     }
 }
 
-/// The WHILE body of the loop benchmark with `cudaGraphSetConditional`
-/// declared as a plain extern function, to compare with the kernels crate's
-/// `__cudart_builtin__` declaration.
-// SAFETY: matches `countdown_step_plain(unsigned long long, int*)`, which
-// touches only `counter[0]`.
-static COUNTDOWN_PLAIN: KernelDecl<(Cond, Out<i32>)> = unsafe {
-    KernelDecl::cuda_c(
-        include_str!("../cuda/countdown_plain.cu"),
-        "countdown_step_plain",
-    )
-};
-
 /// The loop variants, in the order of [`LoopTimes::medians`].
-pub const LOOP_VARIANTS: [&str; 7] = [
+pub const LOOP_VARIANTS: [&str; 6] = [
     "device WHILE (macro)",
-    "WHILE, plain extern declaration",
     "WHILE, nvcc's body kernel",
     "tail-launch self-loop",
     "host loop",
@@ -127,7 +114,7 @@ pub fn loops(
     reps: usize,
 ) -> Result<LoopTimes> {
     let int = || stream.alloc_zeros::<i32>(1);
-    let (mut c_while, mut c_plain, mut c_nvcc) = (int()?, int()?, int()?);
+    let (mut c_while, mut c_nvcc) = (int()?, int()?);
     let (mut c_tail, mut c_host, c_cpp) = (int()?, int()?, int()?);
     let (mut o_tail, mut o_host, o_cpp) = (int()?, int()?, int()?);
     stream.synchronize()?;
@@ -137,9 +124,6 @@ pub fn loops(
     let while_counter = while_graph.bound().counter.device_ptr();
     let mut while_exec = while_graph.instantiate()?;
     let mut notes = Vec::new();
-    let plain_kernel = COUNTDOWN_PLAIN.load(ctx)?;
-    let (plain_graph, plain_counter) = runtime_while(ctx, &mut c_plain, &plain_kernel)?;
-    let mut plain_exec = plain_graph.instantiate()?;
     let nvcc_kernel = match cpp {
         Some(lib) => {
             // The declaration wants a 'static image: this one is leaked
@@ -180,32 +164,26 @@ pub fn loops(
     for round in 0..=reps {
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
         // The C++ library runs both of its loops in one call.
-        for k in 0..6 {
-            match (k + round) % 6 {
+        for k in 0..5 {
+            match (k + round) % 5 {
                 0 => {
                     times[0] = device_loop(stream, while_counter, steps, "WHILE", || {
                         Ok(while_exec.launch(stream)?)
                     })?
                 }
                 1 => {
-                    let counter = plain_counter.device_ptr();
-                    times[1] = device_loop(stream, counter, steps, "plain WHILE", || {
-                        Ok(plain_exec.launch(stream)?)
-                    })?
-                }
-                2 => {
                     if let Some((exec, counter)) = &mut nvcc {
-                        times[2] = device_loop(stream, *counter, steps, "nvcc WHILE", || {
+                        times[1] = device_loop(stream, *counter, steps, "nvcc WHILE", || {
                             Ok(exec.launch(stream)?)
                         })?;
                     }
                 }
-                3 => {
-                    times[3] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
+                2 => {
+                    times[2] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
                         Ok(tail_exec.launch(stream)?)
                     })?
                 }
-                4 => {
+                3 => {
                     reset(stream, host_bound.counter.device_ptr(), steps)?;
                     let (us, taken) = time_us(|| {
                         let mut taken = 0;
@@ -221,11 +199,11 @@ pub fn loops(
                     if taken != steps {
                         return Err(format!("host loop ran {taken} steps").into());
                     }
-                    times[4] = us;
+                    times[3] = us;
                 }
                 _ => {
                     if let Some(cpp_loop) = &mut cpp_loop {
-                        (times[5], times[6]) = cpp_loop.run(steps)?;
+                        (times[4], times[5]) = cpp_loop.run(steps)?;
                     }
                 }
             }

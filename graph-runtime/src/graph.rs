@@ -150,6 +150,9 @@ pub struct Graph<'a> {
     pub(crate) registry: Arc<Mutex<Registry>>,
     pub(crate) resources: SharedResources<'a>,
     pub(crate) live_execs: Arc<AtomicUsize>,
+    /// The function of the last kernel node added here, already kept alive
+    /// in `resources` (saves a lock per node in runs of one kernel).
+    pub(crate) last_function: sys::CUfunction,
     pub(crate) _borrows: PhantomData<&'a mut ()>,
 }
 
@@ -205,6 +208,7 @@ impl<'a> Graph<'a> {
             registry: Arc::new(Mutex::new(registry)),
             resources,
             live_execs: Arc::default(),
+            last_function: std::ptr::null_mut(),
             _borrows: PhantomData,
         }
     }
@@ -486,10 +490,10 @@ impl<'a> Graph<'a> {
             std::ptr::null_mut(),
             |params| self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params),
         )?;
-        let mut resources = lock(&self.resources);
         // Consecutive nodes of one kernel keep its module alive once.
-        if resources.functions.last().map(|f| f.cu_function()) != Some(function.cu_function()) {
-            resources.functions.push(function.clone());
+        if self.last_function != function.cu_function() {
+            lock(&self.resources).functions.push(function.clone());
+            self.last_function = function.cu_function();
         }
         Ok(node)
     }
@@ -690,6 +694,7 @@ impl<'a> Graph<'a> {
             registry: self.registry.clone(),
             resources: self.resources.clone(),
             live_execs: self.live_execs.clone(),
+            last_function: std::ptr::null_mut(),
             _borrows: PhantomData,
         }
     }

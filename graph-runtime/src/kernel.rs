@@ -418,23 +418,19 @@ pub(crate) const MAX_PARAMS: usize = 12;
 pub struct ArgEncoder {
     slots: [u64; MAX_PARAMS],
     len: usize,
-    /// The buffers the arguments touch: at most one per parameter.
-    use_slots: [BufferUse; MAX_PARAMS],
+    /// The buffers the arguments touch: at most one per parameter; the
+    /// first `use_count` are written (left uninitialised past that, as one
+    /// is made per kernel node added).
+    use_slots: [std::mem::MaybeUninit<BufferUse>; MAX_PARAMS],
     use_count: usize,
 }
 
 impl Default for ArgEncoder {
     fn default() -> Self {
-        const NONE: BufferUse = BufferUse {
-            root: 0,
-            alloc: None,
-            write: false,
-            writable: false,
-        };
         ArgEncoder {
             slots: [0; MAX_PARAMS],
             len: 0,
-            use_slots: [NONE; MAX_PARAMS],
+            use_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
             use_count: 0,
         }
     }
@@ -459,14 +455,17 @@ impl ArgEncoder {
 
     fn push_use(&mut self, used: BufferUse) {
         if let Some(slot) = self.use_slots.get_mut(self.use_count) {
-            *slot = used;
+            slot.write(used);
             self.use_count += 1;
         }
     }
 
     /// The buffers the encoded arguments touch.
     pub(crate) fn uses(&self) -> &[BufferUse] {
-        &self.use_slots[..self.use_count]
+        let written = &self.use_slots[..self.use_count];
+        // SAFETY: `push_use` wrote the first `use_count` slots, and
+        // MaybeUninit<T> has T's layout.
+        unsafe { &*(written as *const [std::mem::MaybeUninit<BufferUse>] as *const [BufferUse]) }
     }
 }
 

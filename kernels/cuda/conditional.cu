@@ -1,11 +1,6 @@
 // Kernels that drive conditional nodes. Compiled by NVRTC without -rdc: the
 // device runtime's entry point is declared here and resolved by the driver.
-// Declared as the CUDA headers declare it (a `__cudart_builtin__`, which
-// NVRTC defines), so the compiler treats it as nvcc does.
-#ifndef __cudart_builtin__
-#define __cudart_builtin__
-#endif
-extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
+extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
 
 extern "C" __global__ void set_condition(unsigned long long handle, unsigned value) {
     if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, value);
