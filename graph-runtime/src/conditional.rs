@@ -180,9 +180,25 @@ impl<'a> Graph<'a> {
             std::slice::from_raw_parts(out, size as usize).to_vec()
         };
         for (arm, &raw) in bodies.iter().enumerate() {
-            let mut body = self.body(raw, node.index);
-            build(arm as u32, &mut body)?;
+            let mut scope = BodyScope {
+                body: self.body(raw, node.index),
+                parent: &mut *self,
+            };
+            build(arm as u32, &mut scope.body)?;
         }
         Ok(node)
+    }
+}
+
+/// A body being built. The body holds its parent's registry meanwhile and
+/// hands it back on drop, also when the builder fails or panics.
+struct BodyScope<'p, 'a> {
+    body: Graph<'a>,
+    parent: &'p mut Graph<'a>,
+}
+
+impl Drop for BodyScope<'_, '_> {
+    fn drop(&mut self) {
+        self.parent.registry = std::mem::take(&mut self.body.registry);
     }
 }

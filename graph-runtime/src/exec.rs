@@ -17,7 +17,7 @@ use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How to instantiate a graph.
 #[derive(Debug, Default, Clone, Copy)]
@@ -68,8 +68,8 @@ pub struct Exec<'a> {
     ctx: Arc<CudaContext>,
     /// The graph it was instantiated from: its node handles key per-node updates.
     _graph: Arc<RawGraph>,
-    /// The source graph's node records (shared, not copied).
-    registry: Arc<Mutex<Registry>>,
+    /// The source graph's node records as they were at instantiation.
+    registry: Arc<Registry>,
     /// Graph instances whose node handles this exec accepts: the original
     /// and every graph it was successfully updated from (same topology).
     instances: Vec<u64>,
@@ -173,7 +173,7 @@ impl<'a> Graph<'a> {
             raw,
             ctx: self.ctx.clone(),
             _graph: self.owner.clone(),
-            registry: self.registry.clone(),
+            registry: Arc::new(self.registry.clone()),
             instances: vec![self.instance],
             resource_id: self.resource_id,
             resources: self.resources.clone(),
@@ -261,8 +261,8 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
-        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     /// The raw handle and kind of one of this exec's nodes; a node of

@@ -20,7 +20,7 @@ use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -147,7 +147,10 @@ pub struct Graph<'a> {
     /// Identity of the resources (bound buffers), shared with clones.
     pub(crate) resource_id: u64,
     pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) registry: Arc<Mutex<Registry>>,
+    /// Node records. A conditional body takes its root's registry while it
+    /// is being built (see `conditional`), so that one graph family has one
+    /// registry and no lock is needed per node; execs keep a snapshot.
+    pub(crate) registry: Registry,
     pub(crate) resources: SharedResources<'a>,
     pub(crate) live_execs: Arc<AtomicUsize>,
     /// The function of the last kernel node added here, already kept alive
@@ -205,7 +208,7 @@ impl<'a> Graph<'a> {
             top_node: None,
             resource_id,
             ctx: ctx.clone(),
-            registry: Arc::new(Mutex::new(registry)),
+            registry,
             resources,
             live_execs: Arc::default(),
             last_function: std::ptr::null_mut(),
@@ -232,7 +235,8 @@ impl<'a> Graph<'a> {
     pub fn label(&self, node: Node) -> Option<String> {
         let registry = self.registry();
         let index = node.index as usize;
-        (index < registry.nodes.len()).then(|| registry.label(index).to_string())
+        (node.graph == self.instance && index < registry.nodes.len())
+            .then(|| registry.label(index).to_string())
     }
 
     /// The labels of all nodes, in the order they were added.
@@ -240,8 +244,8 @@ impl<'a> Graph<'a> {
         self.registry().labels()
     }
 
-    pub(crate) fn registry(&self) -> MutexGuard<'_, Registry> {
-        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
     }
 
     pub(crate) fn is_body(&self) -> bool {
@@ -276,16 +280,15 @@ impl<'a> Graph<'a> {
         uses: &[BufferUse],
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
-        // One lock of the registry for the whole addition.
-        let mut registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
-        self.check_deps(&registry, label, deps)?;
-        let allocs_before = self.check_uses(&registry, label, deps, uses)?;
+        self.check_deps(label, deps)?;
+        let allocs_before = self.check_uses(label, deps, uses)?;
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
             return Err(GraphError::invalid(
                 label,
                 "one edge kind is needed per dependency",
             ));
         }
+        let registry = &self.registry;
         // Few nodes have more than a handful of dependencies: keep their
         // handles and edge data on the stack.
         const INLINE: usize = 8;
@@ -323,6 +326,7 @@ impl<'a> Graph<'a> {
         // has one entry per dependency (checked above).
         let raw = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) }
             .op_at("cuGraphAddNode", label)?;
+        let registry = &mut self.registry;
         let index = registry.nodes.len() as u32;
         let user = self.top_node.unwrap_or(index);
         for u in uses {
@@ -341,7 +345,8 @@ impl<'a> Graph<'a> {
         })
     }
 
-    fn check_deps(&self, registry: &Registry, label: &str, deps: &[Node]) -> Result<()> {
+    fn check_deps(&self, label: &str, deps: &[Node]) -> Result<()> {
+        let registry = &self.registry;
         for dep in deps {
             if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
                 return Err(GraphError::ForeignHandle {
@@ -362,13 +367,8 @@ impl<'a> Graph<'a> {
     /// Buffer uses must be of this graph; a graph allocation must be ordered
     /// after its alloc node and not yet freed. Returns the new node's
     /// `allocs_before`.
-    fn check_uses(
-        &self,
-        registry: &Registry,
-        label: &str,
-        deps: &[Node],
-        uses: &[BufferUse],
-    ) -> Result<Vec<u32>> {
+    fn check_uses(&self, label: &str, deps: &[Node], uses: &[BufferUse]) -> Result<Vec<u32>> {
+        let registry = &self.registry;
         for u in uses {
             if u.root != self.resource_id {
                 return Err(GraphError::ForeignHandle {
@@ -382,9 +382,15 @@ impl<'a> Graph<'a> {
                 ));
             }
         }
+        let unknown = || GraphError::ForeignHandle {
+            what: format!("an allocation used by node `{label}`"),
+        };
         // A graph without allocations (most graphs) has nothing to order.
         if registry.allocs.is_empty() {
-            return Ok(Vec::new());
+            return match uses.iter().any(|u| u.alloc.is_some()) {
+                true => Err(unknown()),
+                false => Ok(Vec::new()),
+            };
         }
         let mut before: Vec<u32> = Vec::new();
         for dep in deps {
@@ -398,7 +404,7 @@ impl<'a> Graph<'a> {
             None => &before,
         };
         for alloc in uses.iter().filter_map(|u| u.alloc) {
-            let info = &registry.allocs[alloc as usize];
+            let info = registry.allocs.get(alloc as usize).ok_or_else(unknown)?;
             let alloc_label = registry.label(info.node as usize);
             if let Some(free) = info.freed_by {
                 return Err(GraphError::invalid(
@@ -585,7 +591,7 @@ impl<'a> Graph<'a> {
             }
             .op_at("cuGraphRetainUserObject", label)?;
         }
-        self.registry().user_objects.extend(objects);
+        self.registry.user_objects.extend(objects);
         if !Arc::ptr_eq(&self.resources, &child.resources) {
             let mut children = lock(&child.resources).children.clone();
             children.push(child.resources.clone());
@@ -660,7 +666,7 @@ impl<'a> Graph<'a> {
             self.resources.clone(),
             Registry::default(),
         );
-        let mut registry = self.registry().clone();
+        let mut registry = self.registry.clone();
         for index in 0..registry.nodes.len() {
             let original = registry.nodes[index].raw;
             // SAFETY: `original` is a node of the graph `raw` was cloned from.
@@ -677,12 +683,13 @@ impl<'a> Graph<'a> {
             unsafe { result::graph_retain_user_object(raw, object as sys::CUuserObject) }
                 .op("cuGraphRetainUserObject")?;
         }
-        clone.registry = Arc::new(Mutex::new(registry));
+        clone.registry = registry;
         Ok(clone)
     }
 
-    /// A body graph of the conditional node `top` (see `conditional`).
-    pub(crate) fn body(&self, raw: CUgraph, holder: u32) -> Graph<'a> {
+    /// A body graph of the conditional node `top` (see `conditional`). It
+    /// takes this graph's registry until it is dropped (`BodyScope`).
+    pub(crate) fn body(&mut self, raw: CUgraph, holder: u32) -> Graph<'a> {
         Graph {
             raw,
             owner: self.owner.clone(),
@@ -691,7 +698,7 @@ impl<'a> Graph<'a> {
             top_node: Some(self.top_node.unwrap_or(holder)),
             resource_id: self.resource_id,
             ctx: self.ctx.clone(),
-            registry: self.registry.clone(),
+            registry: std::mem::take(&mut self.registry),
             resources: self.resources.clone(),
             live_execs: self.live_execs.clone(),
             last_function: std::ptr::null_mut(),

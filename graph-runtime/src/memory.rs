@@ -88,7 +88,7 @@ impl<'a> Graph<'a> {
         let node = self.add_raw(label, NodeKind::MemAlloc, deps, None, &[], &mut params)?;
         // SAFETY: the driver wrote the address into the alloc member.
         let ptr = unsafe { params.__bindgen_anon_1.alloc.dptr };
-        let mut registry = self.registry();
+        let registry = &mut self.registry;
         let alloc = registry.allocs.len() as u32;
         registry.allocs.push(AllocInfo {
             node: node.index,
@@ -133,7 +133,13 @@ impl<'a> Graph<'a> {
         };
         {
             let registry = self.registry();
-            let info = &registry.allocs[alloc as usize];
+            let info =
+                registry
+                    .allocs
+                    .get(alloc as usize)
+                    .ok_or_else(|| GraphError::ForeignHandle {
+                        what: format!("the allocation freed by `{label}`"),
+                    })?;
             let alloc_label = registry.label(info.node as usize);
             if let Some(first) = info.freed_by {
                 return Err(GraphError::invalid(
@@ -174,7 +180,7 @@ impl<'a> Graph<'a> {
             dptr: buffer.device_ptr(),
         };
         let node = self.add_raw(label, NodeKind::MemFree, deps, None, &[], &mut params)?;
-        self.registry().allocs[alloc as usize].freed_by = Some(node.index);
+        self.registry.allocs[alloc as usize].freed_by = Some(node.index);
         Ok(node)
     }
 

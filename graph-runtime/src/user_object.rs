@@ -38,7 +38,7 @@ fn attach<T: Send + 'static>(graph: &mut Graph<'_>, value: T, label: &str) -> Re
         let _ = unsafe { result::user_object_release(object) };
         return Err(e).op_at("cuGraphRetainUserObject", label);
     }
-    graph.registry().user_objects.push(object as usize);
+    graph.registry.user_objects.push(object as usize);
     Ok(ptr)
 }
 

@@ -176,3 +176,46 @@ fn handle_of_another_graph_is_rejected() {
     assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
     assert!(err.to_string().contains("node `branch`"), "{err}");
 }
+
+#[test]
+fn a_failing_or_panicking_body_hands_the_records_back() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mark = kernels::Mark::load(&ctx).unwrap();
+    let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let v = g.bind_mut(&mut visits);
+        let first = g.add_kernel("first", &mark, one(), (v, 0), &[]).unwrap();
+        // The body's builder fails after adding a node: the error comes
+        // back, and the parent still knows every node, its own and the body's.
+        let h = g.cond_handle(None).unwrap();
+        let err = g
+            .add_if("failing", h, &[*first], |then| {
+                then.add_kernel("inside", &mark, one(), (v, 1), &[])?;
+                Err(GraphError::InvalidNode {
+                    label: "inside".into(),
+                    reason: "the builder gave up".into(),
+                })
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("gave up"), "{err}");
+        assert_eq!(g.labels(), ["first", "failing", "inside"]);
+        // A panicking builder: the records come back during unwinding.
+        let h2 = g.cond_handle(None).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = g.add_if("panicking", h2, &[*first], |_| panic!("builder panicked"));
+        }));
+        assert!(caught.is_err());
+        assert_eq!(g.labels(), ["first", "failing", "inside", "panicking"]);
+        // The graph goes on: its handles still resolve, it takes more
+        // nodes, and it runs (both handles start at 0: no body runs).
+        assert_eq!(g.label(*first).as_deref(), Some("first"));
+        let _ = g
+            .add_kernel("last", &mark, one(), (v, 0), &[*first])
+            .unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert_eq!(stream.clone_dtoh(&visits).unwrap(), [2, 0]);
+}
