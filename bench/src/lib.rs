@@ -86,8 +86,24 @@ pub fn run() -> Result<String> {
             )?;
             let mut ours = scaling::macro_graph(&ctx, &stream, &mut bufs, length, REPS)?;
             (ours.build, ours.instantiate) = builds.medians(0);
-            let mut raw = scaling::raw_sys(&ctx, &stream, &mut bufs, length, REPS)?;
+            let ours_kernel = <kernels::AddOne as graph_runtime::kernel::KernelDef>::load(&ctx)?
+                .function()
+                .cu_function();
+            let mut raw = scaling::raw_sys(&ctx, &stream, &mut bufs, length, REPS, ours_kernel)?;
             (raw.build, raw.instantiate) = builds.medians(1);
+            // The raw graph again with C++'s kernel: what kernel code alone
+            // changes in launch and device time.
+            let raw_cpp_kernel = match cpp.ready() {
+                Some(lib) => Some(scaling::raw_sys(
+                    &ctx,
+                    &stream,
+                    &mut bufs,
+                    length,
+                    REPS,
+                    lib.add_one()?,
+                )?),
+                None => None,
+            };
             let (streams_host, streams_device) =
                 scaling::streams(&ctx, &stream, &mut bufs, length, REPS)?;
             let native = match cpp.ready() {
@@ -125,11 +141,11 @@ pub fn run() -> Result<String> {
                 cpp_speedup.map_or(f64::NAN, |(m, _)| m),
                 cpp_speedup.map_or("-".to_string(), |(_, c)| format!("{c:.2}")),
             );
-            if native.is_some() {
+            if let (Some((c, _, _)), Some(rk)) = (native, raw_cpp_kernel) {
                 let (b, i) = builds.medians(2);
                 let _ = writeln!(
                     origin,
-                    "| {width}x{length} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.3} | {:.3} |",
+                    "| {width}x{length} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.3} | {:.3} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} / {:.3} |",
                     per(raw.build),
                     per(raw.instantiate),
                     per(b),
@@ -137,8 +153,18 @@ pub fn run() -> Result<String> {
                     builds.paired_ratio(0, 1),
                     builds.paired_ratio(1, 2),
                     builds.paired_ratio(2, 3),
+                    per(raw.launch),
+                    per(rk.launch),
+                    per(c.launch),
+                    per(raw.device),
+                    per(rk.device),
+                    per(c.device),
                 );
             }
+            let _ = writeln!(
+                full,
+                "{width}x{length} raw with C++'s kernel {raw_cpp_kernel:?}"
+            );
             let _ = writeln!(full, "{width}x{length} macro {ours:?}\n{width}x{length} raw {raw:?}\n{width}x{length} streams host {streams_host} device {streams_device}\n{width}x{length} cpp {native:?}\n{width}x{length} build rounds (build, instantiate) per variant {:?}: {:?}", scaling::BUILD_VARIANTS, builds.samples);
             if let (Some((r, s, _)), Some(build_ratio)) = (native, build_ratio) {
                 if ours.launch > 1.02 * r.launch {
@@ -173,10 +199,10 @@ pub fn run() -> Result<String> {
     if !origin.is_empty() {
         let _ = writeln!(
             report,
-            "\n### Build + instantiate by kernel origin (us per node, medians of {} interleaved rounds; ratios: medians of per-round ratios)\n",
+            "\n### Graph machinery apart from kernel code (us per node; builds: medians of {} interleaved rounds, ratios: medians of per-round build + instantiate ratios)\n",
             scaling::BUILD_ROUNDS
         );
-        let _ = writeln!(report, "| shape | raw, our kernel: build / instantiate | raw, C++'s kernel: build / instantiate | macro : raw | raw : raw with C++'s kernel | raw with C++'s kernel : C++ |\n| --- | --- | --- | --- | --- | --- |");
+        let _ = writeln!(report, "| shape | raw, our kernel: build / instantiate | raw, C++'s kernel: build / instantiate | macro : raw | raw : raw with C++'s kernel | raw with C++'s kernel : C++ | launch: raw / raw with C++'s kernel / C++ | device: raw / raw with C++'s kernel / C++ |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
         report.push_str(&origin);
     }
 

@@ -194,17 +194,18 @@ fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Res
 }
 
 /// The same graph through raw cudarc `sys` calls: `cuGraphAddNode` per node,
-/// as hand-written driver code would.
+/// as hand-written driver code would, running `function` (our AddOne, or
+/// C++'s `add_one` to compare kernel code apart from graph machinery).
 pub fn raw_sys(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
     bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
+    function: sys::CUfunction,
 ) -> Result<Row> {
     zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let function = kernels::AddOne::load(ctx)?.function().cu_function();
     let mut raw = raw_build(function, &ptrs, length)?;
     raw_instantiate(&mut raw)?;
     let cu_stream = stream.cu_stream();
