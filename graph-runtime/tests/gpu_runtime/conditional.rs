@@ -189,7 +189,7 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         let first = g.add_kernel("first", &mark, one(), (v, 0), &[]).unwrap();
         // The body's builder fails after adding a node: the error comes
         // back, and the parent still knows every node, its own and the body's.
-        let h = g.cond_handle(None).unwrap();
+        let h = g.cond_handle(Some(0)).unwrap();
         let err = g
             .add_if("failing", h, &[*first], |then| {
                 then.add_kernel("inside", &mark, one(), (v, 1), &[])?;
@@ -202,14 +202,15 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         assert!(err.to_string().contains("gave up"), "{err}");
         assert_eq!(g.labels(), ["first", "failing", "inside"]);
         // A panicking builder: the records come back during unwinding.
-        let h2 = g.cond_handle(None).unwrap();
+        let h2 = g.cond_handle(Some(0)).unwrap();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _ = g.add_if("panicking", h2, &[*first], |_| panic!("builder panicked"));
         }));
         assert!(caught.is_err());
         assert_eq!(g.labels(), ["first", "failing", "inside", "panicking"]);
         // The graph goes on: its handles still resolve, it takes more
-        // nodes, and it runs (both handles start at 0: no body runs).
+        // nodes, and it runs (both handles are reset to 0 at each launch: no
+        // body runs).
         assert_eq!(g.label(*first).as_deref(), Some("first"));
         let _ = g
             .add_kernel("last", &mark, one(), (v, 0), &[*first])
