@@ -1,6 +1,7 @@
 //! The benchmarks behind BENCHMARKS.md: `cuda_graph!` graphs against the
-//! same graphs through raw driver calls, a C++ CUDA-runtime program and
-//! streams, plus loops, updates, graph memory and the macro's own cost.
+//! same graphs through raw driver calls, C++ CUDA-runtime code (compiled at
+//! run time and loaded into this process) and streams, plus loops, updates,
+//! graph memory and the macro's own cost.
 //! `cargo bench -p graph-bench` runs them (on a machine without CUDA, only
 //! the CPU-side workload).
 

@@ -3,7 +3,7 @@
 
 use crate::cpp::CppLib;
 use crate::timing::{median, time_us, Result};
-use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use graph_runtime::kernel::{Cond, KernelDecl, Out};
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
 use graph_runtime::{cuda_graph, Buf, Graph, Kernel, LaunchConfig};
@@ -252,11 +252,15 @@ fn reset(stream: &CudaStream, ptr: u64, value: i32) -> Result {
     Ok(stream.synchronize()?)
 }
 
-/// Reads `len` floats at device address `ptr` after the stream's work.
-fn read_f32s(stream: &CudaStream, ptr: u64, len: usize) -> Result<Vec<f32>> {
-    let mut values = vec![0f32; len];
-    // SAFETY: `ptr` holds `len` floats bound to a graph we own; the stream
-    // is synchronized before `values` is read.
+/// Reads `len` values at device address `ptr` after the stream's work.
+fn read_values<T: DeviceRepr + Default + Clone>(
+    stream: &CudaStream,
+    ptr: u64,
+    len: usize,
+) -> Result<Vec<T>> {
+    let mut values = vec![T::default(); len];
+    // SAFETY: `ptr` holds `len` values of T bound to a graph we own; the
+    // stream is synchronized before `values` is read.
     unsafe {
         graph_runtime::cudarc::driver::result::memcpy_dtoh_async(
             &mut values,
@@ -270,17 +274,7 @@ fn read_f32s(stream: &CudaStream, ptr: u64, len: usize) -> Result<Vec<f32>> {
 
 /// Reads a device int after the stream's work (the host loop's flag copy).
 fn read(stream: &CudaStream, ptr: u64) -> Result<i32> {
-    let mut value = [0i32];
-    // SAFETY: as for `reset`.
-    unsafe {
-        graph_runtime::cudarc::driver::result::memcpy_dtoh_async(
-            &mut value,
-            ptr,
-            stream.cu_stream(),
-        )
-    }?;
-    stream.synchronize()?;
-    Ok(value[0])
+    Ok(read_values::<i32>(stream, ptr, 1)?[0])
 }
 
 fn expect_zero(stream: &CudaStream, ptr: u64, what: &str) -> Result {
@@ -330,7 +324,7 @@ pub fn updates(
     // kernels, of which those after an update to n = 16 (every other one)
     // skipped elements 16.. in node c0_50.
     stream.synchronize()?;
-    let values = read_f32s(stream, bound.x0.device_ptr(), 32)?;
+    let values = read_values::<f32>(stream, bound.x0.device_ptr(), 32)?;
     let launches = 1 + reps as u32;
     let (full, partial) = (
         (launches * 100) as f32,
