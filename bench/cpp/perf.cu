@@ -89,40 +89,50 @@ extern "C" int perf_build(int width, int length, float* const* bufs, double* bui
     return 0;
 }
 
-// Upload, first launch, then `reps` timed launches after 3 warm-ups (host
-// and device medians), then the same kernels on streams (chain w on stream
-// w; 3 warm-up rounds, `reps` timed). out: upload, first, launch, device,
-// stream host, stream device (us, whole graph). Each buffer ends with
-// (4 + reps) + (3 + reps) rounds of `length` increments.
-extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, double* out) {
+// For each of `execs` graphs of the chains (kept alive side by side):
+// upload, first launch, then `reps` timed launches after 3 warm-ups (host
+// and device medians); then the same kernels on streams (chain w on stream
+// w; 3 warm-up rounds, `reps` timed). out: upload, first (the first exec's),
+// launch, device (medians over the execs of each one's median), stream host,
+// stream device (us, whole graph). Each buffer ends with
+// execs * (4 + reps) + (3 + reps) rounds of `length` increments.
+extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, int execs, double* out) {
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    cudaGraph_t graph;
-    if (build_chains(width, length, bufs, &graph)) return 1;
-    cudaGraphExec_t exec;
-    CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    auto t = Clock::now();
-    CHECK(cudaGraphUpload(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-    out[0] = us_since(t);
-    t = Clock::now();
-    CHECK(cudaGraphLaunch(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-    out[1] = us_since(t);
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(exec, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    std::vector<double> launches, device;
-    for (int i = 0; i < reps; ++i) {
+    std::vector<cudaGraph_t> graphs(execs);
+    std::vector<cudaGraphExec_t> instances(execs);
+    std::vector<double> exec_launch, exec_device;
+    for (int e = 0; e < execs; ++e) {
+        if (build_chains(width, length, bufs, &graphs[e])) return 1;
+        CHECK(cudaGraphInstantiate(&instances[e], graphs[e], 0));
+        cudaGraphExec_t exec = instances[e];
+        auto t = Clock::now();
+        CHECK(cudaGraphUpload(exec, stream)); CHECK(cudaStreamSynchronize(stream));
+        double upload = us_since(t);
         t = Clock::now();
-        CHECK(cudaEventRecord(a, stream));
-        CHECK(cudaGraphLaunch(exec, stream));
-        CHECK(cudaEventRecord(b, stream));
+        CHECK(cudaGraphLaunch(exec, stream)); CHECK(cudaStreamSynchronize(stream));
+        double first = us_since(t);
+        if (e == 0) { out[0] = upload; out[1] = first; }
+        for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(exec, stream));
         CHECK(cudaStreamSynchronize(stream));
-        launches.push_back(us_since(t));
-        float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); device.push_back(ms * 1000.0);
+        std::vector<double> launches, device;
+        for (int i = 0; i < reps; ++i) {
+            t = Clock::now();
+            CHECK(cudaEventRecord(a, stream));
+            CHECK(cudaGraphLaunch(exec, stream));
+            CHECK(cudaEventRecord(b, stream));
+            CHECK(cudaStreamSynchronize(stream));
+            launches.push_back(us_since(t));
+            float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); device.push_back(ms * 1000.0);
+        }
+        exec_launch.push_back(median(launches));
+        exec_device.push_back(median(device));
     }
-    out[2] = median(launches);
-    out[3] = median(device);
+    out[2] = median(exec_launch);
+    out[3] = median(exec_device);
+    auto t = Clock::now();
     std::vector<cudaStream_t> streams(width);
     for (auto& s : streams) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     std::vector<cudaEvent_t> done(width);
@@ -149,8 +159,8 @@ extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, 
     for (auto& s : streams) CHECK(cudaStreamDestroy(s));
     for (auto& e : done) CHECK(cudaEventDestroy(e));
     CHECK(cudaEventDestroy(a)); CHECK(cudaEventDestroy(b));
-    CHECK(cudaGraphExecDestroy(exec));
-    CHECK(cudaGraphDestroy(graph));
+    for (auto exec : instances) CHECK(cudaGraphExecDestroy(exec));
+    for (auto graph : graphs) CHECK(cudaGraphDestroy(graph));
     CHECK(cudaStreamDestroy(stream));
     return 0;
 }

@@ -102,7 +102,7 @@ fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
 }
 
 type BuildFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut f64, *mut f64) -> c_int;
-type LaunchFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, *mut f64) -> c_int;
+type LaunchFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, c_int, *mut f64) -> c_int;
 type FunctionsFn = unsafe extern "C" fn(*mut sys::CUfunction, *mut sys::CUfunction) -> c_int;
 type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) -> c_int;
 type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
@@ -155,14 +155,16 @@ impl CppLib {
     }
 
     /// (graph row without build numbers, streams host us, streams device us)
-    /// for one shape. Each buffer receives `(4 + reps) + (3 + reps)` rounds
-    /// of `length` increments.
+    /// for one shape, the graph's launch and device times the median over
+    /// `execs` execs. Each buffer receives `execs * (4 + reps) + (3 + reps)`
+    /// rounds of `length` increments.
     pub fn launch(
         &self,
         width: usize,
         length: usize,
         bufs: &[u64],
         reps: usize,
+        execs: usize,
     ) -> Result<(Row, f64, f64)> {
         assert_eq!(bufs.len(), width);
         let mut out = [0.0f64; 6];
@@ -175,6 +177,7 @@ impl CppLib {
                 length as c_int,
                 bufs.as_ptr(),
                 reps as c_int,
+                execs as c_int,
                 out.as_mut_ptr(),
             )
         };

@@ -3,7 +3,7 @@
 //! (chains.rs). Tiny kernels measure the per-node launch floor; kernels with
 //! an independent prologue measure how much of it overlaps the previous one.
 
-use crate::scaling::{measure, Row, LAUNCHES_BEFORE_TIMING};
+use crate::scaling::{launches_per_measure, measure, Row};
 use crate::timing::Result;
 use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream};
 use graph_runtime::EdgeKind;
@@ -32,7 +32,7 @@ pub fn tiny(
     let row = measure(ctx, stream, &mut x, reps, |x| {
         crate::chains::build_pdl_tiny(ctx, x, kind, length)
     })?;
-    let expected = ((LAUNCHES_BEFORE_TIMING + reps) * length) as f32;
+    let expected = (launches_per_measure(reps) * length) as f32;
     let got = stream.clone_dtoh(&x)?;
     if got.iter().any(|v| *v != expected) {
         return Err(format!(
@@ -69,7 +69,7 @@ pub fn prologue(
         crate::chains::build_pdl_prologue(ctx, x, kind, blocks, n, work)
     })?;
     let got = stream.clone_dtoh(&x)?;
-    let steps = (LAUNCHES_BEFORE_TIMING + reps) * crate::chains::PDL_PROLOGUE_LENGTH;
+    let steps = launches_per_measure(reps) * crate::chains::PDL_PROLOGUE_LENGTH;
     for i in (0..n as usize).step_by(97) {
         let prologue = kernels::pdl_prologue(i as u32, work);
         let expected = (0..steps).fold(x0[i], |v, _| v.mul_add(0.5, prologue));

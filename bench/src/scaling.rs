@@ -41,7 +41,7 @@ pub fn macro_graph(
     check_counts(
         stream,
         bufs,
-        (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
+        launches_per_measure(reps) as f32 * length as f32,
     )?;
     Ok(row)
 }
@@ -55,13 +55,25 @@ pub fn zero(stream: &Arc<CudaStream>, bufs: &mut [CudaSlice<f32>]) -> Result {
     Ok(stream.synchronize()?)
 }
 
-/// Launches of a measured graph before the timed ones: the first launch and
+/// Launches of a measured exec before the timed ones: the first launch and
 /// 3 warm-ups.
 pub const LAUNCHES_BEFORE_TIMING: usize = 4;
 
+/// Execs instantiated per measured graph. Identical execs of one graph
+/// launch up to 7% apart (where the driver places each one), so launch and
+/// device times are the median over several, kept alive side by side.
+pub const EXECS: usize = 5;
+
+/// Launches a measured graph sees in all (see [`measure`]).
+pub fn launches_per_measure(reps: usize) -> usize {
+    EXECS * (LAUNCHES_BEFORE_TIMING + reps)
+}
+
 /// Builds (median of `BUILD_REPS`) and instantiates the graph `build` makes
-/// over `target`, uploads it, launches it once, then times `reps` launches
-/// after 3 warm-ups: `target` sees `LAUNCHES_BEFORE_TIMING + reps` runs.
+/// over `target`; then, for each of [`EXECS`] execs of it, uploads, launches
+/// once and times `reps` launches after 3 warm-ups. Upload and first launch
+/// are the first exec's; launch and device times the median over the execs
+/// of each one's median. `target` sees `launches_per_measure(reps)` runs.
 pub fn measure<T: ?Sized>(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
@@ -78,24 +90,35 @@ pub fn measure<T: ?Sized>(
         drop(exec);
     }
     let graph = build(target)?;
-    let mut exec = graph.instantiate()?;
-    let (upload, ()) = time_us(|| {
-        exec.upload(stream)?;
-        Ok(stream.synchronize()?)
-    })?;
-    let (first_launch, ()) = time_us(|| {
-        exec.launch(stream)?;
-        Ok(stream.synchronize()?)
-    })?;
-    let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
+    let mut execs = (0..EXECS)
+        .map(|_| graph.instantiate())
+        .collect::<graph_runtime::Result<Vec<_>>>()?;
+    let (mut upload, mut first_launch) = (f64::NAN, f64::NAN);
+    let (mut launches, mut devices) = (Vec::new(), Vec::new());
+    for (i, exec) in execs.iter_mut().enumerate() {
+        let (up, ()) = time_us(|| {
+            exec.upload(stream)?;
+            Ok(stream.synchronize()?)
+        })?;
+        let (first, ()) = time_us(|| {
+            exec.launch(stream)?;
+            Ok(stream.synchronize()?)
+        })?;
+        if i == 0 {
+            (upload, first_launch) = (up, first);
+        }
+        let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
+        launches.push(launch);
+        devices.push(device);
+    }
     stream.synchronize()?;
     Ok(Row {
         build: median(builds),
         instantiate: median(insts),
         upload,
         first_launch,
-        launch,
-        device,
+        launch: median(launches),
+        device: median(devices),
     })
 }
 
@@ -206,37 +229,50 @@ pub fn raw_sys(
 ) -> Result<Row> {
     zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let mut raw = raw_build(function, &ptrs, length)?;
-    raw_instantiate(&mut raw)?;
     let cu_stream = stream.cu_stream();
-    let (upload, ()) = time_us(|| {
-        // SAFETY: the exec and stream are live.
-        unsafe { sys::cuGraphUpload(raw.exec, cu_stream) }.result()?;
-        Ok(stream.synchronize()?)
-    })?;
-    let (first, ()) = time_us(|| {
-        // SAFETY: the exec and stream are live.
-        unsafe { sys::cuGraphLaunch(raw.exec, cu_stream) }.result()?;
-        Ok(stream.synchronize()?)
-    })?;
-    let exec = raw.exec;
-    let (launch, device) = repeated(ctx, stream, reps, || {
-        // SAFETY: the exec and stream are live.
-        Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
-    })?;
-    drop(raw);
+    let (mut upload, mut first_launch) = (f64::NAN, f64::NAN);
+    let (mut launches, mut devices) = (Vec::new(), Vec::new());
+    // One graph per exec (a RawExec owns both), all alive side by side.
+    let mut raws = Vec::new();
+    for i in 0..EXECS {
+        let mut raw = raw_build(function, &ptrs, length)?;
+        raw_instantiate(&mut raw)?;
+        let exec = raw.exec;
+        raws.push(raw);
+        let (up, ()) = time_us(|| {
+            // SAFETY: the exec and stream are live.
+            unsafe { sys::cuGraphUpload(exec, cu_stream) }.result()?;
+            Ok(stream.synchronize()?)
+        })?;
+        let (first, ()) = time_us(|| {
+            // SAFETY: the exec and stream are live.
+            unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?;
+            Ok(stream.synchronize()?)
+        })?;
+        if i == 0 {
+            (upload, first_launch) = (up, first);
+        }
+        let (launch, device) = repeated(ctx, stream, reps, || {
+            // SAFETY: the exec and stream are live.
+            Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
+        })?;
+        launches.push(launch);
+        devices.push(device);
+    }
+    stream.synchronize()?;
+    drop(raws);
     check_counts(
         stream,
         bufs,
-        (LAUNCHES_BEFORE_TIMING + reps) as f32 * length as f32,
+        launches_per_measure(reps) as f32 * length as f32,
     )?;
     Ok(Row {
         build: f64::NAN,
         instantiate: f64::NAN,
         upload,
-        first_launch: first,
-        launch,
-        device,
+        first_launch,
+        launch: median(launches),
+        device: median(devices),
     })
 }
 
@@ -251,8 +287,8 @@ pub fn cpp_graph(
 ) -> Result<(Row, f64, f64)> {
     zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let out = cpp.launch(bufs.len(), length, &ptrs, reps)?;
-    let rounds = (LAUNCHES_BEFORE_TIMING + reps) + (3 + reps);
+    let out = cpp.launch(bufs.len(), length, &ptrs, reps, EXECS)?;
+    let rounds = launches_per_measure(reps) + (3 + reps);
     check_counts(stream, bufs, rounds as f32 * length as f32)?;
     Ok(out)
 }
