@@ -80,6 +80,10 @@ impl LoopTimes {
     }
 }
 
+/// Execs of the macro's and C++'s WHILE graphs, used in turn from round to
+/// round: identical execs of one graph can run a few percent apart.
+pub const LOOP_EXECS: usize = 3;
+
 /// A WHILE over `counter` with `kernel` as its body, through the runtime
 /// API: the macro's `WhileLoop` with another body kernel.
 fn runtime_while<'a>(
@@ -103,7 +107,7 @@ fn runtime_while<'a>(
     Ok((graph, counter))
 }
 
-/// `reps` rounds (after one warm-up round) of one run of every loop
+/// `reps` rounds (after `LOOP_EXECS` warm-up rounds) of one run of every loop
 /// variant, the order rotating from round to round so that drift cancels
 /// out of the ratios.
 pub fn loops(
@@ -114,15 +118,21 @@ pub fn loops(
     reps: usize,
 ) -> Result<LoopTimes> {
     let int = || stream.alloc_zeros::<i32>(1);
-    let (mut c_while, mut c_nvcc) = (int()?, int()?);
+    let mut c_whiles = (0..LOOP_EXECS)
+        .map(|_| int())
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut c_nvcc = int()?;
     let (mut c_tail, mut c_host, c_cpp) = (int()?, int()?, int()?);
     let (mut o_tail, mut o_host, o_cpp) = (int()?, int()?, int()?);
     stream.synchronize()?;
     let (cpp_counter, cpp_flag) = (raw_ptr(&c_cpp, stream), raw_ptr(&o_cpp, stream));
 
-    let while_graph = WhileLoop::build(ctx, &mut c_while)?;
-    let while_counter = while_graph.bound().counter.device_ptr();
-    let mut while_exec = while_graph.instantiate()?;
+    let mut whiles = Vec::new();
+    for counter in c_whiles.iter_mut() {
+        let graph = WhileLoop::build(ctx, counter)?;
+        let ptr = graph.bound().counter.device_ptr();
+        whiles.push((graph.instantiate()?, ptr));
+    }
     let mut notes = Vec::new();
     let nvcc_kernel = match cpp {
         Some(lib) => {
@@ -156,20 +166,31 @@ pub fn loops(
     let host_graph = HostStep::build(ctx, &mut c_host, &mut o_host)?;
     let host_bound = host_graph.bound();
     let mut host_exec = host_graph.instantiate()?;
-    let mut cpp_loop = cpp
-        .map(|lib| lib.new_loop(cpp_counter, cpp_flag))
-        .transpose()?;
+    // The C++ loops run one at a time, so they can share a counter.
+    let mut cpp_loops = match cpp {
+        Some(lib) => (0..LOOP_EXECS)
+            .map(|_| lib.new_loop(cpp_counter, cpp_flag))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
 
     let mut samples = vec![Vec::new(); LOOP_VARIANTS.len()];
-    for round in 0..=reps {
+    // The first rounds warm every exec up.
+    for round in 0..reps + LOOP_EXECS {
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
         // The C++ library runs both of its loops in one call.
         for k in 0..5 {
             match (k + round) % 5 {
                 0 => {
-                    times[0] = device_loop(stream, while_counter, steps, "WHILE", || {
-                        Ok(while_exec.launch(stream)?)
-                    })?
+                    let (exec, counter) = &mut whiles[round % LOOP_EXECS];
+                    times[0] =
+                        device_loop(
+                            stream,
+                            *counter,
+                            steps,
+                            "WHILE",
+                            || Ok(exec.launch(stream)?),
+                        )?
                 }
                 1 => {
                     if let Some((exec, counter)) = &mut nvcc {
@@ -202,13 +223,13 @@ pub fn loops(
                     times[3] = us;
                 }
                 _ => {
-                    if let Some(cpp_loop) = &mut cpp_loop {
+                    if let Some(cpp_loop) = cpp_loops.get_mut(round % LOOP_EXECS) {
                         (times[4], times[5]) = cpp_loop.run(steps)?;
                     }
                 }
             }
         }
-        if round > 0 {
+        if round >= LOOP_EXECS {
             for (sample, time) in samples.iter_mut().zip(times) {
                 sample.push(time);
             }
