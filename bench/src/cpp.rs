@@ -103,7 +103,7 @@ fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
 
 type BuildFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut f64, *mut f64) -> c_int;
 type LaunchFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, c_int, *mut f64) -> c_int;
-type FunctionsFn = unsafe extern "C" fn(*mut sys::CUfunction, *mut sys::CUfunction) -> c_int;
+type AddOneFn = unsafe extern "C" fn(*mut sys::CUfunction) -> c_int;
 type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) -> c_int;
 type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
 type LoopFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
@@ -196,13 +196,13 @@ impl CppLib {
 
     /// The driver function of C++'s `add_one` (loaded by the CUDA runtime).
     pub fn add_one(&self) -> Result<sys::CUfunction> {
-        let (mut add_one, mut countdown) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: perf_functions has this signature and writes both.
+        let mut add_one = std::ptr::null_mut();
+        // SAFETY: perf_add_one has this signature and writes its argument.
         let status = unsafe {
-            let f = self.entry::<FunctionsFn>("perf_functions")?;
-            f(&mut add_one, &mut countdown)
+            let f = self.entry::<AddOneFn>("perf_add_one")?;
+            f(&mut add_one)
         };
-        self.status("functions", status)?;
+        self.status("add_one", status)?;
         Ok(add_one)
     }
 

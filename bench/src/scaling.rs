@@ -3,7 +3,7 @@
 //! through `cuda_graph!`, through raw driver calls, in C++, and on streams.
 
 use crate::cpp::CppLib;
-use crate::timing::{median, time_us, DeviceTimer, Result};
+use crate::timing::{median, paired_median, time_us, DeviceTimer, Result};
 use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
 use graph_runtime::kernel::KernelDef;
 use std::ffi::c_void;
@@ -190,7 +190,7 @@ fn raw_build(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<R
     unsafe {
         sys::cuGraphCreate(&mut raw.graph, 0).result()?;
         for &ptr in ptrs {
-            add_raw_chain(raw.graph, function, ptr, length, std::ptr::null_mut())?;
+            add_raw_chain(raw.graph, function, ptr, length)?;
         }
     }
     Ok(raw)
@@ -316,12 +316,9 @@ impl BuildRounds {
     /// Median over rounds of variant `a`'s build + instantiate over `b`'s
     /// in the same round.
     pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
-        let ratios = self.samples[a]
-            .iter()
-            .zip(&self.samples[b])
-            .map(|(x, y)| (x.0 + x.1) / (y.0 + y.1))
-            .collect();
-        median(ratios)
+        paired_median(&self.samples[a], &self.samples[b], |x, y| {
+            (x.0 + x.1) / (y.0 + y.1)
+        })
     }
 }
 
@@ -477,7 +474,7 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
             Ok(us)
         })?;
         let raw = sample(reps, &mut || {
-            raw_chain_build_us(function, ptr, length, std::ptr::null_mut())
+            Ok(time_us(|| raw_build(function, &[ptr], length))?.0)
         })?;
         out.push_str(&format!(
             "; 1x{length}: raw {raw:.2}, runtime API {runtime_api:.2}, macro {via_macro:.2}"
@@ -525,32 +522,9 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
     Ok(out)
 }
 
-/// Microseconds to build a raw chain of `length` AddOne nodes on `ptr`
-/// (the graph is destroyed after).
-fn raw_chain_build_us(
-    function: sys::CUfunction,
-    ptr: u64,
-    length: usize,
-    context: sys::CUcontext,
-) -> Result<f64> {
-    let mut raw = RawExec {
-        graph: std::ptr::null_mut(),
-        exec: std::ptr::null_mut(),
-    };
-    let (us, ()) = time_us(|| {
-        // SAFETY: a graph created here, on a live device pointer.
-        unsafe {
-            sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-            add_raw_chain(raw.graph, function, ptr, length, context)
-        }
-    })?;
-    drop(raw);
-    Ok(us)
-}
-
 /// Adds a chain of `length` AddOne nodes (1 x 32 threads on `ptr`) to
-/// `graph` with raw `cuGraphAddNode` calls, the kernel's context `context`
-/// (null: the current one).
+/// `graph` with raw `cuGraphAddNode` calls, in the current context (as
+/// the runtime adds them).
 ///
 /// # Safety
 /// `graph` is live and `ptr` a live device allocation of 32 floats.
@@ -559,7 +533,6 @@ unsafe fn add_raw_chain(
     function: sys::CUfunction,
     ptr: u64,
     length: usize,
-    context: sys::CUcontext,
 ) -> Result {
     let n: u32 = 32;
     let mut prev: Option<sys::CUgraphNode> = None;
@@ -577,7 +550,6 @@ unsafe fn add_raw_chain(
         (kernel.gridDimX, kernel.gridDimY, kernel.gridDimZ) = (1, 1, 1);
         (kernel.blockDimX, kernel.blockDimY, kernel.blockDimZ) = (32, 1, 1);
         kernel.kernelParams = args.as_mut_ptr();
-        kernel.ctx = context;
         let mut node = std::ptr::null_mut();
         let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
         // SAFETY: the graph is live (caller); params point to live locals.

@@ -11,6 +11,12 @@ pub fn median(mut samples: Vec<f64>) -> f64 {
     samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// The median of `ratio(a[i], b[i])` over paired samples (measured back to
+/// back, so that drift cancels out of each ratio).
+pub fn paired_median<T>(a: &[T], b: &[T], ratio: impl Fn(&T, &T) -> f64) -> f64 {
+    median(a.iter().zip(b).map(|(x, y)| ratio(x, y)).collect())
+}
+
 /// Microseconds `f` takes.
 pub fn time_us<T>(f: impl FnOnce() -> Result<T>) -> Result<(f64, T)> {
     let start = Instant::now();

@@ -2,7 +2,7 @@
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
 use crate::cpp::CppLib;
-use crate::timing::{median, time_us, Result};
+use crate::timing::{median, paired_median, time_us, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use graph_runtime::kernel::{Cond, KernelDecl, Out};
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
@@ -70,13 +70,7 @@ impl LoopTimes {
 
     /// Median over rounds of `a`'s time over `b`'s in the same round.
     pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
-        median(
-            self.samples[a]
-                .iter()
-                .zip(&self.samples[b])
-                .map(|(x, y)| x / y)
-                .collect(),
-        )
+        paired_median(&self.samples[a], &self.samples[b], |x, y| x / y)
     }
 }
 

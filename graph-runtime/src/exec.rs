@@ -69,7 +69,7 @@ pub struct Exec<'a> {
     /// The graph it was instantiated from: its node handles key per-node updates.
     _graph: Arc<RawGraph>,
     /// The source graph's node records as they were at instantiation.
-    registry: Arc<Registry>,
+    registry: Registry,
     /// Graph instances whose node handles this exec accepts: the original
     /// and every graph it was successfully updated from (same topology).
     instances: Vec<u64>,
@@ -173,7 +173,7 @@ impl<'a> Graph<'a> {
             raw,
             ctx: self.ctx.clone(),
             _graph: self.owner.clone(),
-            registry: Arc::new(self.registry.clone()),
+            registry: self.registry.clone(),
             instances: vec![self.instance],
             resource_id: self.resource_id,
             resources: self.resources.clone(),
