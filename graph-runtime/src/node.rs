@@ -1,6 +1,6 @@
 //! Node handles and what the runtime remembers about each node.
 
-use crate::kernel::{KernelArgs, LaunchConfig};
+use crate::kernel::{Dim3, KernelArgs, LaunchConfig};
 use cudarc::driver::sys;
 use std::marker::PhantomData;
 
@@ -52,6 +52,30 @@ impl<A> Clone for KernelNode<A> {
     }
 }
 impl<A> Copy for KernelNode<A> {}
+
+impl Node {
+    /// A handle of no graph (graph 0 is never issued): every graph and exec
+    /// refuses it. Generated builders fill their node tables with it first.
+    pub(crate) const UNSET: Node = Node {
+        graph: 0,
+        level: 0,
+        index: u32::MAX,
+    };
+}
+
+impl<A> KernelNode<A> {
+    /// A handle of no graph, like [`Node::UNSET`].
+    pub(crate) const UNSET: KernelNode<A> = KernelNode {
+        node: Node::UNSET,
+        config: LaunchConfig {
+            grid: Dim3 { x: 0, y: 0, z: 0 },
+            block: Dim3 { x: 0, y: 0, z: 0 },
+            shared_mem_bytes: 0,
+        },
+        function: std::ptr::null_mut(),
+        _args: PhantomData,
+    };
+}
 
 impl<A: KernelArgs> KernelNode<A> {
     /// The untyped node, for dependencies.

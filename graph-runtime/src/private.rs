@@ -114,6 +114,43 @@ where
     work
 }
 
+/// Returns the failure a generated builder kept (see
+/// [`Graph::__add_kernel`]): called before every node that is not a kernel
+/// node and at the end of each level, so that a build stops at its first
+/// failure and returns it.
+#[inline]
+pub fn settle(failure: &mut Option<GraphError>) -> Result<()> {
+    match failure.take() {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Node handles of no graph, which generated builders fill their node table
+/// with before building into it in place (a table of thousands of handles
+/// moved at the end is, like an error path per node, what makes LLVM slow).
+pub trait Unset {
+    fn unset() -> Self;
+}
+
+impl Unset for crate::node::Node {
+    fn unset() -> Self {
+        crate::node::Node::UNSET
+    }
+}
+
+impl<A> Unset for crate::node::KernelNode<A> {
+    fn unset() -> Self {
+        crate::node::KernelNode::UNSET
+    }
+}
+
+/// [`Unset::unset`], with the type inferred from the field.
+#[inline(always)]
+pub fn unset<N: Unset>() -> N {
+    N::unset()
+}
+
 /// A node handle set inside a conditional body's closure.
 pub fn built<N>(node: Option<N>, label: &str) -> Result<N> {
     node.ok_or_else(|| GraphError::invalid(label, "its conditional body was not built"))

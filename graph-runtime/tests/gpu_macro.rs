@@ -79,6 +79,20 @@ cuda_graph! {
         first -(programmatic)-> second -(launch_order)-> third -> fourth;
     }
 
+    /// Kernel nodes keep a failure and later nodes settle it: a build whose
+    /// middle kernel (or a body's kernel) fails returns that failure.
+    graph FailsMidway(x: &mut CudaSlice<f32>, out_h: &mut [f32], n: u32, blocks: u32, body_blocks: u32) {
+        cond never = 0;
+        before: kernel kernels::Scale<<<n.div_ceil(256), 256>>>(x, 2.0f32, n);
+        middle: kernel kernels::Scale<<<blocks, 256>>>(x, 3.0f32, n);
+        after:  kernel kernels::Scale<<<n.div_ceil(256), 256>>>(x, 5.0f32, n);
+        down:   copy x => out_h;
+        maybe:  if never {
+            inner: kernel kernels::Scale<<<body_blocks, 256>>>(x, 7.0f32, n);
+        }
+        before -> middle -> after -> down -> maybe;
+    }
+
     /// A prologue-heavy chain, every edge from the launch-order port.
     graph LaunchOrderChain(x: &mut CudaSlice<f32>, n: u32, work: u32) {
         s0: kernel kernels::PdlPrologueStep<<<n.div_ceil(256), 256>>>(x, n, work);
@@ -281,6 +295,36 @@ fn typed_accessors_rebuild_update_and_errors_name_labels() {
         err.to_string().starts_with("node `first`: grid 0x1x1"),
         "{err}"
     );
+}
+
+#[test]
+fn a_failing_kernel_node_stops_the_build_with_its_label() {
+    let Some(ctx) = gpu() else { return };
+    let stream: Arc<CudaStream> = ctx.new_stream().unwrap();
+    let mut x = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
+    let mut out = vec![0.0f32; N as usize];
+    let blocks = N.div_ceil(256);
+    // Every node fine: 1 * 2 * 3 * 5 copied back (the handle stays 0, so
+    // the body never runs).
+    {
+        let mut exec = FailsMidway::build(&ctx, &mut x, &mut out, N, blocks, blocks)
+            .unwrap()
+            .instantiate()
+            .unwrap();
+        exec.launch(&stream).unwrap();
+        stream.synchronize().unwrap();
+    }
+    assert!(out.iter().all(|v| *v == 30.0), "{:?}", &out[..4]);
+    // The middle kernel fails: its error comes back, not a later node's.
+    let err = FailsMidway::build(&ctx, &mut x, &mut out, N, 0, 0)
+        .err()
+        .expect("a zero grid is rejected");
+    assert!(err.to_string().starts_with("node `middle`: grid 0x1x1"), "{err}");
+    // A kernel in a body fails: the body's failure comes back.
+    let err = FailsMidway::build(&ctx, &mut x, &mut out, N, blocks, 0)
+        .err()
+        .expect("a zero grid is rejected");
+    assert!(err.to_string().starts_with("node `inner`: grid 0x1x1"), "{err}");
 }
 
 /// What the four-step prologue chain leaves in `x0` when step `i` uses

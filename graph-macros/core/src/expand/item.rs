@@ -18,6 +18,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     };
     let mut emitter = Emitter::new(model, topology);
     emitter.body_handles = true;
+    emitter.nodes_in_place = true;
     let names = Names::new(name);
     let (vis, docs) = (&def.vis, model.attrs.passthrough.iter());
     let (nodes_name, bound_name, exec_name) = (&names.nodes, &names.bound, &names.exec);
@@ -96,9 +97,9 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             _ => quote!(#label: ::graph_runtime::Node),
         }
     });
-    let node_values = accessed.iter().map(|&id| {
-        let (label, var) = (&model.nodes[id].label, emitter.handle_var(id));
-        quote!(#label: #var)
+    let unset_nodes = accessed.iter().map(|&id| {
+        let label = &model.nodes[id].label;
+        quote!(#label: ::graph_runtime::__private::unset())
     });
     let body_accessed: Vec<usize> = accessed
         .iter()
@@ -110,12 +111,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         quote! { let mut #slot = ::core::option::Option::None; }
     });
     let unslots = body_accessed.iter().map(|&id| {
-        let (slot, var, label) = (
+        let (slot, field, label) = (
             emitter.slot_var(id),
-            emitter.handle_var(id),
+            &model.nodes[id].label,
             &model.nodes[id].name,
         );
-        quote! { let #var = ::graph_runtime::__private::built(#slot, #label)?; }
+        quote! { __nodes.#field = ::graph_runtime::__private::built(#slot, #label)?; }
     });
     let graph_var = format_ident!("__graph");
     let loads = emitter.load_kernels(&graph_var);
@@ -222,12 +223,13 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 #(#bind_slices)*
                 #(#slots)*
                 #loads
+                let mut __nodes = #nodes_name { #(#unset_nodes,)* };
                 #level
                 #(#unslots)*
                 let bound = #bound_name { #(#bound_values,)* __borrow: ::core::marker::PhantomData };
                 ::core::result::Result::Ok(Self {
                     graph: __graph,
-                    nodes: #nodes_name { #(#node_values,)* },
+                    nodes: __nodes,
                     bound,
                 })
             }

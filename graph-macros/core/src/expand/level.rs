@@ -23,6 +23,9 @@ pub struct Emitter<'m, 'a> {
     /// Item form: body nodes with accessors hand their handle out of their
     /// closure through a slot variable.
     pub body_handles: bool,
+    /// Item form: top-level nodes with accessors are built into the node
+    /// table `__nodes` in place (no table of thousands of handles to move).
+    pub nodes_in_place: bool,
     /// Distinct kernel paths (as written), each loaded once per build.
     kernels: Vec<String>,
 }
@@ -52,6 +55,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             edge_kinds,
             bound_references: false,
             body_handles: false,
+            nodes_in_place: false,
             kernels,
         }
     }
@@ -179,14 +183,44 @@ impl<'m, 'a> Emitter<'m, 'a> {
             };
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
         }
+        // Kernel nodes keep a failure in `__failed` rather than return it
+        // (see `Graph::__add_kernel`); every other node, and the end of the
+        // level, settles it first, so the first failure is returned.
+        let settle = quote! { ::graph_runtime::__private::settle(&mut __failed)?; };
+        let (mut declared, mut unsettled) = (false, false);
         for id in self.order(level) {
+            let is_kernel = self.model.nodes[id].kind == Kind::Kernel;
+            if is_kernel && !declared {
+                out.extend(quote! {
+                    let mut __failed: ::core::option::Option<::graph_runtime::GraphError> =
+                        ::core::option::Option::None;
+                });
+                declared = true;
+            } else if !is_kernel && unsettled {
+                out.extend(settle.clone());
+            }
+            unsettled = is_kernel;
             out.extend(self.node(id, g));
             if self.body_handles && level != crate::model::TOP && self.has_accessor(id) {
                 let (slot, var) = (self.slot_var(id), self.handle_var(id));
                 out.extend(quote! { #slot = ::core::option::Option::Some(#var); });
             }
+            if self.in_place(id) && !is_kernel {
+                let (label, var) = (&self.model.nodes[id].label, self.node_var(id));
+                out.extend(quote! { __nodes.#label = #var; });
+            }
+        }
+        if unsettled {
+            out.extend(settle);
         }
         out
+    }
+
+    /// Whether node `id`'s handle is built into the node table in place.
+    pub fn in_place(&self, id: NodeId) -> bool {
+        self.nodes_in_place
+            && self.model.nodes[id].level == crate::model::TOP
+            && self.has_accessor(id)
     }
 
     /// The variable with the handle a typed accessor uses.
@@ -289,24 +323,35 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     });
                     quote!(::core::option::Option::Some(&[#(#kinds),*]))
                 };
+                let field = &node.label;
+                let handle = if self.in_place(id) {
+                    quote!(__nodes.#field)
+                } else {
+                    kernel_var.to_token_stream()
+                };
                 let priority = node.attrs.priority.as_ref().map(|(_, p)| {
-                    quote! { #g.set_priority(&#kernel_var, #p)?; }
+                    quote! {
+                        ::graph_runtime::__private::settle(&mut __failed)?;
+                        #g.set_priority(&#handle, #p)?;
+                    }
                 });
                 let accessor = self.body_handles && self.has_accessor(id);
                 let keep_kernel = accessor || priority.is_some() || self.is_dependency(id);
-                let kernel_binding = if keep_kernel {
-                    kernel_var.to_token_stream()
+                let target = if self.in_place(id) {
+                    handle.clone()
+                } else if keep_kernel {
+                    quote!(let #kernel_var)
                 } else {
-                    quote!(_)
+                    quote!(let _)
                 };
                 let node_handle = self
                     .is_dependency(id)
-                    .then(|| quote! { let #var = #kernel_var.node(); });
+                    .then(|| quote! { let #var = #handle.node(); });
                 quote! {
-                    let #kernel_binding = {
+                    #target = {
                         #(#pdl_checks)*
                         #(#arg_checks)*
-                        #g.add_kernel_with_edges(#label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)?
+                        #g.__add_kernel(&mut __failed, #label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)
                     };
                     #node_handle
                     #priority
