@@ -8,6 +8,7 @@
 pub mod chains;
 pub mod cpp;
 pub mod pdl;
+pub mod raw_while;
 pub mod scaling;
 pub mod timing;
 pub mod workloads;

@@ -2,6 +2,7 @@
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
 use crate::cpp::CppLib;
+use crate::raw_while::{Loading, RawWhile};
 use crate::timing::{median, paired_median, time_us, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use graph_runtime::kernel::{Cond, KernelDecl, Out};
@@ -45,13 +46,15 @@ cuda_graph! {
 }
 
 /// The loop variants, in the order of [`LoopTimes::medians`].
-pub const LOOP_VARIANTS: [&str; 6] = [
+pub const LOOP_VARIANTS: [&str; 8] = [
     "device WHILE (macro)",
     "WHILE, nvcc's body kernel",
     "tail-launch self-loop",
     "host loop",
     "C++ WHILE",
     "C++ host loop",
+    "raw WHILE, nvcc's kernel as CUfunction",
+    "raw WHILE, nvcc's kernel as CUkernel",
 ];
 
 /// Microseconds per run of `steps` steps for each of [`LOOP_VARIANTS`]
@@ -116,6 +119,7 @@ pub fn loops(
         .map(|_| int())
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let mut c_nvcc = int()?;
+    let (c_raw_module, c_raw_library) = (int()?, int()?);
     let (mut c_tail, mut c_host, c_cpp) = (int()?, int()?, int()?);
     let (mut o_tail, mut o_host, o_cpp) = (int()?, int()?, int()?);
     stream.synchronize()?;
@@ -153,6 +157,21 @@ pub fn loops(
         }
         None => None,
     };
+    // The same loop through raw driver calls, nvcc's kernel loaded as a
+    // module function and as a library kernel (see `raw_while`).
+    let raw_whiles = match cpp {
+        Some(lib) => [
+            (Loading::Module, &c_raw_module),
+            (Loading::Library, &c_raw_library),
+        ]
+        .into_iter()
+        .map(|(loading, counter)| {
+            let ptr = raw_ptr(counter, stream);
+            Ok((RawWhile::new(ctx, &lib.cubin, ptr, loading)?, ptr))
+        })
+        .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     let tail_graph = TailLoop::build(ctx, &mut c_tail, &mut o_tail)?;
     let tail_counter = tail_graph.bound().counter.device_ptr();
     let mut tail_exec = tail_graph.instantiate()?;
@@ -173,8 +192,8 @@ pub fn loops(
     for round in 0..reps + LOOP_EXECS {
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
         // The C++ library runs both of its loops in one call.
-        for k in 0..5 {
-            match (k + round) % 5 {
+        for k in 0..7 {
+            match (k + round) % 7 {
                 0 => {
                     let (exec, counter) = &mut whiles[round % LOOP_EXECS];
                     times[0] =
@@ -215,6 +234,14 @@ pub fn loops(
                         return Err(format!("host loop ran {taken} steps").into());
                     }
                     times[3] = us;
+                }
+                5 | 6 => {
+                    let variant = (k + round) % 7 + 1;
+                    if let Some((raw, counter)) = raw_whiles.get(variant - 6) {
+                        times[variant] = device_loop(stream, *counter, steps, "raw WHILE", || {
+                            raw.launch(stream)
+                        })?;
+                    }
                 }
                 _ => {
                     if let Some(cpp_loop) = cpp_loops.get_mut(round % LOOP_EXECS) {

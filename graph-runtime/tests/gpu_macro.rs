@@ -319,12 +319,18 @@ fn a_failing_kernel_node_stops_the_build_with_its_label() {
     let err = FailsMidway::build(&ctx, &mut x, &mut out, N, 0, 0)
         .err()
         .expect("a zero grid is rejected");
-    assert!(err.to_string().starts_with("node `middle`: grid 0x1x1"), "{err}");
+    assert!(
+        err.to_string().starts_with("node `middle`: grid 0x1x1"),
+        "{err}"
+    );
     // A kernel in a body fails: the body's failure comes back.
     let err = FailsMidway::build(&ctx, &mut x, &mut out, N, blocks, 0)
         .err()
         .expect("a zero grid is rejected");
-    assert!(err.to_string().starts_with("node `inner`: grid 0x1x1"), "{err}");
+    assert!(
+        err.to_string().starts_with("node `inner`: grid 0x1x1"),
+        "{err}"
+    );
 }
 
 /// What the four-step prologue chain leaves in `x0` when step `i` uses

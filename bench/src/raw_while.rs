@@ -1,0 +1,169 @@
+//! The WHILE loop built with raw driver calls around nvcc's `countdown`
+//! kernel, loaded two ways: as a module function (`CUfunction`, as our
+//! runtime loads kernels) and as a context-independent library kernel
+//! (`CUkernel`, as the CUDA runtime loads C++'s). Comparing them with the
+//! macro's WHILE and C++'s tells whether the WHILE gap is in our runtime or
+//! in the kind of kernel handle the body launches.
+
+use crate::timing::Result;
+use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// How the body kernel is loaded.
+#[derive(Debug, Clone, Copy)]
+pub enum Loading {
+    /// `cuModuleLoadData` + `cuModuleGetFunction`.
+    Module,
+    /// `cuLibraryLoadData` + `cuLibraryGetKernel`.
+    Library,
+}
+
+/// A raw WHILE graph over one counter, its exec, and the loaded code; all
+/// destroyed on drop.
+#[derive(Debug)]
+pub struct RawWhile {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+    module: sys::CUmodule,
+    library: sys::CUlibrary,
+}
+
+fn check(result: sys::CUresult) -> std::result::Result<(), DriverError> {
+    match result {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        error => Err(DriverError(error)),
+    }
+}
+
+impl RawWhile {
+    /// Builds and instantiates `while (handle) countdown<<<1, 32>>>(handle,
+    /// counter)` with the handle defaulting to 1 at every launch.
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        cubin: &[u8],
+        counter: u64,
+        loading: Loading,
+    ) -> Result<Self> {
+        ctx.bind_to_thread()?;
+        let mut raw = RawWhile {
+            graph: std::ptr::null_mut(),
+            exec: std::ptr::null_mut(),
+            module: std::ptr::null_mut(),
+            library: std::ptr::null_mut(),
+        };
+        // SAFETY: every handle is created here and owned by `raw`; the
+        // cubin outlives the load calls; kernel params point to live locals
+        // during the call that copies them.
+        unsafe {
+            let name = c"countdown".as_ptr();
+            let (func, kern) = match loading {
+                Loading::Module => {
+                    check(sys::cuModuleLoadData(
+                        &mut raw.module,
+                        cubin.as_ptr().cast(),
+                    ))?;
+                    let mut func = std::ptr::null_mut();
+                    check(sys::cuModuleGetFunction(&mut func, raw.module, name))?;
+                    (func, std::ptr::null_mut())
+                }
+                Loading::Library => {
+                    check(sys::cuLibraryLoadData(
+                        &mut raw.library,
+                        cubin.as_ptr().cast(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        0,
+                    ))?;
+                    let mut kern = std::ptr::null_mut();
+                    check(sys::cuLibraryGetKernel(&mut kern, raw.library, name))?;
+                    (std::ptr::null_mut(), kern)
+                }
+            };
+            check(sys::cuGraphCreate(&mut raw.graph, 0))?;
+            let mut handle: sys::CUgraphConditionalHandle = 0;
+            check(sys::cuGraphConditionalHandleCreate(
+                &mut handle,
+                raw.graph,
+                ctx.cu_ctx(),
+                1,
+                sys::CU_GRAPH_COND_ASSIGN_DEFAULT,
+            ))?;
+            let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
+            params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+            params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
+                handle,
+                type_: sys::CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE,
+                size: 1,
+                phGraph_out: std::ptr::null_mut(),
+                ctx: ctx.cu_ctx(),
+            };
+            let mut node = std::ptr::null_mut();
+            check(sys::cuGraphAddNode(
+                &mut node,
+                raw.graph,
+                std::ptr::null(),
+                0,
+                &mut params,
+            ))?;
+            let body = *params.__bindgen_anon_1.conditional.phGraph_out;
+            let mut args = [
+                &handle as *const u64 as *mut c_void,
+                &counter as *const u64 as *mut c_void,
+            ];
+            let mut kernel: sys::CUgraphNodeParams = std::mem::zeroed();
+            kernel.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+            let k = &mut kernel.__bindgen_anon_1.kernel;
+            // With `func` null the driver launches `kern` in the current
+            // context (`ctx` null).
+            (k.func, k.kern) = (func, kern);
+            (k.gridDimX, k.gridDimY, k.gridDimZ) = (1, 1, 1);
+            (k.blockDimX, k.blockDimY, k.blockDimZ) = (32, 1, 1);
+            k.kernelParams = args.as_mut_ptr();
+            check(sys::cuGraphAddNode(
+                &mut node,
+                body,
+                std::ptr::null(),
+                0,
+                &mut kernel,
+            ))?;
+            check(sys::cuGraphInstantiateWithFlags(
+                &mut raw.exec,
+                raw.graph,
+                0,
+            ))?;
+        }
+        Ok(raw)
+    }
+
+    /// Launches the exec on `stream`.
+    pub fn launch(&self, stream: &CudaStream) -> Result {
+        // SAFETY: the exec and stream are live; the counter it writes is
+        // the caller's.
+        unsafe { check(sys::cuGraphLaunch(self.exec, stream.cu_stream())) }?;
+        Ok(())
+    }
+}
+
+impl Drop for RawWhile {
+    fn drop(&mut self) {
+        // SAFETY: every non-null handle is owned here and no longer used.
+        unsafe {
+            if !self.exec.is_null() {
+                sys::cuGraphExecDestroy(self.exec);
+            }
+            if !self.graph.is_null() {
+                sys::cuGraphDestroy(self.graph);
+            }
+            if !self.module.is_null() {
+                sys::cuModuleUnload(self.module);
+            }
+            if !self.library.is_null() {
+                sys::cuLibraryUnload(self.library);
+            }
+        }
+    }
+}
