@@ -46,7 +46,7 @@ cuda_graph! {
 }
 
 /// The loop variants, in the order of [`LoopTimes::medians`].
-pub const LOOP_VARIANTS: [&str; 8] = [
+pub const LOOP_VARIANTS: [&str; 10] = [
     "device WHILE (macro)",
     "WHILE, nvcc's body kernel",
     "tail-launch self-loop",
@@ -55,6 +55,8 @@ pub const LOOP_VARIANTS: [&str; 8] = [
     "C++ host loop",
     "raw WHILE, nvcc's kernel as CUfunction",
     "raw WHILE, nvcc's kernel as CUkernel",
+    "device WHILE (macro), raw cuGraphLaunch",
+    "WHILE, nvcc's body kernel, raw cuGraphLaunch",
 ];
 
 /// Microseconds per run of `steps` steps for each of [`LOOP_VARIANTS`]
@@ -192,8 +194,8 @@ pub fn loops(
     for round in 0..reps + LOOP_EXECS {
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
         // The C++ library runs both of its loops in one call.
-        for k in 0..7 {
-            match (k + round) % 7 {
+        for k in 0..9 {
+            match (k + round) % 9 {
                 0 => {
                     let (exec, counter) = &mut whiles[round % LOOP_EXECS];
                     times[0] =
@@ -235,8 +237,30 @@ pub fn loops(
                     }
                     times[3] = us;
                 }
+                // Our execs launched without the runtime's launch (no
+                // cudarc event tracking around it), to separate the graph
+                // from the launch.
+                7 => {
+                    let (exec, counter) = &mut whiles[round % LOOP_EXECS];
+                    let raw = exec.exec().cu_graph_exec();
+                    times[8] = device_loop(stream, *counter, steps, "raw-launched WHILE", || {
+                        raw_launch(raw, stream)
+                    })?;
+                }
+                8 => {
+                    if let Some((exec, counter)) = &nvcc {
+                        let raw = exec.cu_graph_exec();
+                        times[9] = device_loop(
+                            stream,
+                            *counter,
+                            steps,
+                            "raw-launched nvcc WHILE",
+                            || raw_launch(raw, stream),
+                        )?;
+                    }
+                }
                 5 | 6 => {
-                    let variant = (k + round) % 7 + 1;
+                    let variant = (k + round) % 9 + 1;
                     if let Some((raw, counter)) = raw_whiles.get(variant - 6) {
                         times[variant] = device_loop(stream, *counter, steps, "raw WHILE", || {
                             raw.launch(stream)
@@ -257,6 +281,21 @@ pub fn loops(
         }
     }
     Ok(LoopTimes { samples, notes })
+}
+
+/// Launches an exec of ours with the bare driver call.
+fn raw_launch(
+    exec: graph_runtime::cudarc::driver::sys::CUgraphExec,
+    stream: &CudaStream,
+) -> Result {
+    // SAFETY: the exec is live (borrowed by the caller's loop) and the
+    // stream too; the buffers it touches stay bound to its graph.
+    let result =
+        unsafe { graph_runtime::cudarc::driver::sys::cuGraphLaunch(exec, stream.cu_stream()) };
+    match result {
+        graph_runtime::cudarc::driver::sys::CUresult::CUDA_SUCCESS => Ok(()),
+        error => Err(format!("cuGraphLaunch: {error:?}").into()),
+    }
 }
 
 /// Microseconds for one run of a loop that runs on the device until the
