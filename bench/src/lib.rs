@@ -253,6 +253,9 @@ pub fn run() -> Result<String> {
         workloads::LOOP_VARIANTS,
         loops.samples
     );
+    for (name, dot) in &loops.dots {
+        let _ = writeln!(full, "WHILE graph, {name}:\n{dot}");
+    }
     if let Some(cpp_ahead) = cpp_ahead {
         if ours_ahead < 0.98 * cpp_ahead {
             misses.push(format!(

@@ -139,6 +139,24 @@ impl RawWhile {
         Ok(raw)
     }
 
+    /// The graph in the driver's verbose DOT (to compare with ours).
+    pub fn dot(&self) -> Result<String> {
+        let path = std::env::temp_dir().join(format!("raw-while-{}.dot", std::process::id()));
+        let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())?;
+        let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
+        // SAFETY: the graph is live; the path is NUL-terminated.
+        unsafe {
+            check(sys::cuGraphDebugDotPrint(
+                self.graph,
+                c_path.as_ptr(),
+                flags,
+            ))
+        }?;
+        let text = std::fs::read_to_string(&path)?;
+        let _ = std::fs::remove_file(&path);
+        Ok(text)
+    }
+
     /// Launches the exec on `stream`.
     pub fn launch(&self, stream: &CudaStream) -> Result {
         // SAFETY: the exec and stream are live; the counter it writes is

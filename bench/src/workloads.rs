@@ -66,6 +66,8 @@ pub struct LoopTimes {
     pub samples: Vec<Vec<f64>>,
     /// Variants that could not run, and why.
     pub notes: Vec<String>,
+    /// The WHILE graphs in the driver's verbose DOT, to compare.
+    pub dots: Vec<(String, String)>,
 }
 
 impl LoopTimes {
@@ -127,9 +129,13 @@ pub fn loops(
     stream.synchronize()?;
     let (cpp_counter, cpp_flag) = (raw_ptr(&c_cpp, stream), raw_ptr(&o_cpp, stream));
 
+    let mut dots = Vec::new();
     let mut whiles = Vec::new();
     for counter in c_whiles.iter_mut() {
         let graph = WhileLoop::build(ctx, counter)?;
+        if dots.is_empty() {
+            dots.push(("macro".to_string(), graph.graph().dot()?));
+        }
         let ptr = graph.bound().counter.device_ptr();
         whiles.push((graph.instantiate()?, ptr));
     }
@@ -155,6 +161,7 @@ pub fn loops(
     let mut nvcc = match &nvcc_kernel {
         Some(kernel) => {
             let (graph, counter) = runtime_while(ctx, &mut c_nvcc, kernel)?;
+            dots.push(("runtime, nvcc's kernel".to_string(), graph.dot()?));
             Some((graph.instantiate()?, counter.device_ptr()))
         }
         None => None,
@@ -169,7 +176,8 @@ pub fn loops(
         .into_iter()
         .map(|(loading, counter)| {
             let ptr = raw_ptr(counter, stream);
-            Ok((RawWhile::new(ctx, &lib.cubin, ptr, loading)?, ptr))
+            let raw = RawWhile::new(ctx, &lib.cubin, ptr, loading)?;
+            Ok((raw, ptr))
         })
         .collect::<Result<Vec<_>>>()?,
         None => Vec::new(),
@@ -280,7 +288,14 @@ pub fn loops(
             }
         }
     }
-    Ok(LoopTimes { samples, notes })
+    for (i, (raw, _)) in raw_whiles.iter().enumerate() {
+        dots.push((format!("raw {i}"), raw.dot()?));
+    }
+    Ok(LoopTimes {
+        samples,
+        notes,
+        dots,
+    })
 }
 
 /// Launches an exec of ours with the bare driver call.
