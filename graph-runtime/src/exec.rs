@@ -10,7 +10,7 @@
 use crate::buffer::{with_tracked, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
-use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig, NodeFunction};
+use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraphExec};
@@ -306,7 +306,7 @@ impl<'a> Exec<'a> {
     fn set_encoded_kernel_args(
         &mut self,
         node: Node,
-        function: NodeFunction,
+        function: sys::CUfunction,
         config: &LaunchConfig,
         encoded: &ArgEncoder,
         encoding: std::result::Result<(), String>,

@@ -13,7 +13,7 @@
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, NodeFunction, MAX_PARAMS};
+use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
@@ -457,7 +457,7 @@ impl<'a> Graph<'a> {
         let encoding = A::encode(&args, &mut encoded);
         let node = self.add_encoded_kernel(
             label,
-            (kernel.function(), kernel.node_function()),
+            kernel.function(),
             &config,
             (&encoded, encoding),
             deps,
@@ -466,7 +466,7 @@ impl<'a> Graph<'a> {
         Ok(KernelNode {
             node,
             config,
-            function: kernel.node_function(),
+            function: kernel.function().cu_function(),
             _args: PhantomData,
         })
     }
@@ -506,7 +506,7 @@ impl<'a> Graph<'a> {
     fn add_encoded_kernel(
         &mut self,
         label: &str,
-        (function, node_function): (&cudarc::driver::CudaFunction, NodeFunction),
+        function: &cudarc::driver::CudaFunction,
         config: &LaunchConfig,
         (encoded, encoding): (&ArgEncoder, std::result::Result<(), String>),
         deps: &[Node],
@@ -519,7 +519,7 @@ impl<'a> Graph<'a> {
         // the graph's context before adding (as hand-written driver code
         // passes it).
         let node = with_kernel_params(
-            node_function,
+            function.cu_function(),
             config,
             encoded,
             std::ptr::null_mut(),
@@ -783,7 +783,7 @@ fn not_pdl_aware(label: &str, kernel: &str) -> GraphError {
 /// parameters point into storage that lives until `f` returns.
 #[inline]
 pub(crate) fn with_kernel_params<R>(
-    function: NodeFunction,
+    function: sys::CUfunction,
     config: &LaunchConfig,
     encoded: &ArgEncoder,
     ctx: sys::CUcontext,
@@ -796,7 +796,7 @@ pub(crate) fn with_kernel_params<R>(
     }
     let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
     params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
-        func: function.func,
+        func: function,
         gridDimX: config.grid.x,
         gridDimY: config.grid.y,
         gridDimZ: config.grid.z,
@@ -810,7 +810,7 @@ pub(crate) fn with_kernel_params<R>(
             pointers.as_mut_ptr()
         },
         extra: std::ptr::null_mut(),
-        kern: function.kern,
+        kern: std::ptr::null_mut(),
         ctx,
     };
     f(&mut params)

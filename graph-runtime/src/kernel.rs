@@ -7,8 +7,7 @@ use crate::buffer::{Buf, BufferUse};
 use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::DeviceExec;
-use crate::result;
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
@@ -110,20 +109,12 @@ impl<A: KernelArgs> KernelDecl<A> {
     /// Loads the kernel into `ctx`, compiling and loading its module on the
     /// first call for this context (later calls reuse the cached module).
     pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Kernel<A>> {
-        let code = cached_code(self.source, self.name, ctx)?;
-        let function = code
-            .module
+        let module = cached_module(self.source, self.name, ctx)?;
+        let function = module
             .load_function(self.name)
             .op_at("cuModuleGetFunction", self.name)?;
-        let name = std::ffi::CString::new(self.name).map_err(|_| {
-            GraphError::invalid(self.name, "a kernel name cannot contain a NUL byte")
-        })?;
-        // SAFETY: the library stays loaded for the process (the cache).
-        let library_kernel = unsafe { result::library_get_kernel(code.library.0, &name) }
-            .op_at("cuLibraryGetKernel", self.name)?;
         Ok(Kernel {
             function,
-            library_kernel: LibraryKernel(library_kernel),
             name: self.name.into(),
             pdl_aware: self.pdl_aware,
             _args: PhantomData,
@@ -278,15 +269,7 @@ pub type ArgOf<'a, K, const I: usize> =
 /// loaded; graphs keep the kernels of their nodes.
 #[derive(Debug)]
 pub struct Kernel<A> {
-    /// The module function: stream launches (and kernel nodes of kernels
-    /// wrapped with [`Kernel::from_function`]).
     function: CudaFunction,
-    /// The same code as a context-independent library kernel, which kernel
-    /// nodes launch: a device-side relaunch of a WHILE body runs it 12%
-    /// faster per step on the H200 than the module function (BENCHMARKS.md),
-    /// and it is what the CUDA runtime puts in C++'s nodes. Null for
-    /// [`Kernel::from_function`].
-    library_kernel: LibraryKernel,
     name: Arc<str>,
     pdl_aware: bool,
     _args: PhantomData<fn(A)>,
@@ -296,7 +279,6 @@ impl<A> Clone for Kernel<A> {
     fn clone(&self) -> Self {
         Kernel {
             function: self.function.clone(),
-            library_kernel: self.library_kernel,
             name: self.name.clone(),
             pdl_aware: self.pdl_aware,
             _args: PhantomData,
@@ -313,7 +295,6 @@ impl<A: KernelArgs> Kernel<A> {
     pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
         Kernel {
             function,
-            library_kernel: LibraryKernel(std::ptr::null_mut()),
             name: name.into(),
             pdl_aware: false,
             _args: PhantomData,
@@ -342,48 +323,6 @@ impl<A: KernelArgs> Kernel<A> {
     pub fn function(&self) -> &CudaFunction {
         &self.function
     }
-
-    /// What a kernel node of this kernel launches.
-    pub(crate) fn node_function(&self) -> NodeFunction {
-        if self.library_kernel.0.is_null() {
-            NodeFunction {
-                func: self.function.cu_function(),
-                kern: std::ptr::null_mut(),
-            }
-        } else {
-            NodeFunction {
-                func: std::ptr::null_mut(),
-                kern: self.library_kernel.0,
-            }
-        }
-    }
-}
-
-/// A library kernel handle (`CUkernel`), null when there is none.
-#[derive(Debug, Clone, Copy)]
-struct LibraryKernel(sys::CUkernel);
-
-// SAFETY: a CUkernel is a context-independent, immutable handle of a library
-// that stays loaded for the life of the process (see `cached_code`); the
-// driver API may be called with it from any thread.
-unsafe impl Send for LibraryKernel {}
-// SAFETY: as above; nothing is mutated through a shared reference.
-unsafe impl Sync for LibraryKernel {}
-
-/// The handle a kernel node launches: exactly one of `func` (a module
-/// function) and `kern` (a library kernel, launched in the current or given
-/// context) is non-null.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct NodeFunction {
-    pub(crate) func: sys::CUfunction,
-    pub(crate) kern: sys::CUkernel,
-}
-
-impl NodeFunction {
-    pub(crate) const NONE: NodeFunction = NodeFunction {
-        func: std::ptr::null_mut(),
-        kern: std::ptr::null_mut(),
-    };
 }
 
 /// Grid or block dimensions.
@@ -688,29 +627,13 @@ fn fnv1a(bytes: &[u8]) -> usize {
     hash as usize
 }
 
-/// A source's code, loaded as a module (for cudarc's stream launches) and as
-/// a library (for kernel nodes, see [`Kernel`]'s `library_kernel`).
-#[derive(Clone)]
-struct LoadedCode {
-    module: Arc<CudaModule>,
-    library: Library,
-}
+/// Modules loaded so far: (source hash, source length, context) -> module.
+/// Held for the life of the process, so each source is compiled and loaded
+/// once per context.
+type ModuleCache = Vec<((usize, usize, usize), Arc<CudaModule>)>;
+static MODULES: Mutex<ModuleCache> = Mutex::new(Vec::new());
 
-/// A loaded library, never unloaded (it lives in the process-wide cache).
-#[derive(Clone, Copy)]
-struct Library(sys::CUlibrary);
-
-// SAFETY: a CUlibrary is context-independent and only read after loading;
-// the driver API may be called with it from any thread.
-unsafe impl Send for Library {}
-
-/// Code loaded so far: (source hash, source length, context) -> code. Held
-/// for the life of the process, so each source is compiled and loaded once
-/// per context.
-type CodeCache = Vec<((usize, usize, usize), LoadedCode)>;
-static CODE: Mutex<CodeCache> = Mutex::new(Vec::new());
-
-fn cached_code(source: Source, name: &str, ctx: &Arc<CudaContext>) -> Result<LoadedCode> {
+fn cached_module(source: Source, name: &str, ctx: &Arc<CudaContext>) -> Result<Arc<CudaModule>> {
     let bytes = match source {
         Source::CudaC(s) | Source::Ptx(s) => s.as_bytes(),
         Source::Cubin(b) => b,
@@ -719,43 +642,18 @@ fn cached_code(source: Source, name: &str, ctx: &Arc<CudaContext>) -> Result<Loa
     let key = (fnv1a(bytes), bytes.len(), ctx.cu_ctx() as usize);
     // A poisoned lock only means another thread panicked while compiling;
     // the cache itself is a plain Vec and stays consistent.
-    let mut cache = CODE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, code)) = cache.iter().find(|(k, _)| *k == key) {
-        return Ok(code.clone());
+    let mut cache = MODULES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, module)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(module.clone());
     }
-    // The library takes PTX text with its NUL, or the binary image.
-    let (ptx, image) = match source {
-        Source::CudaC(src) => {
-            let ptx = compile(src, name, ctx)?;
-            let text = ptx.to_src();
-            (ptx, nul_terminated(text.into_bytes()))
-        }
-        Source::Ptx(text) => (
-            cudarc::nvrtc::Ptx::from_src(text),
-            nul_terminated(text.as_bytes().to_vec()),
-        ),
-        Source::Cubin(image) => (
-            cudarc::nvrtc::Ptx::from_binary(image.to_vec()),
-            image.to_vec(),
-        ),
+    let ptx = match source {
+        Source::CudaC(src) => compile(src, name, ctx)?,
+        Source::Ptx(text) => cudarc::nvrtc::Ptx::from_src(text),
+        Source::Cubin(image) => cudarc::nvrtc::Ptx::from_binary(image.to_vec()),
     };
     let module = ctx.load_module(ptx).op_at("cuModuleLoadData", name)?;
-    // SAFETY: the image is what the module was just loaded from, PTX text
-    // NUL-terminated.
-    let library = unsafe { result::library_load_data(&image) }.op_at("cuLibraryLoadData", name)?;
-    let code = LoadedCode {
-        module,
-        library: Library(library),
-    };
-    cache.push((key, code.clone()));
-    Ok(code)
-}
-
-fn nul_terminated(mut text: Vec<u8>) -> Vec<u8> {
-    if text.last() != Some(&0) {
-        text.push(0);
-    }
-    text
+    cache.push((key, module.clone()));
+    Ok(module)
 }
 
 fn compile(src: &str, name: &str, ctx: &Arc<CudaContext>) -> Result<cudarc::nvrtc::Ptx> {

@@ -1,6 +1,6 @@
 //! Node handles and what the runtime remembers about each node.
 
-use crate::kernel::{Dim3, KernelArgs, LaunchConfig, NodeFunction};
+use crate::kernel::{Dim3, KernelArgs, LaunchConfig};
 use cudarc::driver::sys;
 use std::marker::PhantomData;
 
@@ -42,7 +42,7 @@ pub struct Node {
 pub struct KernelNode<A> {
     pub(crate) node: Node,
     pub(crate) config: LaunchConfig,
-    pub(crate) function: NodeFunction,
+    pub(crate) function: sys::CUfunction,
     pub(crate) _args: PhantomData<fn(A)>,
 }
 
@@ -72,7 +72,7 @@ impl<A> KernelNode<A> {
             block: Dim3 { x: 0, y: 0, z: 0 },
             shared_mem_bytes: 0,
         },
-        function: NodeFunction::NONE,
+        function: std::ptr::null_mut(),
         _args: PhantomData,
     };
 }

@@ -292,38 +292,3 @@ pub unsafe fn graph_mem_trim(device: sys::CUdevice) -> R<()> {
     // SAFETY: forwarded from the caller.
     unsafe { sys::cuDeviceGraphMemTrim(device) }.result()
 }
-
-/// Loads a code image (PTX text with its NUL, cubin or fatbin) as a
-/// context-independent library.
-///
-/// # Safety
-/// `image` is a valid image; PTX text ends with a NUL byte.
-pub unsafe fn library_load_data(image: &[u8]) -> R<sys::CUlibrary> {
-    let mut library = MaybeUninit::uninit();
-    // SAFETY: forwarded from the caller; no JIT or library options.
-    unsafe {
-        sys::cuLibraryLoadData(
-            library.as_mut_ptr(),
-            image.as_ptr().cast(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-        )
-    }
-    .result()?;
-    // SAFETY: initialised by the successful call.
-    Ok(unsafe { library.assume_init() })
-}
-
-/// # Safety
-/// `library` is loaded.
-pub unsafe fn library_get_kernel(library: sys::CUlibrary, name: &CStr) -> R<sys::CUkernel> {
-    let mut kernel = MaybeUninit::uninit();
-    // SAFETY: forwarded from the caller; `name` is NUL-terminated.
-    unsafe { sys::cuLibraryGetKernel(kernel.as_mut_ptr(), library, name.as_ptr()) }.result()?;
-    // SAFETY: initialised by the successful call.
-    Ok(unsafe { kernel.assume_init() })
-}
