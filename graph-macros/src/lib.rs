@@ -89,6 +89,14 @@
 /// form evaluates to `Result<graph_runtime::Graph, GraphError>`; there,
 /// operands written `&x` / `&mut x` are bound.
 ///
+/// Building stops at the first node the driver or the runtime refuses and
+/// returns that error, naming the node's label. Kernel nodes record a
+/// failure rather than return it (a builder of thousands of kernels then has
+/// no error path per node and compiles in near-linear time), so the argument
+/// and launch-configuration expressions of the kernel nodes right after a
+/// failed one are still evaluated; no node is added after the failure, and
+/// no host closure or capture runs.
+///
 /// # Examples, one per construct
 ///
 /// A named graph type with copy, kernel and host nodes and a chain of edges:
