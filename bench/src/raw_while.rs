@@ -1,12 +1,12 @@
 //! The WHILE loop built with raw driver calls around nvcc's `countdown`
 //! kernel, loaded two ways: as a module function (`CUfunction`, as our
 //! runtime loads kernels) and as a context-independent library kernel
-//! (`CUkernel`, as the CUDA runtime loads C++'s). Comparing them with the
-//! macro's WHILE and C++'s tells whether the WHILE gap is in our runtime or
-//! in the kind of kernel handle the body launches.
+//! (`CUkernel`, as the CUDA runtime loads C++'s). Against the macro's WHILE
+//! and C++'s, they separate our graph and launch from the driver's placement
+//! of identical execs (BENCHMARKS.md, "Loops").
 
 use crate::timing::Result;
-use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream, DriverError};
+use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -27,13 +27,6 @@ pub struct RawWhile {
     exec: sys::CUgraphExec,
     module: sys::CUmodule,
     library: sys::CUlibrary,
-}
-
-fn check(result: sys::CUresult) -> std::result::Result<(), DriverError> {
-    match result {
-        sys::CUresult::CUDA_SUCCESS => Ok(()),
-        error => Err(DriverError(error)),
-    }
 }
 
 impl RawWhile {
@@ -59,16 +52,13 @@ impl RawWhile {
             let name = c"countdown".as_ptr();
             let (func, kern) = match loading {
                 Loading::Module => {
-                    check(sys::cuModuleLoadData(
-                        &mut raw.module,
-                        cubin.as_ptr().cast(),
-                    ))?;
+                    sys::cuModuleLoadData(&mut raw.module, cubin.as_ptr().cast()).result()?;
                     let mut func = std::ptr::null_mut();
-                    check(sys::cuModuleGetFunction(&mut func, raw.module, name))?;
+                    sys::cuModuleGetFunction(&mut func, raw.module, name).result()?;
                     (func, std::ptr::null_mut())
                 }
                 Loading::Library => {
-                    check(sys::cuLibraryLoadData(
+                    sys::cuLibraryLoadData(
                         &mut raw.library,
                         cubin.as_ptr().cast(),
                         std::ptr::null_mut(),
@@ -77,21 +67,23 @@ impl RawWhile {
                         std::ptr::null_mut(),
                         std::ptr::null_mut(),
                         0,
-                    ))?;
+                    )
+                    .result()?;
                     let mut kern = std::ptr::null_mut();
-                    check(sys::cuLibraryGetKernel(&mut kern, raw.library, name))?;
+                    sys::cuLibraryGetKernel(&mut kern, raw.library, name).result()?;
                     (std::ptr::null_mut(), kern)
                 }
             };
-            check(sys::cuGraphCreate(&mut raw.graph, 0))?;
+            sys::cuGraphCreate(&mut raw.graph, 0).result()?;
             let mut handle: sys::CUgraphConditionalHandle = 0;
-            check(sys::cuGraphConditionalHandleCreate(
+            sys::cuGraphConditionalHandleCreate(
                 &mut handle,
                 raw.graph,
                 ctx.cu_ctx(),
                 1,
                 sys::CU_GRAPH_COND_ASSIGN_DEFAULT,
-            ))?;
+            )
+            .result()?;
             let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
             params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL;
             params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
@@ -102,13 +94,7 @@ impl RawWhile {
                 ctx: ctx.cu_ctx(),
             };
             let mut node = std::ptr::null_mut();
-            check(sys::cuGraphAddNode(
-                &mut node,
-                raw.graph,
-                std::ptr::null(),
-                0,
-                &mut params,
-            ))?;
+            sys::cuGraphAddNode(&mut node, raw.graph, std::ptr::null(), 0, &mut params).result()?;
             let body = *params.__bindgen_anon_1.conditional.phGraph_out;
             let mut args = [
                 &handle as *const u64 as *mut c_void,
@@ -123,18 +109,8 @@ impl RawWhile {
             (k.gridDimX, k.gridDimY, k.gridDimZ) = (1, 1, 1);
             (k.blockDimX, k.blockDimY, k.blockDimZ) = (32, 1, 1);
             k.kernelParams = args.as_mut_ptr();
-            check(sys::cuGraphAddNode(
-                &mut node,
-                body,
-                std::ptr::null(),
-                0,
-                &mut kernel,
-            ))?;
-            check(sys::cuGraphInstantiateWithFlags(
-                &mut raw.exec,
-                raw.graph,
-                0,
-            ))?;
+            sys::cuGraphAddNode(&mut node, body, std::ptr::null(), 0, &mut kernel).result()?;
+            sys::cuGraphInstantiateWithFlags(&mut raw.exec, raw.graph, 0).result()?;
         }
         Ok(raw)
     }
@@ -145,13 +121,7 @@ impl RawWhile {
         let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())?;
         let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
         // SAFETY: the graph is live; the path is NUL-terminated.
-        unsafe {
-            check(sys::cuGraphDebugDotPrint(
-                self.graph,
-                c_path.as_ptr(),
-                flags,
-            ))
-        }?;
+        unsafe { sys::cuGraphDebugDotPrint(self.graph, c_path.as_ptr(), flags).result() }?;
         let text = std::fs::read_to_string(&path)?;
         let _ = std::fs::remove_file(&path);
         Ok(text)
@@ -159,11 +129,19 @@ impl RawWhile {
 
     /// Launches the exec on `stream`.
     pub fn launch(&self, stream: &CudaStream) -> Result {
-        // SAFETY: the exec and stream are live; the counter it writes is
-        // the caller's.
-        unsafe { check(sys::cuGraphLaunch(self.exec, stream.cu_stream())) }?;
-        Ok(())
+        // SAFETY: the exec is owned here and live.
+        unsafe { launch_exec(self.exec, stream) }
     }
+}
+
+/// Launches `exec` on `stream` with the bare `cuGraphLaunch`.
+///
+/// # Safety
+/// `exec` is live, and so is every buffer it touches.
+pub unsafe fn launch_exec(exec: sys::CUgraphExec, stream: &CudaStream) -> Result {
+    // SAFETY: forwarded from the caller; the stream is live.
+    unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()) }.result()?;
+    Ok(())
 }
 
 impl Drop for RawWhile {

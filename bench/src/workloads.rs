@@ -2,7 +2,7 @@
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
 use crate::cpp::CppLib;
-use crate::raw_while::{Loading, RawWhile};
+use crate::raw_while::{launch_exec, Loading, RawWhile};
 use crate::timing::{median, paired_median, time_us, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use graph_runtime::kernel::{Cond, KernelDecl, Out};
@@ -119,9 +119,9 @@ pub fn loops(
     reps: usize,
 ) -> Result<LoopTimes> {
     let int = || stream.alloc_zeros::<i32>(1);
-    // The raw loops' counters and execs come first (before the runtime's):
-    // run 13 had ours 4.45-4.51 us/step and the raw ones 3.86-3.99 with
-    // identical graphs, built in the other order.
+    // The raw loops' counters and execs come first: which of several
+    // identical WHILE execs runs slower follows creation order
+    // (BENCHMARKS.md, "Loops"), so the order is part of the method.
     let (c_raw_module, c_raw_library) = (int()?, int()?);
     let mut c_whiles = (0..LOOP_EXECS)
         .map(|_| int())
@@ -255,7 +255,9 @@ pub fn loops(
                     let (exec, counter) = &mut whiles[round % LOOP_EXECS];
                     let raw = exec.exec().cu_graph_exec();
                     times[8] = device_loop(stream, *counter, steps, "raw-launched WHILE", || {
-                        raw_launch(raw, stream)
+                        // SAFETY: the exec is borrowed from `whiles` for the
+                        // call; its counter stays bound to its graph.
+                        unsafe { launch_exec(raw, stream) }
                     })?;
                 }
                 8 => {
@@ -266,7 +268,8 @@ pub fn loops(
                             *counter,
                             steps,
                             "raw-launched nvcc WHILE",
-                            || raw_launch(raw, stream),
+                            // SAFETY: as above, for the nvcc-bodied exec.
+                            || unsafe { launch_exec(raw, stream) },
                         )?;
                     }
                 }
@@ -299,21 +302,6 @@ pub fn loops(
         notes,
         dots,
     })
-}
-
-/// Launches an exec of ours with the bare driver call.
-fn raw_launch(
-    exec: graph_runtime::cudarc::driver::sys::CUgraphExec,
-    stream: &CudaStream,
-) -> Result {
-    // SAFETY: the exec is live (borrowed by the caller's loop) and the
-    // stream too; the buffers it touches stay bound to its graph.
-    let result =
-        unsafe { graph_runtime::cudarc::driver::sys::cuGraphLaunch(exec, stream.cu_stream()) };
-    match result {
-        graph_runtime::cudarc::driver::sys::CUresult::CUDA_SUCCESS => Ok(()),
-        error => Err(format!("cuGraphLaunch: {error:?}").into()),
-    }
 }
 
 /// Microseconds for one run of a loop that runs on the device until the

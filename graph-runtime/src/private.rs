@@ -127,8 +127,9 @@ pub fn settle(failure: &mut Option<GraphError>) -> Result<()> {
 }
 
 /// Node handles of no graph, which generated builders fill their node table
-/// with before building into it in place (a table of thousands of handles
-/// moved at the end is, like an error path per node, what makes LLVM slow).
+/// with (`Unset::unset()`, typed by the field) before building into it in
+/// place (a table of thousands of handles moved at the end is, like an error
+/// path per node, what makes LLVM slow).
 pub trait Unset {
     fn unset() -> Self;
 }
@@ -143,12 +144,6 @@ impl<A> Unset for crate::node::KernelNode<A> {
     fn unset() -> Self {
         crate::node::KernelNode::UNSET
     }
-}
-
-/// [`Unset::unset`], with the type inferred from the field.
-#[inline(always)]
-pub fn unset<N: Unset>() -> N {
-    N::unset()
 }
 
 /// A node handle set inside a conditional body's closure.

@@ -99,7 +99,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     });
     let unset_nodes = accessed.iter().map(|&id| {
         let label = &model.nodes[id].label;
-        quote!(#label: ::graph_runtime::__private::unset())
+        quote!(#label: ::graph_runtime::__private::Unset::unset())
     });
     let body_accessed: Vec<usize> = accessed
         .iter()
