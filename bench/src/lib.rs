@@ -256,6 +256,11 @@ pub fn run() -> Result<String> {
     for (name, dot) in &loops.dots {
         let _ = writeln!(full, "WHILE graph, {name}:\n{dot}");
     }
+    if let Some(lib) = cpp.ready() {
+        let placement = workloads::while_placement(&ctx, &stream, lib, steps, reps)?;
+        print!("{placement}");
+        full.push_str(&placement);
+    }
     if let Some(cpp_ahead) = cpp_ahead {
         if ours_ahead < 0.98 * cpp_ahead {
             misses.push(format!(

@@ -480,3 +480,98 @@ pub fn macro_time(nodes: usize, reps: usize) -> f64 {
         .collect();
     median(samples)
 }
+
+/// Whether a WHILE loop's speed follows its exec or its counter: raw WHILE
+/// execs (nvcc's body) over one shared counter, then over a counter each
+/// (separate allocations), then over counters 4 KiB apart in one buffer;
+/// also the macro's `WhileLoop` over a counter each. Returns one line per
+/// group: us per step of each exec, in creation order (medians of `reps`
+/// interleaved runs).
+pub fn while_placement(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    lib: &CppLib,
+    steps: i32,
+    reps: usize,
+) -> Result<String> {
+    const EXECS: usize = 6;
+    let shared = stream.alloc_zeros::<i32>(1)?;
+    let own = (0..EXECS)
+        .map(|_| stream.alloc_zeros::<i32>(1))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let strided = stream.alloc_zeros::<i32>(EXECS * 1024)?;
+    let mut macro_counters = (0..EXECS)
+        .map(|_| stream.alloc_zeros::<i32>(1))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    stream.synchronize()?;
+    let shared_ptr = raw_ptr(&shared, stream);
+    let strided_ptr = raw_ptr(&strided, stream);
+    let raw = |ptr: u64| -> Result<(RawWhile, u64)> {
+        Ok((RawWhile::new(ctx, &lib.cubin, ptr, Loading::Module)?, ptr))
+    };
+    let groups: Vec<(&str, Vec<(RawWhile, u64)>)> = vec![
+        (
+            "raw, one shared counter",
+            (0..EXECS).map(|_| raw(shared_ptr)).collect::<Result<_>>()?,
+        ),
+        (
+            "raw, a counter each",
+            own.iter()
+                .map(|c| raw(raw_ptr(c, stream)))
+                .collect::<Result<_>>()?,
+        ),
+        (
+            "raw, counters 4 KiB apart in one buffer",
+            (0..EXECS)
+                .map(|i| raw(strided_ptr + 4096 * i as u64))
+                .collect::<Result<_>>()?,
+        ),
+    ];
+    let mut macro_execs = Vec::new();
+    for counter in macro_counters.iter_mut() {
+        let graph = WhileLoop::build(ctx, counter)?;
+        let ptr = graph.bound().counter.device_ptr();
+        macro_execs.push((graph.instantiate()?, ptr));
+    }
+    let total = groups.len() * EXECS + EXECS;
+    let mut samples = vec![Vec::new(); total];
+    for rep in 0..reps + 1 {
+        for k in 0..total {
+            let i = (k + rep) % total;
+            let us = match groups.get(i / EXECS) {
+                Some((_, execs)) => {
+                    let (exec, ptr) = &execs[i % EXECS];
+                    device_loop(stream, *ptr, steps, "placement WHILE", || {
+                        exec.launch(stream)
+                    })?
+                }
+                None => {
+                    let (exec, ptr) = &mut macro_execs[i % EXECS];
+                    device_loop(stream, *ptr, steps, "placement WHILE", || {
+                        Ok(exec.launch(stream)?)
+                    })?
+                }
+            };
+            // The first round warms every exec up.
+            if rep > 0 {
+                samples[i].push(us / f64::from(steps));
+            }
+        }
+    }
+    let names = groups
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["macro WhileLoop, a counter each"]);
+    let mut out = String::new();
+    for (g, name) in names.enumerate() {
+        let per_exec: Vec<String> = samples[g * EXECS..(g + 1) * EXECS]
+            .iter()
+            .map(|s| format!("{:.2}", median(s.clone())))
+            .collect();
+        out.push_str(&format!(
+            "WHILE placement, {name}: us/step per exec in creation order [{}]\n",
+            per_exec.join(", ")
+        ));
+    }
+    Ok(out)
+}

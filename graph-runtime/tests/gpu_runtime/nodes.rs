@@ -170,3 +170,42 @@ fn capture_invalidated_by_event_tracking_is_ended_and_explained() {
     drop(g);
     let _ = ctx.check_err();
 }
+
+/// Kernel nodes are added without a context check per node (their function
+/// decides their context): they must still run in the graph's context when
+/// another context, or none, is current while they are added.
+#[test]
+fn kernel_nodes_run_in_their_functions_context_whatever_is_current() {
+    let Some(ctx) = gpu() else { return };
+    let other = own_context().unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let scale = kernels::Scale::load(&ctx).unwrap();
+    let x_h: Vec<f32> = (1..=N).map(|i| i as f32).collect();
+    let mut x = stream.clone_htod(&x_h).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let first = g
+            .add_kernel("first", &scale, cfg, (xb, 2.0, N), &[])
+            .unwrap();
+        other.bind_to_thread().unwrap();
+        let second = g
+            .add_kernel("second", &scale, cfg, (xb, 3.0, N), &[*first])
+            .unwrap();
+        // SAFETY: clears this thread's current context; nothing else on this
+        // thread relies on it until the graph binds its own again.
+        unsafe { cudarc::driver::sys::cuCtxSetCurrent(std::ptr::null_mut()) }
+            .result()
+            .unwrap();
+        g.add_kernel("third", &scale, cfg, (xb, 5.0, N), &[*second])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    let out = stream.clone_dtoh(&x).unwrap();
+    sync(&stream);
+    let expected: Vec<f32> = x_h.iter().map(|v| v * 30.0).collect();
+    assert_eq!(out, expected);
+}
