@@ -17,6 +17,9 @@ pub enum Loading {
     Module,
     /// `cuLibraryLoadData` + `cuLibraryGetKernel`.
     Library,
+    /// A function loaded elsewhere (our runtime's NVRTC kernel, say), with
+    /// the parameters `(handle, int* counter)`; the image is not used.
+    Function(sys::CUfunction),
 }
 
 /// A raw WHILE graph over one counter, its exec, and the loaded code; all
@@ -73,6 +76,7 @@ impl RawWhile {
                     sys::cuLibraryGetKernel(&mut kern, raw.library, name).result()?;
                     (std::ptr::null_mut(), kern)
                 }
+                Loading::Function(func) => (func, std::ptr::null_mut()),
             };
             sys::cuGraphCreate(&mut raw.graph, 0).result()?;
             let mut handle: sys::CUgraphConditionalHandle = 0;

@@ -62,7 +62,7 @@ pub const LAUNCHES_BEFORE_TIMING: usize = 4;
 /// Execs instantiated per measured graph. Identical execs of one graph
 /// launch up to 7% apart (where the driver places each one), so launch and
 /// device times are the median over several, kept alive side by side.
-pub const EXECS: usize = 5;
+pub const EXECS: usize = 9;
 
 /// Launches a measured graph sees in all (see [`measure`]).
 pub fn launches_per_measure(reps: usize) -> usize {

@@ -481,11 +481,24 @@ pub fn macro_time(nodes: usize, reps: usize) -> f64 {
     median(samples)
 }
 
-/// Whether a WHILE loop's speed follows its exec or its counter: raw WHILE
-/// execs (nvcc's body) over one shared counter, then over a counter each
-/// (separate allocations), then over counters 4 KiB apart in one buffer;
-/// also the macro's `WhileLoop` over a counter each. Returns one line per
-/// group: us per step of each exec, in creation order (medians of `reps`
+/// nvcc's `countdown` body (perf.cu) as CUDA C for NVRTC: the same source
+/// as C++'s, compiled the way our runtime compiles kernels.
+const NVCC_COUNTDOWN_FOR_NVRTC: &str = r#"
+extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
+extern "C" __global__ void countdown(unsigned long long handle, int* counter) {
+    if (threadIdx.x == 0) {
+        *counter -= 1;
+        cudaGraphSetConditional(handle, *counter > 0 ? 1u : 0u);
+    }
+}
+"#;
+
+/// What decides a WHILE loop's speed: the body kernel, the exec, or the
+/// counter. First execs of one raw graph over one shared counter; then
+/// WHILE loops of several kinds created in turn (exec `i` of every kind
+/// after exec `i - 1` of every other), each over its own counter, so that
+/// placement is spread alike over the kinds. Returns one line per group:
+/// us per step of each exec, in creation order (medians of `reps`
 /// interleaved runs).
 pub fn while_placement(
     ctx: &Arc<CudaContext>,
@@ -495,75 +508,85 @@ pub fn while_placement(
     reps: usize,
 ) -> Result<String> {
     const EXECS: usize = 6;
-    let shared = stream.alloc_zeros::<i32>(1)?;
-    let own = (0..EXECS)
-        .map(|_| stream.alloc_zeros::<i32>(1))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let strided = stream.alloc_zeros::<i32>(EXECS * 1024)?;
+    const GROUPS: [&str; 5] = [
+        "raw, nvcc's countdown, one shared counter",
+        "macro WhileLoop (NVRTC countdown_step)",
+        "raw, NVRTC countdown_step",
+        "raw, nvcc's countdown",
+        "raw, perf.cu's countdown through NVRTC",
+    ];
+    // SAFETY: both sources' kernels take (handle, int* counter) and touch
+    // only counter[0].
+    let (ours, theirs) = unsafe {
+        (
+            KernelDecl::<(Cond, Out<i32>)>::cuda_c(kernels::CONDITIONAL_SOURCE, "countdown_step"),
+            KernelDecl::<(Cond, Out<i32>)>::cuda_c(NVCC_COUNTDOWN_FOR_NVRTC, "countdown"),
+        )
+    };
+    let (ours, theirs) = (ours.load(ctx)?, theirs.load(ctx)?);
+    let int = || stream.alloc_zeros::<i32>(1);
     let mut macro_counters = (0..EXECS)
-        .map(|_| stream.alloc_zeros::<i32>(1))
+        .map(|_| int())
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let raw_counters = (0..3 * EXECS + 1)
+        .map(|_| int())
         .collect::<std::result::Result<Vec<_>, _>>()?;
     stream.synchronize()?;
-    let shared_ptr = raw_ptr(&shared, stream);
-    let strided_ptr = raw_ptr(&strided, stream);
-    let raw = |ptr: u64| -> Result<(RawWhile, u64)> {
-        Ok((RawWhile::new(ctx, &lib.cubin, ptr, Loading::Module)?, ptr))
+    let mut ptrs = raw_counters.iter().map(|c| raw_ptr(c, stream));
+    let mut next_ptr = || ptrs.next().ok_or("too few counters");
+    let shared = next_ptr()?;
+    let raw = |ptr: u64, loading: Loading| -> Result<(RawWhile, u64)> {
+        Ok((RawWhile::new(ctx, &lib.cubin, ptr, loading)?, ptr))
     };
-    let groups: Vec<(&str, Vec<(RawWhile, u64)>)> = vec![
-        (
-            "raw, one shared counter",
-            (0..EXECS).map(|_| raw(shared_ptr)).collect::<Result<_>>()?,
-        ),
-        (
-            "raw, a counter each",
-            own.iter()
-                .map(|c| raw(raw_ptr(c, stream)))
-                .collect::<Result<_>>()?,
-        ),
-        (
-            "raw, counters 4 KiB apart in one buffer",
-            (0..EXECS)
-                .map(|i| raw(strided_ptr + 4096 * i as u64))
-                .collect::<Result<_>>()?,
-        ),
-    ];
-    let mut macro_execs = Vec::new();
+    // Groups 0, 2, 3 and 4 (the raw ones).
+    let mut raws: Vec<Vec<(RawWhile, u64)>> = vec![(0..EXECS)
+        .map(|_| raw(shared, Loading::Module))
+        .collect::<Result<_>>()?];
+    raws.extend((0..3).map(|_| Vec::new()));
+    let mut macros = Vec::new();
     for counter in macro_counters.iter_mut() {
         let graph = WhileLoop::build(ctx, counter)?;
         let ptr = graph.bound().counter.device_ptr();
-        macro_execs.push((graph.instantiate()?, ptr));
+        macros.push((graph.instantiate()?, ptr));
+        raws[1].push(raw(
+            next_ptr()?,
+            Loading::Function(ours.function().cu_function()),
+        )?);
+        raws[2].push(raw(next_ptr()?, Loading::Module)?);
+        raws[3].push(raw(
+            next_ptr()?,
+            Loading::Function(theirs.function().cu_function()),
+        )?);
     }
-    let total = groups.len() * EXECS + EXECS;
+    // Exec `e` of group `g` is slot `g * EXECS + e`; group 1 is the macro's.
+    let total = GROUPS.len() * EXECS;
     let mut samples = vec![Vec::new(); total];
     for rep in 0..reps + 1 {
         for k in 0..total {
-            let i = (k + rep) % total;
-            let us = match groups.get(i / EXECS) {
-                Some((_, execs)) => {
-                    let (exec, ptr) = &execs[i % EXECS];
-                    device_loop(stream, *ptr, steps, "placement WHILE", || {
-                        exec.launch(stream)
-                    })?
-                }
-                None => {
-                    let (exec, ptr) = &mut macro_execs[i % EXECS];
+            let slot = (k + rep) % total;
+            let (g, e) = (slot / EXECS, slot % EXECS);
+            let us = match g {
+                1 => {
+                    let (exec, ptr) = &mut macros[e];
                     device_loop(stream, *ptr, steps, "placement WHILE", || {
                         Ok(exec.launch(stream)?)
+                    })?
+                }
+                _ => {
+                    let (exec, ptr) = &raws[if g == 0 { 0 } else { g - 1 }][e];
+                    device_loop(stream, *ptr, steps, "placement WHILE", || {
+                        exec.launch(stream)
                     })?
                 }
             };
             // The first round warms every exec up.
             if rep > 0 {
-                samples[i].push(us / f64::from(steps));
+                samples[slot].push(us / f64::from(steps));
             }
         }
     }
-    let names = groups
-        .iter()
-        .map(|(name, _)| *name)
-        .chain(["macro WhileLoop, a counter each"]);
     let mut out = String::new();
-    for (g, name) in names.enumerate() {
+    for (g, name) in GROUPS.iter().enumerate() {
         let per_exec: Vec<String> = samples[g * EXECS..(g + 1) * EXECS]
             .iter()
             .map(|s| format!("{:.2}", median(s.clone())))
