@@ -89,49 +89,67 @@ extern "C" int perf_build(int width, int length, float* const* bufs, double* bui
     return 0;
 }
 
-// For each of `execs` graphs of the chains (kept alive side by side):
-// upload, first launch, then `reps` timed launches after 3 warm-ups (host
-// and device medians); then the same kernels on streams (chain w on stream
-// w; 3 warm-up rounds, `reps` timed). out: upload, first (the first exec's),
-// launch, device (medians over the execs of each one's median), stream host,
-// stream device (us, whole graph). Each buffer ends with
-// execs * (4 + reps) + (3 + reps) rounds of `length` increments.
-extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, int execs, double* out) {
+// One exec of the chains with its own stream and events, for the Rust side
+// to create in turn with its own execs (so that all variants' execs are
+// placed alike) and to time with `perf_exec_time`.
+struct PerfExec {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
     cudaStream_t stream;
-    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaEvent_t a, b;
+};
+
+extern "C" int perf_exec_new(int width, int length, float* const* bufs, PerfExec** out) {
+    PerfExec* e = new PerfExec{};
+    CHECK(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking));
+    CHECK(cudaEventCreate(&e->a)); CHECK(cudaEventCreate(&e->b));
+    if (build_chains(width, length, bufs, &e->graph)) return 1;
+    CHECK(cudaGraphInstantiate(&e->exec, e->graph, 0));
+    *out = e;
+    return 0;
+}
+
+// Upload, first launch, then `reps` timed launches after 3 warm-ups.
+// out: upload, first launch, launch (host median), device (event median),
+// us for the whole graph. Each buffer receives 4 + reps rounds.
+extern "C" int perf_exec_time(PerfExec* e, int reps, double* out) {
+    auto t = Clock::now();
+    CHECK(cudaGraphUpload(e->exec, e->stream)); CHECK(cudaStreamSynchronize(e->stream));
+    out[0] = us_since(t);
+    t = Clock::now();
+    CHECK(cudaGraphLaunch(e->exec, e->stream)); CHECK(cudaStreamSynchronize(e->stream));
+    out[1] = us_since(t);
+    for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(e->exec, e->stream));
+    CHECK(cudaStreamSynchronize(e->stream));
+    std::vector<double> launches, device;
+    for (int i = 0; i < reps; ++i) {
+        t = Clock::now();
+        CHECK(cudaEventRecord(e->a, e->stream));
+        CHECK(cudaGraphLaunch(e->exec, e->stream));
+        CHECK(cudaEventRecord(e->b, e->stream));
+        CHECK(cudaStreamSynchronize(e->stream));
+        launches.push_back(us_since(t));
+        float ms; CHECK(cudaEventElapsedTime(&ms, e->a, e->b)); device.push_back(ms * 1000.0);
+    }
+    out[2] = median(launches);
+    out[3] = median(device);
+    return 0;
+}
+
+extern "C" int perf_exec_free(PerfExec* e) {
+    CHECK(cudaGraphExecDestroy(e->exec)); CHECK(cudaGraphDestroy(e->graph));
+    CHECK(cudaEventDestroy(e->a)); CHECK(cudaEventDestroy(e->b));
+    CHECK(cudaStreamDestroy(e->stream));
+    delete e;
+    return 0;
+}
+
+// The same kernels on streams (chain w on stream w; 3 warm-up rounds, `reps`
+// timed). out: host, device (us, whole graph). Each buffer receives
+// 3 + reps rounds of `length` increments.
+extern "C" int perf_streams(int width, int length, float* const* bufs, int reps, double* out) {
     cudaEvent_t a, b;
     CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b));
-    std::vector<cudaGraph_t> graphs(execs);
-    std::vector<cudaGraphExec_t> instances(execs);
-    std::vector<double> exec_launch, exec_device;
-    for (int e = 0; e < execs; ++e) {
-        if (build_chains(width, length, bufs, &graphs[e])) return 1;
-        CHECK(cudaGraphInstantiate(&instances[e], graphs[e], 0));
-        cudaGraphExec_t exec = instances[e];
-        auto t = Clock::now();
-        CHECK(cudaGraphUpload(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-        double upload = us_since(t);
-        t = Clock::now();
-        CHECK(cudaGraphLaunch(exec, stream)); CHECK(cudaStreamSynchronize(stream));
-        double first = us_since(t);
-        if (e == 0) { out[0] = upload; out[1] = first; }
-        for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(exec, stream));
-        CHECK(cudaStreamSynchronize(stream));
-        std::vector<double> launches, device;
-        for (int i = 0; i < reps; ++i) {
-            t = Clock::now();
-            CHECK(cudaEventRecord(a, stream));
-            CHECK(cudaGraphLaunch(exec, stream));
-            CHECK(cudaEventRecord(b, stream));
-            CHECK(cudaStreamSynchronize(stream));
-            launches.push_back(us_since(t));
-            float ms; CHECK(cudaEventElapsedTime(&ms, a, b)); device.push_back(ms * 1000.0);
-        }
-        exec_launch.push_back(median(launches));
-        exec_device.push_back(median(device));
-    }
-    out[2] = median(exec_launch);
-    out[3] = median(exec_device);
     auto t = Clock::now();
     std::vector<cudaStream_t> streams(width);
     for (auto& s : streams) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -154,14 +172,11 @@ extern "C" int perf_launch(int width, int length, float* const* bufs, int reps, 
         }
     }
     CHECK(cudaGetLastError());
-    out[4] = median(stream_host);
-    out[5] = median(stream_device);
+    out[0] = median(stream_host);
+    out[1] = median(stream_device);
     for (auto& s : streams) CHECK(cudaStreamDestroy(s));
     for (auto& e : done) CHECK(cudaEventDestroy(e));
     CHECK(cudaEventDestroy(a)); CHECK(cudaEventDestroy(b));
-    for (auto exec : instances) CHECK(cudaGraphExecDestroy(exec));
-    for (auto graph : graphs) CHECK(cudaGraphDestroy(graph));
-    CHECK(cudaStreamDestroy(stream));
     return 0;
 }
 

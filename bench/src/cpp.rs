@@ -102,7 +102,9 @@ fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
 }
 
 type BuildFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut f64, *mut f64) -> c_int;
-type LaunchFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, c_int, *mut f64) -> c_int;
+type ExecNewFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut *mut c_void) -> c_int;
+type ExecTimeFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64) -> c_int;
+type StreamsFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, *mut f64) -> c_int;
 type AddOneFn = unsafe extern "C" fn(*mut sys::CUfunction) -> c_int;
 type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) -> c_int;
 type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
@@ -154,44 +156,39 @@ impl CppLib {
         Ok((build, instantiate))
     }
 
-    /// (graph row without build numbers, streams host us, streams device us)
-    /// for one shape, the graph's launch and device times the median over
-    /// `execs` execs. Each buffer receives `execs * (4 + reps) + (3 + reps)`
-    /// rounds of `length` increments.
-    pub fn launch(
-        &self,
-        width: usize,
-        length: usize,
-        bufs: &[u64],
-        reps: usize,
-        execs: usize,
-    ) -> Result<(Row, f64, f64)> {
+    /// An exec of the chains over `bufs` (device pointers, one per chain),
+    /// with its own stream, to time with [`CppExec::time`].
+    pub fn new_exec(&self, width: usize, length: usize, bufs: &[u64]) -> Result<CppExec<'_>> {
         assert_eq!(bufs.len(), width);
-        let mut out = [0.0f64; 6];
-        // SAFETY: perf_launch has this signature and writes 6 doubles; the
-        // buffers are as for `build_once`.
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: perf_exec_new has this signature and writes the handle;
+        // the buffers are as for `build_once` and outlive the exec (caller).
         let status = unsafe {
-            let f = self.entry::<LaunchFn>("perf_launch")?;
+            let f = self.entry::<ExecNewFn>("perf_exec_new")?;
+            f(width as c_int, length as c_int, bufs.as_ptr(), &mut handle)
+        };
+        self.status("exec", status)?;
+        Ok(CppExec { lib: self, handle })
+    }
+
+    /// The chains' kernels on C++ streams (chain w on stream w): host and
+    /// device us per round, medians of `reps` after 3 warm-ups. Each buffer
+    /// receives `3 + reps` rounds of `length` increments.
+    pub fn streams(&self, length: usize, bufs: &[u64], reps: usize) -> Result<(f64, f64)> {
+        let mut out = [0.0f64; 2];
+        // SAFETY: perf_streams has this signature and writes 2 doubles.
+        let status = unsafe {
+            let f = self.entry::<StreamsFn>("perf_streams")?;
             f(
-                width as c_int,
+                bufs.len() as c_int,
                 length as c_int,
                 bufs.as_ptr(),
                 reps as c_int,
-                execs as c_int,
                 out.as_mut_ptr(),
             )
         };
-        self.status("launch", status)?;
-        let [upload, first_launch, launch, device, stream, stream_device] = out;
-        let row = Row {
-            build: f64::NAN,
-            instantiate: f64::NAN,
-            upload,
-            first_launch,
-            launch,
-            device,
-        };
-        Ok((row, stream, stream_device))
+        self.status("streams", status)?;
+        Ok((out[0], out[1]))
     }
 
     /// The driver function of C++'s `add_one` (loaded by the CUDA runtime).
@@ -249,6 +246,50 @@ impl Drop for CppLoop<'_> {
         let _ = unsafe {
             self.lib
                 .entry::<LoopFreeFn>("perf_loop_free")
+                .map(|f| f(self.handle))
+        };
+    }
+}
+
+/// A C++ exec of the chains (see [`CppLib::new_exec`]), destroyed on drop.
+#[derive(Debug)]
+pub struct CppExec<'l> {
+    lib: &'l CppLib,
+    handle: *mut c_void,
+}
+
+impl CppExec<'_> {
+    /// Upload, first launch, then the medians of `reps` launches after 3
+    /// warm-ups: a row without build numbers. Each buffer receives
+    /// `4 + reps` rounds.
+    pub fn time(&mut self, reps: usize) -> Result<Row> {
+        let mut out = [0.0f64; 4];
+        // SAFETY: perf_exec_time has this signature and writes 4 doubles;
+        // the handle is live.
+        let status = unsafe {
+            let f = self.lib.entry::<ExecTimeFn>("perf_exec_time")?;
+            f(self.handle, reps as c_int, out.as_mut_ptr())
+        };
+        self.lib.status("exec time", status)?;
+        let [upload, first_launch, launch, device] = out;
+        Ok(Row {
+            build: f64::NAN,
+            instantiate: f64::NAN,
+            upload,
+            first_launch,
+            launch,
+            device,
+        })
+    }
+}
+
+impl Drop for CppExec<'_> {
+    fn drop(&mut self) {
+        // SAFETY: perf_exec_free has this signature; the handle is freed once.
+        // A failure to destroy the benchmark's graphs is not worth a panic.
+        let _ = unsafe {
+            self.lib
+                .entry::<LoopFreeFn>("perf_exec_free")
                 .map(|f| f(self.handle))
         };
     }

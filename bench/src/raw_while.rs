@@ -1,26 +1,12 @@
 //! The WHILE loop built with raw driver calls around nvcc's `countdown`
-//! kernel, loaded two ways: as a module function (`CUfunction`, as our
-//! runtime loads kernels) and as a context-independent library kernel
-//! (`CUkernel`, as the CUDA runtime loads C++'s). Against the macro's WHILE
-//! and C++'s, they separate our graph and launch from the driver's placement
-//! of identical execs (BENCHMARKS.md, "Loops").
+//! kernel (loaded as a module function, as our runtime loads kernels).
+//! Against the macro's WHILE and C++'s, it separates our graph and launch
+//! from the driver's placement of identical execs (BENCHMARKS.md, "Loops").
 
 use crate::timing::Result;
 use graph_runtime::cudarc::driver::{sys, CudaContext, CudaStream};
 use std::ffi::c_void;
 use std::sync::Arc;
-
-/// How the body kernel is loaded.
-#[derive(Debug, Clone, Copy)]
-pub enum Loading {
-    /// `cuModuleLoadData` + `cuModuleGetFunction`.
-    Module,
-    /// `cuLibraryLoadData` + `cuLibraryGetKernel`.
-    Library,
-    /// A function loaded elsewhere (our runtime's NVRTC kernel, say), with
-    /// the parameters `(handle, int* counter)`; the image is not used.
-    Function(sys::CUfunction),
-}
 
 /// A raw WHILE graph over one counter, its exec, and the loaded code; all
 /// destroyed on drop.
@@ -29,55 +15,25 @@ pub struct RawWhile {
     graph: sys::CUgraph,
     exec: sys::CUgraphExec,
     module: sys::CUmodule,
-    library: sys::CUlibrary,
 }
 
 impl RawWhile {
     /// Builds and instantiates `while (handle) countdown<<<1, 32>>>(handle,
     /// counter)` with the handle defaulting to 1 at every launch.
-    pub fn new(
-        ctx: &Arc<CudaContext>,
-        cubin: &[u8],
-        counter: u64,
-        loading: Loading,
-    ) -> Result<Self> {
+    pub fn new(ctx: &Arc<CudaContext>, cubin: &[u8], counter: u64) -> Result<Self> {
         ctx.bind_to_thread()?;
         let mut raw = RawWhile {
             graph: std::ptr::null_mut(),
             exec: std::ptr::null_mut(),
             module: std::ptr::null_mut(),
-            library: std::ptr::null_mut(),
         };
         // SAFETY: every handle is created here and owned by `raw`; the
         // cubin outlives the load calls; kernel params point to live locals
         // during the call that copies them.
         unsafe {
-            let name = c"countdown".as_ptr();
-            let (func, kern) = match loading {
-                Loading::Module => {
-                    sys::cuModuleLoadData(&mut raw.module, cubin.as_ptr().cast()).result()?;
-                    let mut func = std::ptr::null_mut();
-                    sys::cuModuleGetFunction(&mut func, raw.module, name).result()?;
-                    (func, std::ptr::null_mut())
-                }
-                Loading::Library => {
-                    sys::cuLibraryLoadData(
-                        &mut raw.library,
-                        cubin.as_ptr().cast(),
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        0,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        0,
-                    )
-                    .result()?;
-                    let mut kern = std::ptr::null_mut();
-                    sys::cuLibraryGetKernel(&mut kern, raw.library, name).result()?;
-                    (std::ptr::null_mut(), kern)
-                }
-                Loading::Function(func) => (func, std::ptr::null_mut()),
-            };
+            sys::cuModuleLoadData(&mut raw.module, cubin.as_ptr().cast()).result()?;
+            let mut func = std::ptr::null_mut();
+            sys::cuModuleGetFunction(&mut func, raw.module, c"countdown".as_ptr()).result()?;
             sys::cuGraphCreate(&mut raw.graph, 0).result()?;
             let mut handle: sys::CUgraphConditionalHandle = 0;
             sys::cuGraphConditionalHandleCreate(
@@ -109,7 +65,7 @@ impl RawWhile {
             let k = &mut kernel.__bindgen_anon_1.kernel;
             // With `func` null the driver launches `kern` in the current
             // context (`ctx` null).
-            (k.func, k.kern) = (func, kern);
+            k.func = func;
             (k.gridDimX, k.gridDimY, k.gridDimZ) = (1, 1, 1);
             (k.blockDimX, k.blockDimY, k.blockDimZ) = (32, 1, 1);
             k.kernelParams = args.as_mut_ptr();
@@ -133,19 +89,11 @@ impl RawWhile {
 
     /// Launches the exec on `stream`.
     pub fn launch(&self, stream: &CudaStream) -> Result {
-        // SAFETY: the exec is owned here and live.
-        unsafe { launch_exec(self.exec, stream) }
+        // SAFETY: the exec is owned here and live, and so is its counter
+        // (the caller's).
+        unsafe { sys::cuGraphLaunch(self.exec, stream.cu_stream()) }.result()?;
+        Ok(())
     }
-}
-
-/// Launches `exec` on `stream` with the bare `cuGraphLaunch`.
-///
-/// # Safety
-/// `exec` is live, and so is every buffer it touches.
-pub unsafe fn launch_exec(exec: sys::CUgraphExec, stream: &CudaStream) -> Result {
-    // SAFETY: forwarded from the caller; the stream is live.
-    unsafe { sys::cuGraphLaunch(exec, stream.cu_stream()) }.result()?;
-    Ok(())
 }
 
 impl Drop for RawWhile {
@@ -160,9 +108,6 @@ impl Drop for RawWhile {
             }
             if !self.module.is_null() {
                 sys::cuModuleUnload(self.module);
-            }
-            if !self.library.is_null() {
-                sys::cuLibraryUnload(self.library);
             }
         }
     }

@@ -25,27 +25,6 @@ pub const BUILD_REPS: usize = 11;
 /// Rounds of interleaved builds per shape (see [`interleaved_builds`]).
 pub const BUILD_ROUNDS: usize = 31;
 
-/// The graph built by `cuda_graph!` (see chains.rs).
-pub fn macro_graph(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    bufs: &mut [CudaSlice<f32>],
-    length: usize,
-    reps: usize,
-) -> Result<Row> {
-    zero(stream, bufs)?;
-    let width = bufs.len();
-    let row = measure(ctx, stream, bufs, reps, |bufs| {
-        crate::chains::build_chain(ctx, bufs, width, length)
-    })?;
-    check_counts(
-        stream,
-        bufs,
-        launches_per_measure(reps) as f32 * length as f32,
-    )?;
-    Ok(row)
-}
-
 /// Zeroes the chains' buffers (every variant runs on the same buffers, so
 /// that where they lie in memory is the same for all).
 pub fn zero(stream: &Arc<CudaStream>, bufs: &mut [CudaSlice<f32>]) -> Result {
@@ -216,80 +195,176 @@ fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Res
     Ok((build, instantiate))
 }
 
-/// The same graph through raw cudarc `sys` calls: `cuGraphAddNode` per node,
-/// as hand-written driver code would, running `function` (our AddOne, or
-/// C++'s `add_one` to compare kernel code apart from graph machinery).
-pub fn raw_sys(
+/// The variants of [`launches`], in the order of [`Launches::rows`]: the
+/// raw graph is built with our kernel and with C++'s, to tell kernel code
+/// from graph machinery.
+pub const LAUNCH_VARIANTS: [&str; 4] = ["macro", "raw", "raw, C++'s kernel", "C++"];
+
+/// Launch and device times of one shape's variants.
+#[derive(Debug)]
+pub struct Launches {
+    /// Per variant of [`LAUNCH_VARIANTS`] (NaN without the C++ library):
+    /// upload and first launch of the first slot's exec; launch and device
+    /// time the median over slots.
+    pub rows: [Row; 4],
+    /// Per slot, per variant: (launch, device) us for the whole graph.
+    pub slots: Vec<[(f64, f64); 4]>,
+}
+
+impl Launches {
+    /// Median over slots of variant `a`'s (launch, device) time over `b`'s.
+    pub fn paired_ratio(&self, a: usize, b: usize) -> (f64, f64) {
+        let ratios = |f: fn(&(f64, f64)) -> f64| {
+            median(self.slots.iter().map(|s| f(&s[a]) / f(&s[b])).collect())
+        };
+        (ratios(|t| t.0), ratios(|t| t.1))
+    }
+}
+
+/// Launch and device times of every variant of [`LAUNCH_VARIANTS`] over
+/// `bufs`. Identical execs launch up to 7% apart depending on where the
+/// driver places them, which follows creation order; so each variant has
+/// one exec per slot ([`EXECS`] slots), the four execs of a slot are
+/// created one after another, and slot by slot each is uploaded, launched
+/// once, then timed over `reps` launches after 3 warm-ups (the variants'
+/// order rotating from slot to slot). Ratios are then medians of per-slot
+/// ratios (see [`Launches::paired_ratio`]). Results are checked: every
+/// buffer holds the number of kernels that ran on it.
+pub fn launches(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
+    cpp: Option<&CppLib>,
     bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
-    function: sys::CUfunction,
-) -> Result<Row> {
+) -> Result<Launches> {
     zero(stream, bufs)?;
+    let width = bufs.len();
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let cu_stream = stream.cu_stream();
-    let (mut upload, mut first_launch) = (f64::NAN, f64::NAN);
-    let (mut launches, mut devices) = (Vec::new(), Vec::new());
-    // One graph per exec (a RawExec owns both), all alive side by side.
-    let mut raws = Vec::new();
-    for i in 0..EXECS {
-        let mut raw = raw_build(function, &ptrs, length)?;
-        raw_instantiate(&mut raw)?;
-        let exec = raw.exec;
-        raws.push(raw);
-        let (up, ()) = time_us(|| {
-            // SAFETY: the exec and stream are live.
-            unsafe { sys::cuGraphUpload(exec, cu_stream) }.result()?;
-            Ok(stream.synchronize()?)
-        })?;
-        let (first, ()) = time_us(|| {
-            // SAFETY: the exec and stream are live.
-            unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?;
-            Ok(stream.synchronize()?)
-        })?;
-        if i == 0 {
-            (upload, first_launch) = (up, first);
+    let ours = kernels::AddOne::load(ctx)?.function().cu_function();
+    let theirs = cpp.map(CppLib::add_one).transpose()?;
+    let variants = if cpp.is_some() { 4 } else { 2 };
+    let unmeasured = Row {
+        build: f64::NAN,
+        instantiate: f64::NAN,
+        upload: f64::NAN,
+        first_launch: f64::NAN,
+        launch: f64::NAN,
+        device: f64::NAN,
+    };
+    let mut slots: Vec<[Row; 4]> = Vec::new();
+    {
+        let graph = crate::chains::build_chain(ctx, bufs, width, length)?;
+        let raw_exec = |function| -> Result<RawExec> {
+            let mut raw = raw_build(function, &ptrs, length)?;
+            raw_instantiate(&mut raw)?;
+            Ok(raw)
+        };
+        let (mut macros, mut raws, mut cpps) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..EXECS {
+            macros.push(graph.instantiate()?);
+            let mut raw = vec![raw_exec(ours)?];
+            if let (Some(lib), Some(theirs)) = (cpp, theirs) {
+                raw.push(raw_exec(theirs)?);
+                cpps.push(lib.new_exec(width, length, &ptrs)?);
+            }
+            raws.push(raw);
         }
-        let (launch, device) = repeated(ctx, stream, reps, || {
-            // SAFETY: the exec and stream are live.
-            Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
-        })?;
-        launches.push(launch);
-        devices.push(device);
+        let cu_stream = stream.cu_stream();
+        for slot in 0..EXECS {
+            let mut rows = [unmeasured; 4];
+            for k in 0..variants {
+                let v = (k + slot) % variants;
+                rows[v] = match v {
+                    0 => {
+                        let exec = &mut macros[slot];
+                        let (upload, ()) = time_us(|| {
+                            exec.upload(stream)?;
+                            Ok(stream.synchronize()?)
+                        })?;
+                        let row = time_launches(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
+                        Row { upload, ..row }
+                    }
+                    1 | 2 => {
+                        let exec = raws[slot][v - 1].exec;
+                        let (upload, ()) = time_us(|| {
+                            // SAFETY: the exec and stream are live.
+                            unsafe { sys::cuGraphUpload(exec, cu_stream) }.result()?;
+                            Ok(stream.synchronize()?)
+                        })?;
+                        let row = time_launches(ctx, stream, reps, || {
+                            // SAFETY: the exec and stream are live, and so
+                            // are the buffers it touches.
+                            Ok(unsafe { sys::cuGraphLaunch(exec, cu_stream) }.result()?)
+                        })?;
+                        Row { upload, ..row }
+                    }
+                    _ => cpps[slot].time(reps)?,
+                };
+            }
+            slots.push(rows);
+        }
+        stream.synchronize()?;
     }
-    stream.synchronize()?;
-    drop(raws);
     check_counts(
         stream,
         bufs,
-        launches_per_measure(reps) as f32 * length as f32,
+        (variants * launches_per_measure(reps)) as f32 * length as f32,
     )?;
+    let mut rows = [unmeasured; 4];
+    for (v, row) in rows.iter_mut().enumerate().take(variants) {
+        let times = |f: fn(&Row) -> f64| median(slots.iter().map(|s| f(&s[v])).collect());
+        *row = Row {
+            upload: slots[0][v].upload,
+            first_launch: slots[0][v].first_launch,
+            launch: times(|r| r.launch),
+            device: times(|r| r.device),
+            ..unmeasured
+        };
+    }
+    let slots = slots
+        .iter()
+        .map(|s| s.map(|r| (r.launch, r.device)))
+        .collect();
+    Ok(Launches { rows, slots })
+}
+
+/// The first launch (timed, synchronized), then the medians of `reps`
+/// launches after 3 warm-ups: host (launch and synchronize) and device.
+fn time_launches(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    reps: usize,
+    mut launch: impl FnMut() -> Result,
+) -> Result<Row> {
+    let (first_launch, ()) = time_us(|| {
+        launch()?;
+        Ok(stream.synchronize()?)
+    })?;
+    let (launch, device) = repeated(ctx, stream, reps, launch)?;
     Ok(Row {
         build: f64::NAN,
         instantiate: f64::NAN,
-        upload,
+        upload: f64::NAN,
         first_launch,
-        launch: median(launches),
-        device: median(devices),
+        launch,
+        device,
     })
 }
 
-/// The C++ graph's launches and the C++ streams, on buffers checked here:
-/// (graph row without build numbers, streams host us, streams device us).
-pub fn cpp_graph(
+/// The same kernels on C++ streams (see [`CppLib::streams`]), on buffers
+/// checked here: host and device us per round.
+pub fn cpp_streams(
     cpp: &CppLib,
     stream: &Arc<CudaStream>,
     bufs: &mut [CudaSlice<f32>],
     length: usize,
     reps: usize,
-) -> Result<(Row, f64, f64)> {
+) -> Result<(f64, f64)> {
     zero(stream, bufs)?;
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
-    let out = cpp.launch(bufs.len(), length, &ptrs, reps, EXECS)?;
-    let rounds = launches_per_measure(reps) + (3 + reps);
-    check_counts(stream, bufs, rounds as f32 * length as f32)?;
+    let out = cpp.streams(length, &ptrs, reps)?;
+    check_counts(stream, bufs, (3 + reps) as f32 * length as f32)?;
     Ok(out)
 }
 

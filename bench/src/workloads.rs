@@ -2,7 +2,7 @@
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
 use crate::cpp::CppLib;
-use crate::raw_while::{launch_exec, Loading, RawWhile};
+use crate::raw_while::RawWhile;
 use crate::timing::{median, paired_median, time_us, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use graph_runtime::kernel::{Cond, KernelDecl, Out};
@@ -46,24 +46,26 @@ cuda_graph! {
 }
 
 /// The loop variants, in the order of [`LoopTimes::medians`].
-pub const LOOP_VARIANTS: [&str; 10] = [
+pub const LOOP_VARIANTS: [&str; 7] = [
     "device WHILE (macro)",
     "WHILE, nvcc's body kernel",
+    "raw WHILE, nvcc's body kernel",
     "tail-launch self-loop",
     "host loop",
     "C++ WHILE",
     "C++ host loop",
-    "raw WHILE, nvcc's kernel as CUfunction",
-    "raw WHILE, nvcc's kernel as CUkernel",
-    "device WHILE (macro), raw cuGraphLaunch",
-    "WHILE, nvcc's body kernel, raw cuGraphLaunch",
 ];
+
+/// The WHILE variants of [`LOOP_VARIANTS`]: one exec per slot each.
+const WHILE_VARIANTS: [usize; 4] = [0, 1, 2, 5];
 
 /// Microseconds per run of `steps` steps for each of [`LOOP_VARIANTS`]
 /// (NaN where a variant needs the C++ library and there is none).
 #[derive(Debug)]
 pub struct LoopTimes {
     pub samples: Vec<Vec<f64>>,
+    /// The slot each round used.
+    pub slots: Vec<usize>,
     /// Variants that could not run, and why.
     pub notes: Vec<String>,
     /// The WHILE graphs in the driver's verbose DOT, to compare.
@@ -79,11 +81,41 @@ impl LoopTimes {
     pub fn paired_ratio(&self, a: usize, b: usize) -> f64 {
         paired_median(&self.samples[a], &self.samples[b], |x, y| x / y)
     }
+
+    /// Each WHILE variant's median per slot (us per step), in creation
+    /// order: where the driver placed each exec.
+    pub fn per_slot(&self, steps: i32) -> String {
+        let mut out = String::new();
+        for v in WHILE_VARIANTS {
+            let per_slot: Vec<String> = (0..LOOP_EXECS)
+                .map(|slot| {
+                    let times: Vec<f64> = self.samples[v]
+                        .iter()
+                        .zip(&self.slots)
+                        .filter(|(_, s)| **s == slot)
+                        .map(|(t, _)| t / f64::from(steps))
+                        .collect();
+                    format!("{:.2}", median(times))
+                })
+                .collect();
+            out.push_str(&format!(
+                "loop exec per slot, {}: us/step [{}]\n",
+                LOOP_VARIANTS[v],
+                per_slot.join(", ")
+            ));
+        }
+        out
+    }
 }
 
-/// Execs of the macro's and C++'s WHILE graphs, used in turn from round to
-/// round: identical execs of one graph can run a few percent apart.
-pub const LOOP_EXECS: usize = 3;
+/// Slots of WHILE execs. Identical WHILE execs run at one of two speeds
+/// (about 3.9 or 4.5 us per step on the H200) depending on where the driver
+/// places them, which follows creation order in runs of a few execs
+/// (BENCHMARKS.md, "Loops"). So every WHILE variant gets one exec (and
+/// counter) per slot, the slot's execs are created one after another, and
+/// each round runs every variant on the same slot: a round's ratios compare
+/// execs created side by side.
+pub const LOOP_EXECS: usize = 6;
 
 /// A WHILE over `counter` with `kernel` as its body, through the runtime
 /// API: the macro's `WhileLoop` with another body kernel.
@@ -110,7 +142,7 @@ fn runtime_while<'a>(
 
 /// `reps` rounds (after `LOOP_EXECS` warm-up rounds) of one run of every loop
 /// variant, the order rotating from round to round so that drift cancels
-/// out of the ratios.
+/// out of the ratios, and the WHILE execs' slot too (see [`LOOP_EXECS`]).
 pub fn loops(
     ctx: &Arc<CudaContext>,
     stream: &Arc<CudaStream>,
@@ -118,46 +150,18 @@ pub fn loops(
     steps: i32,
     reps: usize,
 ) -> Result<LoopTimes> {
-    let int = || stream.alloc_zeros::<i32>(1);
-    // The raw loops' counters and execs come first: which of several
-    // identical WHILE execs runs slower follows creation order
-    // (BENCHMARKS.md, "Loops"), so the order is part of the method.
-    let (c_raw_module, c_raw_library) = (int()?, int()?);
-    let mut c_whiles = (0..LOOP_EXECS)
-        .map(|_| int())
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let mut c_nvcc = int()?;
-    let (mut c_tail, mut c_host, c_cpp) = (int()?, int()?, int()?);
-    let (mut o_tail, mut o_host, o_cpp) = (int()?, int()?, int()?);
-    stream.synchronize()?;
-    let (cpp_counter, cpp_flag) = (raw_ptr(&c_cpp, stream), raw_ptr(&o_cpp, stream));
-
-    // The same loop through raw driver calls, nvcc's kernel loaded as a
-    // module function and as a library kernel (see `raw_while`).
-    let raw_whiles = match cpp {
-        Some(lib) => [
-            (Loading::Module, &c_raw_module),
-            (Loading::Library, &c_raw_library),
-        ]
-        .into_iter()
-        .map(|(loading, counter)| {
-            let ptr = raw_ptr(counter, stream);
-            let raw = RawWhile::new(ctx, &lib.cubin, ptr, loading)?;
-            Ok((raw, ptr))
-        })
-        .collect::<Result<Vec<_>>>()?,
-        None => Vec::new(),
+    let ints = |n: usize| {
+        (0..n)
+            .map(|_| stream.alloc_zeros::<i32>(1))
+            .collect::<std::result::Result<Vec<_>, _>>()
     };
-    let mut dots = Vec::new();
-    let mut whiles = Vec::new();
-    for counter in c_whiles.iter_mut() {
-        let graph = WhileLoop::build(ctx, counter)?;
-        if dots.is_empty() {
-            dots.push(("macro".to_string(), graph.graph().dot()?));
-        }
-        let ptr = graph.bound().counter.device_ptr();
-        whiles.push((graph.instantiate()?, ptr));
-    }
+    let (mut c_macro, mut c_nvcc, c_raw) =
+        (ints(LOOP_EXECS)?, ints(LOOP_EXECS)?, ints(LOOP_EXECS)?);
+    let (c_cpp, o_cpp) = (ints(LOOP_EXECS)?, ints(LOOP_EXECS)?);
+    let (mut c_tail, mut c_host) = (stream.alloc_zeros::<i32>(1)?, stream.alloc_zeros::<i32>(1)?);
+    let (mut o_tail, mut o_host) = (stream.alloc_zeros::<i32>(1)?, stream.alloc_zeros::<i32>(1)?);
+    stream.synchronize()?;
+
     let mut notes = Vec::new();
     let nvcc_kernel = match cpp {
         Some(lib) => {
@@ -177,14 +181,36 @@ pub fn loops(
         }
         None => None,
     };
-    let mut nvcc = match &nvcc_kernel {
-        Some(kernel) => {
-            let (graph, counter) = runtime_while(ctx, &mut c_nvcc, kernel)?;
-            dots.push(("runtime, nvcc's kernel".to_string(), graph.dot()?));
-            Some((graph.instantiate()?, counter.device_ptr()))
+    // Each slot's execs, created one after another.
+    let (mut whiles, mut nvccs, mut raws, mut cpp_loops) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut dots = Vec::new();
+    let slots = c_macro
+        .iter_mut()
+        .zip(c_nvcc.iter_mut())
+        .zip(&c_raw)
+        .zip(c_cpp.iter().zip(&o_cpp));
+    for (((c_macro, c_nvcc), c_raw), (c_cpp, o_cpp)) in slots {
+        let graph = WhileLoop::build(ctx, c_macro)?;
+        if dots.is_empty() {
+            dots.push(("macro".to_string(), graph.graph().dot()?));
         }
-        None => None,
-    };
+        let ptr = graph.bound().counter.device_ptr();
+        whiles.push((graph.instantiate()?, ptr));
+        if let Some(kernel) = &nvcc_kernel {
+            let (graph, counter) = runtime_while(ctx, c_nvcc, kernel)?;
+            nvccs.push((graph.instantiate()?, counter.device_ptr()));
+        }
+        if let Some(lib) = cpp {
+            let ptr = raw_ptr(c_raw, stream);
+            let raw = RawWhile::new(ctx, &lib.cubin, ptr)?;
+            if dots.len() == 1 {
+                dots.push(("raw".to_string(), raw.dot()?));
+            }
+            raws.push((raw, ptr));
+            cpp_loops.push(lib.new_loop(raw_ptr(c_cpp, stream), raw_ptr(o_cpp, stream))?);
+        }
+    }
     let tail_graph = TailLoop::build(ctx, &mut c_tail, &mut o_tail)?;
     let tail_counter = tail_graph.bound().counter.device_ptr();
     let mut tail_exec = tail_graph.instantiate()?;
@@ -192,23 +218,18 @@ pub fn loops(
     let host_graph = HostStep::build(ctx, &mut c_host, &mut o_host)?;
     let host_bound = host_graph.bound();
     let mut host_exec = host_graph.instantiate()?;
-    // The C++ loops run one at a time, so they can share a counter.
-    let mut cpp_loops = match cpp {
-        Some(lib) => (0..LOOP_EXECS)
-            .map(|_| lib.new_loop(cpp_counter, cpp_flag))
-            .collect::<Result<Vec<_>>>()?,
-        None => Vec::new(),
-    };
 
     let mut samples = vec![Vec::new(); LOOP_VARIANTS.len()];
+    let mut used_slots = Vec::new();
     // The first rounds warm every exec up.
     for round in 0..reps + LOOP_EXECS {
+        let slot = round % LOOP_EXECS;
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
-        // The C++ library runs both of its loops in one call.
-        for k in 0..9 {
-            match (k + round) % 9 {
+        // The C++ library runs both of its loops in one call: 6 steps.
+        for k in 0..6 {
+            match (k + round) % 6 {
                 0 => {
-                    let (exec, counter) = &mut whiles[round % LOOP_EXECS];
+                    let (exec, counter) = &mut whiles[slot];
                     times[0] =
                         device_loop(
                             stream,
@@ -216,21 +237,28 @@ pub fn loops(
                             steps,
                             "WHILE",
                             || Ok(exec.launch(stream)?),
-                        )?
+                        )?;
                 }
                 1 => {
-                    if let Some((exec, counter)) = &mut nvcc {
+                    if let Some((exec, counter)) = nvccs.get_mut(slot) {
                         times[1] = device_loop(stream, *counter, steps, "nvcc WHILE", || {
                             Ok(exec.launch(stream)?)
                         })?;
                     }
                 }
                 2 => {
-                    times[2] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
+                    if let Some((raw, counter)) = raws.get(slot) {
+                        times[2] = device_loop(stream, *counter, steps, "raw WHILE", || {
+                            raw.launch(stream)
+                        })?;
+                    }
+                }
+                3 => {
+                    times[3] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
                         Ok(tail_exec.launch(stream)?)
                     })?
                 }
-                3 => {
+                4 => {
                     reset(stream, host_bound.counter.device_ptr(), steps)?;
                     let (us, taken) = time_us(|| {
                         let mut taken = 0;
@@ -246,44 +274,11 @@ pub fn loops(
                     if taken != steps {
                         return Err(format!("host loop ran {taken} steps").into());
                     }
-                    times[3] = us;
-                }
-                // Our execs launched without the runtime's launch (no
-                // cudarc event tracking around it), to separate the graph
-                // from the launch.
-                7 => {
-                    let (exec, counter) = &mut whiles[round % LOOP_EXECS];
-                    let raw = exec.exec().cu_graph_exec();
-                    times[8] = device_loop(stream, *counter, steps, "raw-launched WHILE", || {
-                        // SAFETY: the exec is borrowed from `whiles` for the
-                        // call; its counter stays bound to its graph.
-                        unsafe { launch_exec(raw, stream) }
-                    })?;
-                }
-                8 => {
-                    if let Some((exec, counter)) = &nvcc {
-                        let raw = exec.cu_graph_exec();
-                        times[9] = device_loop(
-                            stream,
-                            *counter,
-                            steps,
-                            "raw-launched nvcc WHILE",
-                            // SAFETY: as above, for the nvcc-bodied exec.
-                            || unsafe { launch_exec(raw, stream) },
-                        )?;
-                    }
-                }
-                5 | 6 => {
-                    let variant = (k + round) % 9 + 1;
-                    if let Some((raw, counter)) = raw_whiles.get(variant - 6) {
-                        times[variant] = device_loop(stream, *counter, steps, "raw WHILE", || {
-                            raw.launch(stream)
-                        })?;
-                    }
+                    times[4] = us;
                 }
                 _ => {
-                    if let Some(cpp_loop) = cpp_loops.get_mut(round % LOOP_EXECS) {
-                        (times[4], times[5]) = cpp_loop.run(steps)?;
+                    if let Some(cpp_loop) = cpp_loops.get_mut(slot) {
+                        (times[5], times[6]) = cpp_loop.run(steps)?;
                     }
                 }
             }
@@ -292,13 +287,12 @@ pub fn loops(
             for (sample, time) in samples.iter_mut().zip(times) {
                 sample.push(time);
             }
+            used_slots.push(slot);
         }
-    }
-    for (i, (raw, _)) in raw_whiles.iter().enumerate() {
-        dots.push((format!("raw {i}"), raw.dot()?));
     }
     Ok(LoopTimes {
         samples,
+        slots: used_slots,
         notes,
         dots,
     })
@@ -479,122 +473,4 @@ pub fn macro_time(nodes: usize, reps: usize) -> f64 {
         })
         .collect();
     median(samples)
-}
-
-/// nvcc's `countdown` body (perf.cu) as CUDA C for NVRTC: the same source
-/// as C++'s, compiled the way our runtime compiles kernels.
-const NVCC_COUNTDOWN_FOR_NVRTC: &str = r#"
-extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
-extern "C" __global__ void countdown(unsigned long long handle, int* counter) {
-    if (threadIdx.x == 0) {
-        *counter -= 1;
-        cudaGraphSetConditional(handle, *counter > 0 ? 1u : 0u);
-    }
-}
-"#;
-
-/// What decides a WHILE loop's speed: the body kernel, the exec, or the
-/// counter. First execs of one raw graph over one shared counter; then
-/// WHILE loops of several kinds created in turn (exec `i` of every kind
-/// after exec `i - 1` of every other), each over its own counter, so that
-/// placement is spread alike over the kinds. Returns one line per group:
-/// us per step of each exec, in creation order (medians of `reps`
-/// interleaved runs).
-pub fn while_placement(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    lib: &CppLib,
-    steps: i32,
-    reps: usize,
-) -> Result<String> {
-    const EXECS: usize = 6;
-    const GROUPS: [&str; 5] = [
-        "raw, nvcc's countdown, one shared counter",
-        "macro WhileLoop (NVRTC countdown_step)",
-        "raw, NVRTC countdown_step",
-        "raw, nvcc's countdown",
-        "raw, perf.cu's countdown through NVRTC",
-    ];
-    // SAFETY: both sources' kernels take (handle, int* counter) and touch
-    // only counter[0].
-    let (ours, theirs) = unsafe {
-        (
-            KernelDecl::<(Cond, Out<i32>)>::cuda_c(kernels::CONDITIONAL_SOURCE, "countdown_step"),
-            KernelDecl::<(Cond, Out<i32>)>::cuda_c(NVCC_COUNTDOWN_FOR_NVRTC, "countdown"),
-        )
-    };
-    let (ours, theirs) = (ours.load(ctx)?, theirs.load(ctx)?);
-    let int = || stream.alloc_zeros::<i32>(1);
-    let mut macro_counters = (0..EXECS)
-        .map(|_| int())
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let raw_counters = (0..3 * EXECS + 1)
-        .map(|_| int())
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    stream.synchronize()?;
-    let mut ptrs = raw_counters.iter().map(|c| raw_ptr(c, stream));
-    let mut next_ptr = || ptrs.next().ok_or("too few counters");
-    let shared = next_ptr()?;
-    let raw = |ptr: u64, loading: Loading| -> Result<(RawWhile, u64)> {
-        Ok((RawWhile::new(ctx, &lib.cubin, ptr, loading)?, ptr))
-    };
-    // Groups 0, 2, 3 and 4 (the raw ones).
-    let mut raws: Vec<Vec<(RawWhile, u64)>> = vec![(0..EXECS)
-        .map(|_| raw(shared, Loading::Module))
-        .collect::<Result<_>>()?];
-    raws.extend((0..3).map(|_| Vec::new()));
-    let mut macros = Vec::new();
-    for counter in macro_counters.iter_mut() {
-        let graph = WhileLoop::build(ctx, counter)?;
-        let ptr = graph.bound().counter.device_ptr();
-        macros.push((graph.instantiate()?, ptr));
-        raws[1].push(raw(
-            next_ptr()?,
-            Loading::Function(ours.function().cu_function()),
-        )?);
-        raws[2].push(raw(next_ptr()?, Loading::Module)?);
-        raws[3].push(raw(
-            next_ptr()?,
-            Loading::Function(theirs.function().cu_function()),
-        )?);
-    }
-    // Exec `e` of group `g` is slot `g * EXECS + e`; group 1 is the macro's.
-    let total = GROUPS.len() * EXECS;
-    let mut samples = vec![Vec::new(); total];
-    for rep in 0..reps + 1 {
-        for k in 0..total {
-            let slot = (k + rep) % total;
-            let (g, e) = (slot / EXECS, slot % EXECS);
-            let us = match g {
-                1 => {
-                    let (exec, ptr) = &mut macros[e];
-                    device_loop(stream, *ptr, steps, "placement WHILE", || {
-                        Ok(exec.launch(stream)?)
-                    })?
-                }
-                _ => {
-                    let (exec, ptr) = &raws[if g == 0 { 0 } else { g - 1 }][e];
-                    device_loop(stream, *ptr, steps, "placement WHILE", || {
-                        exec.launch(stream)
-                    })?
-                }
-            };
-            // The first round warms every exec up.
-            if rep > 0 {
-                samples[slot].push(us / f64::from(steps));
-            }
-        }
-    }
-    let mut out = String::new();
-    for (g, name) in GROUPS.iter().enumerate() {
-        let per_exec: Vec<String> = samples[g * EXECS..(g + 1) * EXECS]
-            .iter()
-            .map(|s| format!("{:.2}", median(s.clone())))
-            .collect();
-        out.push_str(&format!(
-            "WHILE placement, {name}: us/step per exec in creation order [{}]\n",
-            per_exec.join(", ")
-        ));
-    }
-    Ok(out)
 }
