@@ -273,12 +273,11 @@ impl CppExec<'_> {
         self.lib.status("exec time", status)?;
         let [upload, first_launch, launch, device] = out;
         Ok(Row {
-            build: f64::NAN,
-            instantiate: f64::NAN,
             upload,
             first_launch,
             launch,
             device,
+            ..Row::UNMEASURED
         })
     }
 }

@@ -20,6 +20,18 @@ pub struct Row {
     pub device: f64,
 }
 
+impl Row {
+    /// Nothing measured yet (or not by this measurement).
+    pub const UNMEASURED: Row = Row {
+        build: f64::NAN,
+        instantiate: f64::NAN,
+        upload: f64::NAN,
+        first_launch: f64::NAN,
+        launch: f64::NAN,
+        device: f64::NAN,
+    };
+}
+
 pub const BUILD_REPS: usize = 11;
 
 /// Rounds of interleaved builds per shape (see [`interleaved_builds`]).
@@ -72,32 +84,23 @@ pub fn measure<T: ?Sized>(
     let mut execs = (0..EXECS)
         .map(|_| graph.instantiate())
         .collect::<graph_runtime::Result<Vec<_>>>()?;
-    let (mut upload, mut first_launch) = (f64::NAN, f64::NAN);
-    let (mut launches, mut devices) = (Vec::new(), Vec::new());
-    for (i, exec) in execs.iter_mut().enumerate() {
-        let (up, ()) = time_us(|| {
+    let mut rows = Vec::new();
+    for exec in execs.iter_mut() {
+        let (upload, ()) = time_us(|| {
             exec.upload(stream)?;
             Ok(stream.synchronize()?)
         })?;
-        let (first, ()) = time_us(|| {
-            exec.launch(stream)?;
-            Ok(stream.synchronize()?)
-        })?;
-        if i == 0 {
-            (upload, first_launch) = (up, first);
-        }
-        let (launch, device) = repeated(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
-        launches.push(launch);
-        devices.push(device);
+        let row = time_launches(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
+        rows.push(Row { upload, ..row });
     }
     stream.synchronize()?;
     Ok(Row {
         build: median(builds),
         instantiate: median(insts),
-        upload,
-        first_launch,
-        launch: median(launches),
-        device: median(devices),
+        upload: rows[0].upload,
+        first_launch: rows[0].first_launch,
+        launch: median(rows.iter().map(|r| r.launch).collect()),
+        device: median(rows.iter().map(|r| r.device).collect()),
     })
 }
 
@@ -244,14 +247,6 @@ pub fn launches(
     let ours = kernels::AddOne::load(ctx)?.function().cu_function();
     let theirs = cpp.map(CppLib::add_one).transpose()?;
     let variants = if cpp.is_some() { 4 } else { 2 };
-    let unmeasured = Row {
-        build: f64::NAN,
-        instantiate: f64::NAN,
-        upload: f64::NAN,
-        first_launch: f64::NAN,
-        launch: f64::NAN,
-        device: f64::NAN,
-    };
     let mut slots: Vec<[Row; 4]> = Vec::new();
     {
         let graph = crate::chains::build_chain(ctx, bufs, width, length)?;
@@ -272,7 +267,7 @@ pub fn launches(
         }
         let cu_stream = stream.cu_stream();
         for slot in 0..EXECS {
-            let mut rows = [unmeasured; 4];
+            let mut rows = [Row::UNMEASURED; 4];
             for k in 0..variants {
                 let v = (k + slot) % variants;
                 rows[v] = match v {
@@ -311,7 +306,7 @@ pub fn launches(
         bufs,
         (variants * launches_per_measure(reps)) as f32 * length as f32,
     )?;
-    let mut rows = [unmeasured; 4];
+    let mut rows = [Row::UNMEASURED; 4];
     for (v, row) in rows.iter_mut().enumerate().take(variants) {
         let times = |f: fn(&Row) -> f64| median(slots.iter().map(|s| f(&s[v])).collect());
         *row = Row {
@@ -319,7 +314,7 @@ pub fn launches(
             first_launch: slots[0][v].first_launch,
             launch: times(|r| r.launch),
             device: times(|r| r.device),
-            ..unmeasured
+            ..Row::UNMEASURED
         };
     }
     let slots = slots
@@ -343,12 +338,10 @@ fn time_launches(
     })?;
     let (launch, device) = repeated(ctx, stream, reps, launch)?;
     Ok(Row {
-        build: f64::NAN,
-        instantiate: f64::NAN,
-        upload: f64::NAN,
         first_launch,
         launch,
         device,
+        ..Row::UNMEASURED
     })
 }
 

@@ -347,10 +347,12 @@ impl<'a> Graph<'a> {
         // params were fully initialised by the caller for `kind`; edge data
         // has one entry per dependency (checked above).
         let mut added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
-        if matches!(
-            added,
-            Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_CONTEXT))
-        ) {
+        if kind == NodeKind::Kernel
+            && matches!(
+                added,
+                Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_CONTEXT))
+            )
+        {
             self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
             // SAFETY: as above.
             added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };

@@ -22,8 +22,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let graph_var = format_ident!("__graph");
     let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
-    // Every model node is one runtime node (a hint for the records).
-    let node_count = proc_macro2::Literal::usize_unsuffixed(model.nodes.len());
+    let reserve = emitter.reserve_records(&graph_var);
     let captures = references.iter().map(|(name, mutable)| {
         let var = format_ident!("__operand_{}", name);
         if *mutable {
@@ -43,7 +42,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         {
             #(#captures)*
             ::graph_runtime::__private::build_graph(#ctx, |#graph_var| {
-                #graph_var.reserve(#node_count);
+                #reserve
                 #(#binds)*
                 #loads
                 #level

@@ -121,8 +121,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let graph_var = format_ident!("__graph");
     let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
-    // Every model node is one runtime node (a hint for the records).
-    let node_count = proc_macro2::Literal::usize_unsuffixed(model.nodes.len());
+    let reserve = emitter.reserve_records(&graph_var);
 
     let accessors = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
@@ -222,7 +221,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
             fn __build(mut __graph: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
-                __graph.reserve(#node_count);
+                #reserve
                 #(#bind_slices)*
                 #(#slots)*
                 #loads

@@ -86,6 +86,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
         }
     }
 
+    /// Reserves the graph's node records for the whole build: every model
+    /// node is one runtime node.
+    pub fn reserve_records(&self, g: &Ident) -> TokenStream {
+        let nodes = proc_macro2::Literal::usize_unsuffixed(self.model.nodes.len());
+        quote! { #g.reserve(#nodes); }
+    }
+
     /// Statements loading each distinct kernel once, into `__kernelN`.
     pub fn load_kernels(&self, g: &Ident) -> TokenStream {
         let paths = self
