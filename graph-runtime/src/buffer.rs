@@ -18,8 +18,17 @@ pub struct Buf<'a, T> {
     len: usize,
     writable: bool,
     root: u64,
-    alloc: Option<u32>,
+    alloc: Option<AllocRef>,
     _borrow: Borrow<'a, T>,
+}
+
+/// Which graph allocation a buffer is: the graph whose registry records it
+/// (a root graph's unique instance) and its index there. Unique across
+/// graphs, also those that share bound buffers (`new_sharing`, children).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AllocRef {
+    pub graph: u64,
+    pub index: u32,
 }
 
 impl<T> Clone for Buf<'_, T> {
@@ -41,7 +50,13 @@ impl<T> std::fmt::Debug for Buf<'_, T> {
 }
 
 impl<'a, T> Buf<'a, T> {
-    pub(crate) fn new(ptr: u64, len: usize, writable: bool, root: u64, alloc: Option<u32>) -> Self {
+    pub(crate) fn new(
+        ptr: u64,
+        len: usize,
+        writable: bool,
+        root: u64,
+        alloc: Option<AllocRef>,
+    ) -> Self {
         Buf {
             ptr,
             len,
@@ -102,7 +117,7 @@ impl<'a, T> Buf<'a, T> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BufferUse {
     pub root: u64,
-    pub alloc: Option<u32>,
+    pub alloc: Option<AllocRef>,
     pub write: bool,
     pub writable: bool,
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::exec::{Exec, InstantiateOptions, UpdateOutcome};
 use crate::graph::Graph;
 use cudarc::driver::CudaStream;
+use std::sync::Arc;
 
 /// What a cached launch did.
 #[derive(Debug)]
@@ -44,7 +45,7 @@ impl<'a, K: PartialEq> GraphCache<'a, K> {
     pub fn launch(
         &mut self,
         key: K,
-        stream: &CudaStream,
+        stream: &Arc<CudaStream>,
         options: &InstantiateOptions<'_>,
         build: impl FnOnce() -> Result<Graph<'a>>,
     ) -> Result<CacheOutcome> {

@@ -41,10 +41,7 @@ impl<'a> Graph<'a> {
             code,
             hint,
         };
-        let captured = RawGraph {
-            raw: create_graph(&self.ctx)?,
-            ctx: self.ctx.clone(),
-        };
+        let captured = RawGraph::new(create_graph(&self.ctx)?, &self.ctx);
         // SAFETY: the stream and graph are live.
         unsafe { result::begin_capture_to_graph(stream.cu_stream(), captured.raw) }.map_err(
             |e| {

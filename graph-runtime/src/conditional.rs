@@ -4,10 +4,11 @@
 //! Bodies are built by closures that receive the body as a `Graph`.
 
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{zeroed_params, Graph};
+use crate::graph::{zeroed_params, Graph, Registry};
 use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::sys;
+use std::sync::Arc;
 
 /// A conditional handle, created on the graph whose conditional node it
 /// drives. Pass it to a kernel parameter of type
@@ -42,6 +43,7 @@ impl<'a> Graph<'a> {
         } else {
             0
         };
+        let _entered = self.owner.enter()?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the graph and context are live.
         let raw = unsafe {
@@ -180,11 +182,18 @@ impl<'a> Graph<'a> {
             std::slice::from_raw_parts(out, size as usize).to_vec()
         };
         for (arm, &raw) in bodies.iter().enumerate() {
+            let body = self.body(raw, node.index);
+            let level = body.level;
             let mut scope = BodyScope {
-                body: self.body(raw, node.index),
+                body,
+                level,
                 parent: &mut *self,
             };
-            build(arm as u32, &mut scope.body)?;
+            let built = build(arm as u32, &mut scope.body);
+            drop(scope);
+            // A replaced body poisoned the graph family (see BodyScope).
+            let _entered = self.owner.enter()?;
+            built?;
         }
         Ok(node)
     }
@@ -192,13 +201,27 @@ impl<'a> Graph<'a> {
 
 /// A body being built. The body holds its parent's registry meanwhile and
 /// hands it back on drop, also when the builder fails or panics.
+///
+/// The builder gets `&mut Graph`, so it could `mem::swap` the body with
+/// another graph: the records would then be in a graph the user holds, and
+/// the one here would be foreign. The body's level identifies it; if it is
+/// not the one made here, the whole graph family is poisoned (every later
+/// call on it, and on the escaped body, is refused) and nothing foreign is
+/// taken in.
 struct BodyScope<'p, 'a> {
     body: Graph<'a>,
+    level: u64,
     parent: &'p mut Graph<'a>,
 }
 
 impl Drop for BodyScope<'_, '_> {
     fn drop(&mut self) {
-        self.parent.registry = std::mem::take(&mut self.body.registry);
+        if self.body.level == self.level && Arc::ptr_eq(&self.body.owner, &self.parent.owner) {
+            self.parent.registry = std::mem::take(&mut self.body.registry);
+        } else {
+            self.parent.owner.poison();
+            self.body.owner.poison();
+            self.parent.registry = Registry::default();
+        }
     }
 }

@@ -74,6 +74,12 @@ pub enum GraphError {
     #[error("a graph with memory nodes can have only one live exec; drop the other exec first")]
     SecondExec,
 
+    /// A conditional body was replaced while it was built (`mem::swap` or
+    /// `mem::replace` on the `&mut Graph` its builder got): the graph lost
+    /// its records and refuses every call.
+    #[error("the graph is unusable: a conditional body was replaced (mem::swap or mem::replace) while it was built")]
+    Poisoned,
+
     /// A handle (node, buffer, conditional handle) was used with a graph it
     /// does not belong to.
     #[error("{what} belongs to another graph")]

@@ -66,13 +66,20 @@ impl Drop for LiveExec {
 pub struct Exec<'a> {
     raw: CUgraphExec,
     ctx: Arc<CudaContext>,
-    /// The graph it was instantiated from: its node handles key per-node updates.
-    _graph: Arc<RawGraph>,
+    /// The graph it was instantiated from: its node handles key per-node
+    /// updates, under its guard.
+    graph: Arc<RawGraph>,
     /// The source graph's node records as they were at instantiation.
     registry: Registry,
     /// Graph instances whose node handles this exec accepts: the original
-    /// and every graph it was successfully updated from (same topology).
-    instances: Vec<u64>,
+    /// and the graph it was last updated from (same topology). Two, not a
+    /// list of every update: a long update loop must not slow per-node calls.
+    instances: [u64; 2],
+    /// The stream of the last launch, kept alive (cudarc tracks slices
+    /// across streams only while extra streams exist) and synchronized on
+    /// drop: the exec keeps everything its queued work touches borrowed
+    /// until that work is done, whatever cudarc's tracking mode.
+    last_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
     resources: SharedResources<'a>,
     device_launch: bool,
@@ -96,6 +103,14 @@ impl std::fmt::Debug for Exec<'_> {
 
 impl Drop for Exec<'_> {
     fn drop(&mut self) {
+        if let Some(stream) = self.last_stream.take() {
+            // The borrows of `'a` end with this drop: wait for the work that
+            // uses them. An error (a fault in the graph) leaves nothing to
+            // wait for; it stays recorded in the context for cudarc to report.
+            if let Err(e) = stream.synchronize() {
+                self.ctx.record_err(Err::<(), _>(e));
+            }
+        }
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: we own the exec. The driver defers destruction until
             // its launches complete; it fails only for invalid handles.
@@ -151,6 +166,7 @@ impl<'a> Graph<'a> {
         } else {
             None
         };
+        let _entered = self.owner.enter()?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
             flags: options.flags(),
@@ -169,12 +185,14 @@ impl<'a> Graph<'a> {
                 label: self.registry().label_of(params.hErrNode_out),
             }
         })?;
+        self.owner.share_with_exec();
         Ok(Exec {
             raw,
             ctx: self.ctx.clone(),
-            _graph: self.owner.clone(),
+            graph: self.owner.clone(),
             registry: self.registry.clone(),
-            instances: vec![self.instance],
+            instances: [self.instance; 2],
+            last_stream: None,
             resource_id: self.resource_id,
             resources: self.resources.clone(),
             device_launch: options.device_launch,
@@ -189,12 +207,22 @@ impl<'a> Exec<'a> {
     /// cudarc work on the bound slices; the launch is recorded as their
     /// latest use, so later cudarc work on any stream (and their frees) waits
     /// for it.
-    pub fn launch(&mut self, stream: &CudaStream) -> Result<()> {
+    ///
+    /// The exec keeps `stream` alive, and its drop waits for the last launch.
+    pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
+        if !self
+            .last_stream
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, stream))
+        {
+            self.last_stream = Some(stream.clone());
+        }
         with_tracked(&self.resources, stream, || {
             // SAFETY: the exec and stream are live; everything the exec
-            // references is borrowed for 'a or owned by user objects.
+            // references is borrowed for 'a or owned by user objects, and
+            // stays so until the work queued here is done (see Drop).
             unsafe { result::launch(raw, stream.cu_stream()) }
         })
         .op("cuGraphLaunch")
@@ -216,6 +244,23 @@ impl<'a> Exec<'a> {
                 "a conditional body is not a whole graph",
             ));
         }
+        if graph.instance != self.instances[0]
+            && (graph.has_memory_nodes() || !self.registry.allocs.is_empty())
+        {
+            // Each graph's allocations live at that graph's addresses: the
+            // exec's alloc nodes keep theirs while the other graph's kernels
+            // would use its own.
+            return Err(GraphError::Update {
+                result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
+                reason: "a graph with memory nodes cannot be updated from another graph (its allocations have other addresses); instantiate that graph instead",
+                label: None,
+            });
+        }
+        let _mine = self.graph.lock();
+        let _theirs = match Arc::ptr_eq(&self.graph, &graph.owner) {
+            true => None,
+            false => graph.owner.enter()?,
+        };
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: zero is valid for the result info (null node handles).
         let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
@@ -236,9 +281,7 @@ impl<'a> Exec<'a> {
         }
         self.resources = graph.resources.clone();
         self.resource_id = graph.resource_id;
-        if !self.instances.contains(&graph.instance) {
-            self.instances.push(graph.instance);
-        }
+        self.instances[1] = graph.instance;
         Ok(())
     }
 
@@ -252,7 +295,8 @@ impl<'a> Exec<'a> {
         match self.update(graph) {
             Ok(()) => Ok(UpdateOutcome::Updated),
             Err(reason @ GraphError::Update { .. }) => {
-                // Release this exec's memory-node slot before instantiating.
+                // Release this exec's memory-node slot before instantiating
+                // (the old exec is dropped, waiting for its work, below).
                 self._live = None;
                 *self = graph.instantiate_with(options)?;
                 Ok(UpdateOutcome::Reinstantiated { reason })
@@ -316,11 +360,32 @@ impl<'a> Exec<'a> {
         if let Err(reason) = config.validate().and(encoding) {
             return Err(GraphError::invalid(&label(), reason));
         }
-        if encoded.uses().iter().any(|u| u.root != self.resource_id) {
-            return Err(GraphError::ForeignHandle {
+        for used in encoded.uses() {
+            let foreign = || GraphError::ForeignHandle {
                 what: format!("a buffer passed to node `{}`", label()),
-            });
+            };
+            if used.root != self.resource_id {
+                return Err(foreign());
+            }
+            if used.write && !used.writable {
+                return Err(GraphError::invalid(
+                    &label(),
+                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
+                ));
+            }
+            // The same lifetime rules as when the graph was built.
+            if let Some(alloc) = used.alloc {
+                let registry = &self.registry;
+                if alloc.graph != self.instances[0] || alloc.index as usize >= registry.allocs.len()
+                {
+                    return Err(foreign());
+                }
+                if let Some(reason) = registry.alloc_use_error(node.index as usize, alloc.index) {
+                    return Err(GraphError::invalid(&label(), reason));
+                }
+            }
         }
+        let _guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
             // SAFETY: the node belongs to the graph this exec was
@@ -341,6 +406,7 @@ impl<'a> Exec<'a> {
                 "only kernel, copy and fill nodes can be enabled or disabled",
             ));
         }
+        let _guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated from.
         unsafe { result::node_set_enabled(self.raw, raw, enabled) }

@@ -19,8 +19,8 @@ use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, DriverError};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -28,19 +28,72 @@ pub(crate) fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
-/// An owned `CUgraph`, destroyed on drop. Shared by a graph and its execs so
-/// that node handles stay valid for per-node exec updates.
+/// An owned `CUgraph`, destroyed on drop. Shared by a graph, its
+/// conditional bodies and its execs, so that node handles stay valid for
+/// per-node exec updates.
+///
+/// NVIDIA: "Graph objects (cudaGraph_t, CUgraph) are not internally
+/// synchronized and must not be accessed concurrently from multiple
+/// threads." A `Graph` and its `Exec`s are each `Send`, and an exec's
+/// per-node calls pass the graph's node handles to the driver; so once an
+/// exec exists, every driver call on the graph or its node handles holds
+/// `guard`. Before that, `&mut Graph` alone reaches the graph.
 #[derive(Debug)]
 pub(crate) struct RawGraph {
     pub raw: CUgraph,
     pub ctx: Arc<CudaContext>,
+    guard: Mutex<()>,
+    /// Set when the first exec is made: from then on `guard` is taken.
+    has_execs: AtomicBool,
+    /// Set when a conditional body was replaced while it was built
+    /// (`mem::swap` through the `&mut Graph` a body builder gets): the
+    /// graph's records are lost, so every later call is refused.
+    poisoned: AtomicBool,
 }
 
-// SAFETY: the handle is only destroyed once (in Drop); all other uses go
-// through `Graph`, which is not Sync and takes `&mut self` to change it.
+// SAFETY: the handle is destroyed only once (in Drop); every other driver
+// call on it goes through `Graph` (`&mut self` to change it, not Sync) or an
+// `Exec`, serialized by `guard` once an exec exists (see above).
 unsafe impl Send for RawGraph {}
-// SAFETY: shared references only read the handle value (as a key).
+// SAFETY: as above: shared references reach the driver only under `guard`
+// once execs exist; before that no exec shares the graph.
 unsafe impl Sync for RawGraph {}
+
+impl RawGraph {
+    pub fn new(raw: CUgraph, ctx: &Arc<CudaContext>) -> Self {
+        RawGraph {
+            raw,
+            ctx: ctx.clone(),
+            guard: Mutex::new(()),
+            has_execs: AtomicBool::new(false),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// Enters the graph for a driver call: refused if it is poisoned; holds
+    /// the guard while execs share it.
+    #[inline]
+    pub fn enter(&self) -> Result<Option<MutexGuard<'_, ()>>> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(GraphError::Poisoned);
+        }
+        Ok(self.has_execs.load(Ordering::Acquire).then(|| self.lock()))
+    }
+
+    /// The guard, unconditionally (execs use it for per-node calls).
+    pub fn lock(&self) -> MutexGuard<'_, ()> {
+        self.guard.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the graph shared with an exec: from now on calls take the guard.
+    pub fn share_with_exec(&self) {
+        self.has_execs.store(true, Ordering::Release);
+    }
+
+    pub fn poison(&self) {
+        self.poisoned.store(true, Ordering::Release);
+    }
+}
 
 impl Drop for RawGraph {
     fn drop(&mut self) {
@@ -112,6 +165,44 @@ impl Registry {
         &self.dep_list[start as usize..end as usize]
     }
 
+    /// Why node `index` may not use allocation `alloc` of this registry:
+    /// it must be ordered after the alloc node and before the free node
+    /// (through its top-level node, for a node of a conditional body).
+    /// None if it may, or if there is no such allocation.
+    pub fn alloc_use_error(&self, index: usize, alloc: u32) -> Option<String> {
+        let info = self.allocs.get(alloc as usize)?;
+        let top = self.nodes.get(index)?.top as usize;
+        let alloc_label = self.label(info.node as usize);
+        if self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
+            return Some(format!(
+                "uses the allocation of `{alloc_label}` but is not ordered after it"
+            ));
+        }
+        match info.freed_by {
+            Some(free) if !self.is_ancestor(top, free as usize) => Some(format!(
+                "uses the allocation of `{alloc_label}`, which `{}` may already have freed (it is not ordered before the free)",
+                self.label(free as usize)
+            )),
+            _ => None,
+        }
+    }
+
+    /// Whether node `a` is an ancestor of node `b` (a path of edges a -> b).
+    pub fn is_ancestor(&self, a: usize, b: usize) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack: Vec<u32> = self.deps(b).to_vec();
+        while let Some(n) = stack.pop() {
+            let n = n as usize;
+            if n == a {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[n], true) {
+                stack.extend_from_slice(self.deps(n));
+            }
+        }
+        false
+    }
+
     /// Records a node added to the driver's graph; returns its index.
     pub fn push_node(
         &mut self,
@@ -121,6 +212,7 @@ impl Registry {
         level: u64,
         deps: &[Node],
         allocs_before: Vec<u32>,
+        top: Option<u32>,
     ) -> u32 {
         let index = self.nodes.len() as u32;
         let label_start = self.labels.len() as u32;
@@ -134,6 +226,7 @@ impl Registry {
             level,
             deps: (deps_start, self.dep_list.len() as u32),
             allocs_before,
+            top: top.unwrap_or(index),
         });
         index
     }
@@ -206,10 +299,7 @@ impl<'a> Graph<'a> {
         let instance = next_id();
         Graph {
             raw,
-            owner: Arc::new(RawGraph {
-                raw,
-                ctx: ctx.clone(),
-            }),
+            owner: Arc::new(RawGraph::new(raw, ctx)),
             instance,
             level: instance,
             top_node: None,
@@ -294,6 +384,7 @@ impl<'a> Graph<'a> {
         uses: &[BufferUse],
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
+        let _entered = self.owner.enter()?;
         self.check_deps(label, deps)?;
         let allocs_before = self.check_uses(label, deps, uses)?;
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
@@ -363,13 +454,21 @@ impl<'a> Graph<'a> {
         let user = self.top_node.unwrap_or(index);
         for u in uses {
             if let Some(alloc) = u.alloc {
-                let users = &mut registry.allocs[alloc as usize].users;
+                let users = &mut registry.allocs[alloc.index as usize].users;
                 if users.last() != Some(&user) {
                     users.push(user);
                 }
             }
         }
-        registry.push_node(label, raw, kind, self.level, deps, allocs_before);
+        registry.push_node(
+            label,
+            raw,
+            kind,
+            self.level,
+            deps,
+            allocs_before,
+            self.top_node,
+        );
         Ok(Node {
             graph: self.instance,
             level: self.level,
@@ -436,6 +535,10 @@ impl<'a> Graph<'a> {
             None => &before,
         };
         for alloc in uses.iter().filter_map(|u| u.alloc) {
+            if alloc.graph != self.instance {
+                return Err(unknown());
+            }
+            let alloc = alloc.index;
             let info = registry.allocs.get(alloc as usize).ok_or_else(unknown)?;
             let alloc_label = registry.label(info.node as usize);
             if let Some(free) = info.freed_by {
@@ -568,6 +671,7 @@ impl<'a> Graph<'a> {
     /// Sets a kernel node's scheduling priority (effective when the exec is
     /// instantiated with `use_node_priority`).
     pub fn set_priority<A>(&mut self, node: &KernelNode<A>, priority: i32) -> Result<()> {
+        let _entered = self.owner.enter()?;
         let (raw, label) = self.node_raw(node.node)?;
         // SAFETY: a zeroed attribute value is valid; we set the priority member.
         let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };
@@ -643,6 +747,7 @@ impl<'a> Graph<'a> {
         params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS { graph: child.raw };
         let uses: Vec<BufferUse> = Vec::new();
         let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        let _entered = self.owner.enter()?;
         // Keep what the child's nodes reference alive as long as this graph.
         let objects = child.registry().user_objects.clone();
         for &object in &objects {
@@ -697,6 +802,7 @@ impl<'a> Graph<'a> {
         ));
         let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())
             .map_err(|_| GraphError::invalid("dot", "temporary path contains a NUL byte"))?;
+        let _entered = self.owner.enter()?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
         // SAFETY: the graph is live; the path is NUL-terminated.
@@ -716,6 +822,7 @@ impl<'a> Graph<'a> {
                 "a conditional body cannot be cloned on its own",
             ));
         }
+        let _entered = self.owner.enter()?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the graph is live.
         let raw = unsafe { result::graph_clone(self.raw) }.op("cuGraphClone")?;

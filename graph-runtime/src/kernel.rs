@@ -471,7 +471,16 @@ impl ArgEncoder {
 
 /// A kernel parameter type: what the node takes (`Arg`) and how it is
 /// passed to the kernel.
-pub trait KernelParam: 'static {
+///
+/// # Safety
+/// The graph's checks (a buffer used after its free, written through a
+/// read-only binding, or bound to another graph; a conditional handle of
+/// another graph) see only what `encode` reports. An implementation must
+/// encode exactly one parameter slot, and report through the encoder every
+/// device buffer, conditional handle and exec whose address or handle it
+/// passes, as the runtime's own impls do (delegating to them is how). The
+/// bytes it passes must be what the kernel's parameter expects.
+pub unsafe trait KernelParam: 'static {
     /// The value a kernel node takes for this parameter.
     type Arg<'a>;
     #[doc(hidden)]
@@ -484,7 +493,8 @@ pub trait KernelParam: 'static {
 
 macro_rules! scalar_params {
     ($($t:ty),*) => {$(
-        impl KernelParam for $t {
+        // SAFETY: a plain scalar, passed by value; it touches no memory.
+        unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
             fn encode(arg: &$t, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
                 out.push_bytes(&arg.to_ne_bytes());
@@ -514,7 +524,8 @@ pub struct Cond;
 #[derive(Debug)]
 pub struct ExecParam;
 
-impl<T: 'static> KernelParam for In<T> {
+// SAFETY: passes the buffer's address and reports the buffer as read.
+unsafe impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
     fn encode(arg: &Buf<'_, T>, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
@@ -523,7 +534,9 @@ impl<T: 'static> KernelParam for In<T> {
     }
 }
 
-impl<T: 'static> KernelParam for Out<T> {
+// SAFETY: passes the buffer's address and reports the buffer as written
+// (refusing a read-only binding).
+unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
     fn encode(
         arg: &Buf<'_, T>,
@@ -541,7 +554,8 @@ impl<T: 'static> KernelParam for Out<T> {
     }
 }
 
-impl KernelParam for Cond {
+// SAFETY: passes the handle's value and reports the handle as set.
+unsafe impl KernelParam for Cond {
     type Arg<'a> = CondHandle;
     fn encode(arg: &CondHandle, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
         out.push_bytes(&arg.raw().to_ne_bytes());
@@ -549,7 +563,8 @@ impl KernelParam for Cond {
     }
 }
 
-impl KernelParam for ExecParam {
+// SAFETY: passes the exec's handle and reports the exec as launched.
+unsafe impl KernelParam for ExecParam {
     type Arg<'a> = DeviceExec<'a>;
     fn encode(
         arg: &DeviceExec<'_>,
@@ -561,8 +576,9 @@ impl KernelParam for ExecParam {
     }
 }
 
-/// A kernel's whole parameter list: a tuple of [`KernelParam`]s.
-pub trait KernelArgs: 'static {
+/// A kernel's whole parameter list: a tuple of [`KernelParam`]s. Sealed:
+/// the tuples up to 12 parameters are all there is.
+pub trait KernelArgs: 'static + sealed::Sealed {
     /// The tuple of values a kernel node takes.
     type Args<'a>;
     #[doc(hidden)]
@@ -571,6 +587,7 @@ pub trait KernelArgs: 'static {
 
 macro_rules! tuple_args {
     ($($p:ident $i:tt),*) => {
+        impl<$($p: KernelParam),*> sealed::Sealed for ($($p,)*) {}
         impl<$($p: KernelParam),*> KernelArgs for ($($p,)*) {
             type Args<'a> = ($($p::Arg<'a>,)*);
             #[allow(unused_variables)]
@@ -617,6 +634,11 @@ tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
 tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+mod sealed {
+    /// Implemented for the parameter tuples alone.
+    pub trait Sealed {}
+}
 
 /// 64-bit FNV-1a: a cheap content hash for the module cache key.
 fn fnv1a(bytes: &[u8]) -> usize {

@@ -66,6 +66,9 @@ pub use graph::Graph;
 pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};
 pub use node::{EdgeKind, KernelNode, Node, NodeKind};
 
+/// bytemuck, re-exported: element types of graph memory, copies and fills
+/// are [`bytemuck::Pod`] (derive it for your own `#[repr(C)]` types).
+pub use bytemuck;
 /// cudarc, re-exported so users and generated code name one version.
 pub use cudarc;
 

@@ -1,14 +1,25 @@
 //! Memory nodes: graph allocations (alloc and free nodes, with peer access),
 //! copies and fills, and the device's graph-memory attributes and trim.
 
-use crate::buffer::{Buf, BufferUse};
+use crate::buffer::{AllocRef, Buf, BufferUse};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{zeroed_params, AllocInfo, Graph};
 use crate::node::{Node, NodeKind};
 use crate::result;
+use bytemuck::Pod;
 use cudarc::driver::sys;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
+
+/// Keeps the operand traits of copies and fills implementable here only.
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for crate::buffer::Buf<'_, T> {}
+    impl<T> Sealed for &[T] {}
+    impl<T> Sealed for &Vec<T> {}
+    impl<T> Sealed for &mut [T] {}
+    impl<T> Sealed for &mut Vec<T> {}
+}
 
 /// Options of a graph allocation.
 #[derive(Debug, Clone, Default)]
@@ -20,7 +31,7 @@ pub struct AllocOptions {
 impl<'a> Graph<'a> {
     /// Adds an alloc node for `len` elements of `T`; the returned buffer may
     /// be used by nodes ordered after it, until a free node.
-    pub fn add_alloc<T>(
+    pub fn add_alloc<T: Pod>(
         &mut self,
         label: &str,
         len: usize,
@@ -30,7 +41,7 @@ impl<'a> Graph<'a> {
     }
 
     /// [`Graph::add_alloc`] with options (peer access).
-    pub fn add_alloc_with<T>(
+    pub fn add_alloc_with<T: Pod>(
         &mut self,
         label: &str,
         len: usize,
@@ -100,7 +111,16 @@ impl<'a> Graph<'a> {
             .push(alloc);
         Ok((
             node,
-            Buf::new(ptr, len, true, self.resource_id, Some(alloc)),
+            Buf::new(
+                ptr,
+                len,
+                true,
+                self.resource_id,
+                Some(AllocRef {
+                    graph: self.instance,
+                    index: alloc,
+                }),
+            ),
         ))
     }
 
@@ -118,7 +138,7 @@ impl<'a> Graph<'a> {
                 alloc: Some(alloc),
                 root,
                 ..
-            } if root == self.resource_id => alloc,
+            } if root == self.resource_id && alloc.graph == self.instance => alloc.index,
             BufferUse { alloc: None, .. } => {
                 return Err(GraphError::invalid(
                     label,
@@ -186,7 +206,7 @@ impl<'a> Graph<'a> {
 
     /// Adds a copy node. The direction follows the operand types: device
     /// buffers ([`Buf`]) and host slices (`&[T]` to read, `&mut [T]` to write).
-    pub fn add_copy<T>(
+    pub fn add_copy<T: Pod>(
         &mut self,
         label: &str,
         src: impl CopySource<'a, T>,
@@ -262,19 +282,21 @@ pub struct Endpoint {
     uses: Option<BufferUse>,
 }
 
-/// What a copy may read: a device buffer or a host slice.
-pub trait CopySource<'a, T> {
+/// What a copy may read: a device buffer or a host slice. Sealed: the
+/// runtime alone says which memory a copy node may touch.
+pub trait CopySource<'a, T: Pod>: sealed::Sealed {
     #[doc(hidden)]
     fn endpoint(self) -> Endpoint;
 }
 
 /// What a copy may write: a writable device buffer or a mutable host slice.
-pub trait CopyDestination<'a, T> {
+/// Sealed, like [`CopySource`].
+pub trait CopyDestination<'a, T: Pod>: sealed::Sealed {
     #[doc(hidden)]
     fn endpoint(self) -> Endpoint;
 }
 
-impl<'a, T> CopySource<'a, T> for Buf<'a, T> {
+impl<'a, T: Pod> CopySource<'a, T> for Buf<'a, T> {
     fn endpoint(self) -> Endpoint {
         Endpoint {
             memory: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
@@ -286,7 +308,7 @@ impl<'a, T> CopySource<'a, T> for Buf<'a, T> {
     }
 }
 
-impl<'a, T> CopySource<'a, T> for &'a [T] {
+impl<'a, T: Pod> CopySource<'a, T> for &'a [T] {
     fn endpoint(self) -> Endpoint {
         Endpoint {
             memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
@@ -298,13 +320,13 @@ impl<'a, T> CopySource<'a, T> for &'a [T] {
     }
 }
 
-impl<'a, T> CopySource<'a, T> for &'a Vec<T> {
+impl<'a, T: Pod> CopySource<'a, T> for &'a Vec<T> {
     fn endpoint(self) -> Endpoint {
         self.as_slice().endpoint()
     }
 }
 
-impl<'a, T> CopyDestination<'a, T> for Buf<'a, T> {
+impl<'a, T: Pod> CopyDestination<'a, T> for Buf<'a, T> {
     fn endpoint(self) -> Endpoint {
         Endpoint {
             memory: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
@@ -317,7 +339,7 @@ impl<'a, T> CopyDestination<'a, T> for Buf<'a, T> {
     }
 }
 
-impl<'a, T> CopyDestination<'a, T> for &'a mut [T] {
+impl<'a, T: Pod> CopyDestination<'a, T> for &'a mut [T] {
     fn endpoint(self) -> Endpoint {
         Endpoint {
             memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
@@ -329,7 +351,7 @@ impl<'a, T> CopyDestination<'a, T> for &'a mut [T] {
     }
 }
 
-impl<'a, T> CopyDestination<'a, T> for &'a mut Vec<T> {
+impl<'a, T: Pod> CopyDestination<'a, T> for &'a mut Vec<T> {
     fn endpoint(self) -> Endpoint {
         self.as_mut_slice().endpoint()
     }
@@ -367,14 +389,17 @@ fn memcpy3d(src: &Endpoint, dst: &Endpoint, bytes: usize) -> sys::CUDA_MEMCPY3D 
     }
 }
 
-/// Element types a memset node can write (1, 2 or 4 bytes).
-pub trait FillValue: Copy {
+/// Element types a memset node can write (1, 2 or 4 bytes). Sealed: a fill
+/// writes the value's bytes into every element, so only the runtime's own
+/// plain-data impls may say what those bytes are.
+pub trait FillValue: Pod + sealed::Sealed {
     #[doc(hidden)]
     fn pattern(self) -> u32;
 }
 
 macro_rules! fill_values {
     ($($t:ty => $bits:expr),*) => {$(
+        impl sealed::Sealed for $t {}
         impl FillValue for $t {
             fn pattern(self) -> u32 {
                 #[allow(clippy::redundant_closure_call)]

@@ -150,6 +150,9 @@ pub(crate) struct NodeInfo {
     pub deps: (u32, u32),
     /// Graph allocations ordered before (or made by) this node, sorted.
     pub allocs_before: Vec<u32>,
+    /// The top-level node it runs under: itself, or for a node of a
+    /// conditional body, the conditional node at the root level.
+    pub top: u32,
 }
 
 // SAFETY: `raw` is an opaque driver handle used only as a key or passed to

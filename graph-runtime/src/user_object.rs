@@ -20,6 +20,8 @@ fn attach<T: Send + 'static>(graph: &mut Graph<'_>, value: T, label: &str) -> Re
         // calls the destructor exactly once.
         drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
     }
+    let owner = graph.owner.clone();
+    let _entered = owner.enter()?;
     let ptr = Box::into_raw(Box::new(value));
     graph.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
     // SAFETY: `destroy::<T>` frees exactly this box, once, from any thread

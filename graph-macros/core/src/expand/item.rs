@@ -277,7 +277,9 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         }
 
         impl<'a> #exec_name<'a> {
-            pub fn launch(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+            /// Launches the exec on `stream`, which it keeps alive; dropping
+            /// the exec waits for its last launch.
+            pub fn launch(&mut self, stream: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaStream>) -> ::graph_runtime::Result<()> {
                 self.exec.launch(stream)
             }
 
@@ -427,7 +429,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
             }
         }
         impl<'a> #exec_name<'a> {
-            pub fn launch(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaStream>) -> ::graph_runtime::Result<()> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         }
