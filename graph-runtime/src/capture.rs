@@ -52,10 +52,15 @@ impl<'a> Graph<'a> {
                 )
             },
         )?;
+        // Always end the capture: when the work returns, fails, or panics
+        // (a stream left capturing into a destroyed graph would break every
+        // later use of the stream).
+        let mut capturing = Capturing {
+            stream: stream.cu_stream(),
+            ended: false,
+        };
         let worked = work(stream);
-        // Always end the capture, even when the work failed.
-        // SAFETY: the stream is capturing (begun above).
-        let ended = unsafe { result::end_capture(stream.cu_stream()) };
+        let ended = capturing.end();
         match (worked, ended) {
             // The call inside the work that broke the capture.
             (
@@ -79,6 +84,33 @@ impl<'a> Graph<'a> {
         };
         // The driver clones the captured graph into the node; ours is dropped.
         self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)
+    }
+}
+
+/// A stream capturing into a graph; the capture is ended on drop if the
+/// work unwound before `end` was called.
+struct Capturing {
+    stream: sys::CUstream,
+    ended: bool,
+}
+
+impl Capturing {
+    fn end(&mut self) -> std::result::Result<sys::CUgraph, cudarc::driver::DriverError> {
+        self.ended = true;
+        // SAFETY: the stream is capturing (begun by add_capture) and live
+        // (borrowed by add_capture for the whole capture).
+        unsafe { result::end_capture(self.stream) }
+    }
+}
+
+impl Drop for Capturing {
+    fn drop(&mut self) {
+        if !self.ended {
+            // Unwinding out of the work: end the capture, discard what it
+            // made (the graph it captured into is owned and destroyed by
+            // add_capture's `captured`).
+            let _ = self.end();
+        }
     }
 }
 

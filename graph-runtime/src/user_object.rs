@@ -3,6 +3,15 @@
 //! or exec holding it is gone and its work is done; the destructor then runs
 //! on a CUDA-internal thread, so what it drops must be `Send`, and nothing
 //! may assume it has run when a synchronize returns.
+//!
+//! No CUDA call may be made on the driver's callback thread (NVIDIA: "The
+//! host function must not make any CUDA API calls"), yet a kept value may
+//! own a `CudaSlice` whose drop calls CUDA, and a host closure may call
+//! anything. So neither runs there: the destructor hands the value to a
+//! runtime-owned thread that drops it, and a host node's callback hands its
+//! closure to another runtime-owned thread and waits for it to return. On
+//! those threads CUDA calls are ordinary calls (one that waits for the very
+//! graph that is waiting on the host node deadlocks, as it would in C++).
 
 use crate::error::{DriverResultExt, Result};
 use crate::graph::{zeroed_params, Graph};
@@ -10,15 +19,18 @@ use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::sys;
 use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Mutex, OnceLock};
 
 /// Boxes `value` into a user object whose only reference moves into
 /// `graph`'s root. Returns the boxed value's address (valid while any graph
 /// or exec holds the object).
 fn attach<T: Send + 'static>(graph: &mut Graph<'_>, value: T, label: &str) -> Result<*mut T> {
-    unsafe extern "C" fn destroy<T>(ptr: *mut c_void) {
+    unsafe extern "C" fn destroy<T: Send + 'static>(ptr: *mut c_void) {
         // SAFETY: `ptr` came from Box::into_raw::<T> below and the driver
         // calls the destructor exactly once.
-        drop(unsafe { Box::from_raw(ptr.cast::<T>()) });
+        let value: Box<T> = unsafe { Box::from_raw(ptr.cast::<T>()) };
+        drop_elsewhere(value);
     }
     let owner = graph.owner.clone();
     let _entered = owner.enter()?;
@@ -44,22 +56,94 @@ fn attach<T: Send + 'static>(graph: &mut Graph<'_>, value: T, label: &str) -> Re
     Ok(ptr)
 }
 
+/// Drops `value` on the runtime's reaper thread, never on the caller's
+/// (a driver callback thread). If that thread cannot be had, the value is
+/// leaked rather than dropped here.
+fn drop_elsewhere(value: Box<dyn Send>) {
+    type Reaper = Mutex<mpsc::Sender<Box<dyn Send>>>;
+    static REAPER: OnceLock<Option<Reaper>> = OnceLock::new();
+    let reaper = REAPER.get_or_init(|| {
+        let (send, receive) = mpsc::channel::<Box<dyn Send>>();
+        std::thread::Builder::new()
+            .name("graph-runtime-reaper".into())
+            .spawn(move || {
+                for value in receive {
+                    // A panicking destructor must not end the thread.
+                    let _ = catch_unwind(AssertUnwindSafe(move || drop(value)));
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(send))
+    });
+    let sender = reaper
+        .as_ref()
+        .map(|sender| sender.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    if let Some(Err(mpsc::SendError(value))) = sender.map(|s| s.send(value)) {
+        std::mem::forget(value);
+    }
+}
+
 type HostFn = Box<dyn Fn() + Send + Sync>;
 
+/// A host node's call, handed to the host-node thread: the closure and
+/// where to say it returned (`true`) or panicked (`false`).
+struct HostCall {
+    f: *const HostFn,
+    done: mpsc::SyncSender<bool>,
+}
+
+// SAFETY: `f` points to a `HostFn` (Send + Sync) that the user object keeps
+// alive until the node's work is done, and the callback waits for `done`.
+unsafe impl Send for HostCall {}
+
+/// Runs host-node closures, one at a time, off the driver's thread.
+fn host_thread() -> Option<&'static Mutex<mpsc::Sender<HostCall>>> {
+    static HOST: OnceLock<Option<Mutex<mpsc::Sender<HostCall>>>> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let (send, receive) = mpsc::channel::<HostCall>();
+        std::thread::Builder::new()
+            .name("graph-runtime-host-nodes".into())
+            .spawn(move || {
+                for call in receive {
+                    // SAFETY: see HostCall: the closure is alive until the
+                    // callback, which waits for our answer, returns.
+                    let f = unsafe { &*call.f };
+                    let returned = catch_unwind(AssertUnwindSafe(f)).is_ok();
+                    let _ = call.done.send(returned);
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(send))
+    })
+    .as_ref()
+}
+
 unsafe extern "C" fn call_host(data: *mut c_void) {
-    // SAFETY: `data` points to the HostFn owned by a user object that the
-    // graph or exec running this node holds.
-    let f = unsafe { &*data.cast::<HostFn>() };
+    let (done, answer) = mpsc::sync_channel(1);
+    let call = HostCall {
+        f: data.cast::<HostFn>().cast_const(),
+        done,
+    };
+    let sent = host_thread()
+        .map(|h| h.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        .is_some_and(|sender| sender.send(call).is_ok());
     // A panic must not unwind into the driver; it is reported on stderr.
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
-        eprintln!("graph-runtime: a host node's closure panicked");
+    match sent.then(|| answer.recv()) {
+        Some(Ok(true)) => {}
+        Some(_) => eprintln!("graph-runtime: a host node's closure panicked"),
+        None => eprintln!("graph-runtime: no thread to run a host node's closure on"),
     }
 }
 
 impl Graph<'_> {
-    /// Adds a host node that calls `f` on a CUDA thread when the graph runs.
-    /// The closure lives exactly as long as any graph or exec that can call
-    /// it. It must be `Sync`: two execs of one graph may call it at once.
+    /// Adds a host node that calls `f` when the graph runs. The closure
+    /// lives exactly as long as any graph or exec that can call it. It must
+    /// be `Sync`: two execs of one graph may call it at once.
+    ///
+    /// It runs on a runtime-owned thread while the driver's callback waits
+    /// for it, so it may call CUDA; a call that waits for this graph's own
+    /// work (synchronizing the stream it runs on) never returns. A panic is
+    /// caught and reported on stderr; the graph goes on.
     pub fn add_host(
         &mut self,
         label: &str,
