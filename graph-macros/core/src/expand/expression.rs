@@ -4,11 +4,11 @@
 //! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
 //! a `Buf`; host slices, vectors and events pass through.
 
-use super::level::{bound_name, place, Emitter};
+use super::level::{bound_name, internal, place, Emitter};
 use crate::check::Topology;
 use crate::model::{Model, TOP};
 use crate::parse::NodeKind;
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
@@ -19,12 +19,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let references = referenced_places(model);
     let mut emitter = Emitter::new(model, topology);
     emitter.bound_references = true;
-    let graph_var = format_ident!("__graph");
+    let graph_var = internal("__graph");
     let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
     let reserve = emitter.reserve_records(&graph_var);
     let captures = references.iter().map(|(name, mutable)| {
-        let var = format_ident!("__operand_{}", name);
+        let var = format_ident!("__operand_{}", name, span = Span::mixed_site());
         if *mutable {
             quote! { let #var = &mut #name; }
         } else {
@@ -32,7 +32,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         }
     });
     let binds = references.iter().map(|(name, _)| {
-        let var = format_ident!("__operand_{}", name);
+        let var = format_ident!("__operand_{}", name, span = Span::mixed_site());
         let bound = bound_name(name);
         quote_spanned! {name.span()=>
             let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_var);

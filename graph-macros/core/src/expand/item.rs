@@ -2,7 +2,7 @@
 //! a typed exec with one accessor per kernel, copy and fill node, and the
 //! graph's DOT text and labels as constants.
 
-use super::level::Emitter;
+use super::level::{internal, Emitter};
 use crate::check::Topology;
 use crate::model::{Kind, Model, Origin, TOP};
 use crate::parse::{GraphDef, NodeKind, Param};
@@ -48,9 +48,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         Some(elem) => quote!(#n: impl ::graph_runtime::__private::Operand<'a, Out = ::graph_runtime::Buf<'a, #elem>>),
         None => quote!(#n: #t),
     });
+    let graph_var = internal("__graph");
     let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
         let n = &p.name;
-        quote! { let #n = ::graph_runtime::__private::Operand::into_operand(#n, &mut __graph); }
+        quote! { let #n = ::graph_runtime::__private::Operand::into_operand(#n, &mut #graph_var); }
     });
 
     // Escaping allocations are handed to the caller through the bound struct.
@@ -116,9 +117,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             &model.nodes[id].label,
             &model.nodes[id].name,
         );
-        quote! { __nodes.#field = ::graph_runtime::__private::built(#slot, #label)?; }
+        let nodes = internal("__nodes");
+        quote! { #nodes.#field = ::graph_runtime::__private::built(#slot, #label)?; }
     });
-    let graph_var = format_ident!("__graph");
+    let nodes_var = internal("__nodes");
     let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
     let reserve = emitter.reserve_records(&graph_var);
@@ -220,18 +222,18 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             }
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
-            fn __build(mut __graph: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
+            fn __build(mut #graph_var: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
                 #reserve
                 #(#bind_slices)*
                 #(#slots)*
                 #loads
-                let mut __nodes = #nodes_name { #(#unset_nodes,)* };
+                let mut #nodes_var = #nodes_name { #(#unset_nodes,)* };
                 #level
                 #(#unslots)*
                 let bound = #bound_name { #(#bound_values,)* __borrow: ::core::marker::PhantomData };
                 ::core::result::Result::Ok(Self {
-                    graph: __graph,
-                    nodes: __nodes,
+                    graph: #graph_var,
+                    nodes: #nodes_var,
                     bound,
                 })
             }

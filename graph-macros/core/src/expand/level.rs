@@ -11,6 +11,13 @@ use std::collections::{BinaryHeap, HashMap};
 use syn::spanned::Spanned;
 use syn::Ident;
 
+/// A local variable of the generated code. Its span is `mixed_site`, so
+/// no user token can name it (a kernel argument `__graph` is the caller's
+/// own `__graph`, never the graph being built).
+pub fn internal(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
 /// Shared state of one graph's expansion.
 pub struct Emitter<'m, 'a> {
     pub model: &'m Model<'a>,
@@ -81,8 +88,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub fn node_var(&self, id: NodeId) -> Ident {
         let node = &self.model.nodes[id];
         match node.origin {
-            Origin::ScopeFree(_) => format_ident!("__free_{}", node.label),
-            _ => format_ident!("__node_{}", node.label),
+            Origin::ScopeFree(_) => {
+                format_ident!("__free_{}", node.label, span = Span::mixed_site())
+            }
+            _ => format_ident!("__node_{}", node.label, span = Span::mixed_site()),
         }
     }
 
@@ -113,7 +122,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             if std::mem::replace(&mut done[index], true) {
                 continue;
             }
-            let var = format_ident!("__kernel{}", index);
+            let var = format_ident!("__kernel{}", index, span = Span::mixed_site());
             out.extend(quote! {
                 let #var = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
             });
@@ -130,17 +139,29 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     fn loaded_kernel(&self, path: &syn::Path) -> Ident {
-        format_ident!("__kernel{}", self.kernel_index(path))
+        format_ident!(
+            "__kernel{}",
+            self.kernel_index(path),
+            span = Span::mixed_site()
+        )
     }
 
     /// The variable holding a kernel node's typed `KernelNode`.
     pub fn kernel_var(&self, id: NodeId) -> Ident {
-        format_ident!("__kernel_{}", self.model.nodes[id].label)
+        format_ident!(
+            "__kernel_{}",
+            self.model.nodes[id].label,
+            span = Span::mixed_site()
+        )
     }
 
     /// The variable that carries a body node's handle out of its closure.
     pub fn slot_var(&self, id: NodeId) -> Ident {
-        format_ident!("__slot_{}", self.model.nodes[id].label)
+        format_ident!(
+            "__slot_{}",
+            self.model.nodes[id].label,
+            span = Span::mixed_site()
+        )
     }
 
     /// Whether a node gets a typed accessor on the exec (and so a handle
@@ -193,13 +214,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // Kernel nodes keep a failure in `__failed` rather than return it
         // (see `Graph::__add_kernel`); every other node, and the end of the
         // level, settles it first, so the first failure is returned.
-        let settle = quote! { ::graph_runtime::__private::settle(&mut __failed)?; };
+        let failed = internal("__failed");
+        let settle = quote! { ::graph_runtime::__private::settle(&mut #failed)?; };
         let (mut declared, mut unsettled) = (false, false);
         for id in self.order(level) {
             let is_kernel = self.model.nodes[id].kind == Kind::Kernel;
             if is_kernel && !declared {
                 out.extend(quote! {
-                    let mut __failed: ::core::option::Option<::graph_runtime::GraphError> =
+                    let mut #failed: ::core::option::Option<::graph_runtime::GraphError> =
                         ::core::option::Option::None;
                 });
                 declared = true;
@@ -214,7 +236,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             if self.in_place(id) && !is_kernel {
                 let (label, var) = (&self.model.nodes[id].label, self.node_var(id));
-                out.extend(quote! { __nodes.#label = #var; });
+                let nodes = internal("__nodes");
+                out.extend(quote! { #nodes.#label = #var; });
             }
         }
         if unsettled {
@@ -289,7 +312,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 // parameter, so rustc points at the argument:
                 //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
                 let arg_vars: Vec<Ident> = (0..k.args.len())
-                    .map(|i| format_ident!("__arg{}", i))
+                    .map(|i| format_ident!("__arg{}", i, span = Span::mixed_site()))
                     .collect();
                 let arg_checks = k.args.iter().enumerate().map(|(i, arg)| {
                     let var = &arg_vars[i];
@@ -331,14 +354,15 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     quote!(::core::option::Option::Some(&[#(#kinds),*]))
                 };
                 let field = &node.label;
+                let (nodes, failed) = (internal("__nodes"), internal("__failed"));
                 let handle = if self.in_place(id) {
-                    quote!(__nodes.#field)
+                    quote!(#nodes.#field)
                 } else {
                     kernel_var.to_token_stream()
                 };
                 let priority = node.attrs.priority.as_ref().map(|(_, p)| {
                     quote! {
-                        ::graph_runtime::__private::settle(&mut __failed)?;
+                        ::graph_runtime::__private::settle(&mut #failed)?;
                         #g.set_priority(&#handle, #p)?;
                     }
                 });
@@ -358,7 +382,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     #target = {
                         #(#pdl_checks)*
                         #(#arg_checks)*
-                        #g.__add_kernel(&mut __failed, #label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)
+                        #g.__add_kernel(&mut #failed, #label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)
                     };
                     #node_handle
                     #priority
@@ -398,12 +422,15 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 stream,
                 closure,
                 ..
-            } => quote! {
-                let #var = {
-                    let __work = ::graph_runtime::__private::capture_work(#closure);
-                    #unsafe_token { #g.add_capture(#label, #stream, #deps, __work) }?
-                };
-            },
+            } => {
+                let work = internal("__work");
+                quote! {
+                    let #var = {
+                        let #work = ::graph_runtime::__private::capture_work(#closure);
+                        #unsafe_token { #g.add_capture(#label, #stream, #deps, #work) }?
+                    };
+                }
+            }
             NodeKind::Alloc { ty, len, .. } => {
                 let buf = &node.label;
                 quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?; }
@@ -430,15 +457,17 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let arms = node.bodies.len() as u32;
                 let inner = format_ident!(
                     "__graph{}",
-                    node.bodies.first().copied().unwrap_or_default()
+                    node.bodies.first().copied().unwrap_or_default(),
+                    span = Span::mixed_site()
                 );
                 let cases = node.bodies.iter().enumerate().map(|(i, &b)| {
                     let i = i as u32;
                     let body = self.level(b, &inner);
                     quote! { #i => { #body ::core::result::Result::Ok(()) } }
                 });
+                let arm = internal("__arm");
                 quote! {
-                    let #var = #g.add_switch(#label, #handle, #arms, #deps, |__arm, #inner| match __arm {
+                    let #var = #g.add_switch(#label, #handle, #arms, #deps, |#arm, #inner| match #arm {
                         #(#cases)*
                         _ => ::core::result::Result::Ok(()),
                     })?;
@@ -448,7 +477,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     fn body_closure(&self, level: LevelId) -> TokenStream {
-        let g = format_ident!("__graph{}", level);
+        let g = format_ident!("__graph{}", level, span = Span::mixed_site());
         let body = self.level(level, &g);
         quote! { |#g| { #body ::core::result::Result::Ok(()) } }
     }
