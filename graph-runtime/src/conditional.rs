@@ -16,6 +16,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CondHandle {
     raw: sys::CUgraphConditionalHandle,
+    /// The graph family (root instance) it belongs to.
+    graph: u64,
     level: u64,
 }
 
@@ -23,6 +25,10 @@ impl CondHandle {
     /// The 64-bit value a kernel receives.
     pub fn raw(&self) -> u64 {
         self.raw
+    }
+
+    pub(crate) fn graph(&self) -> u64 {
+        self.graph
     }
 }
 
@@ -57,6 +63,7 @@ impl<'a> Graph<'a> {
         .op("cuGraphConditionalHandleCreate")?;
         Ok(CondHandle {
             raw,
+            graph: self.instance,
             level: self.level,
         })
     }

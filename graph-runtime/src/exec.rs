@@ -282,6 +282,9 @@ impl<'a> Exec<'a> {
         self.resources = graph.resources.clone();
         self.resource_id = graph.resource_id;
         self.instances[1] = graph.instance;
+        // Same topology, so the same nodes; their handles are now the
+        // other graph's.
+        self.registry.setters.clone_from(&graph.registry.setters);
         Ok(())
     }
 
@@ -383,6 +386,16 @@ impl<'a> Exec<'a> {
                 if let Some(reason) = registry.alloc_use_error(node.index as usize, alloc.index) {
                     return Err(GraphError::invalid(&label(), reason));
                 }
+            }
+        }
+        // A kernel may go on setting the handles it set when built, and no
+        // other: a new setter could race with another setter of the handle.
+        for handle in encoded.conds() {
+            if !self.registry.setters.contains(&(handle.raw(), node.index)) {
+                return Err(GraphError::invalid(
+                    &label(),
+                    "may set only the conditional handles it was built with",
+                ));
             }
         }
         let _guard = self.graph.lock();

@@ -12,6 +12,7 @@
 //! accessed concurrently from multiple threads."
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources};
+use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
@@ -128,6 +129,8 @@ pub(crate) struct Registry {
     labels: String,
     /// Every node's dependency indices, one list after another.
     dep_list: Vec<u32>,
+    /// Kernel nodes that set a conditional handle: (handle, node).
+    pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
 }
 
 impl Registry {
@@ -187,6 +190,51 @@ impl Registry {
         }
     }
 
+    /// Node `index` and the conditional nodes holding it, innermost first,
+    /// with each one's level.
+    fn holders(&self, index: u32) -> Vec<(u32, u64)> {
+        let mut chain = Vec::new();
+        let mut at = index;
+        while let Some(info) = self.nodes.get(at as usize) {
+            chain.push((at, info.level));
+            at = info.holder;
+        }
+        chain
+    }
+
+    /// Whether the existing node `earlier` always runs before a new node at
+    /// `level`, held by `holder`, after `deps`, or never in the same launch
+    /// as it (the two sit in different arms of one conditional node).
+    pub fn ordered_before_new(
+        &self,
+        earlier: u32,
+        level: u64,
+        holder: Option<u32>,
+        deps: &[Node],
+    ) -> bool {
+        let mine = self.holders(earlier);
+        // The new node's chain: itself (not yet recorded), then its holders.
+        let mut theirs: Vec<(Option<u32>, u64)> = vec![(None, level)];
+        if let Some(h) = holder {
+            theirs.extend(self.holders(h).into_iter().map(|(n, l)| (Some(n), l)));
+        }
+        // The innermost level both are in, and each one's node there.
+        for (new_side, level) in theirs {
+            let Some(&(old_side, _)) = mine.iter().find(|(_, l)| *l == level) else {
+                continue;
+            };
+            return match new_side {
+                None => deps.iter().any(|d| {
+                    d.index == old_side || self.is_ancestor(old_side as usize, d.index as usize)
+                }),
+                // Both inside one conditional node: in different arms.
+                Some(new_side) if new_side == old_side => true,
+                Some(new_side) => self.is_ancestor(old_side as usize, new_side as usize),
+            };
+        }
+        false
+    }
+
     /// Whether node `a` is an ancestor of node `b` (a path of edges a -> b).
     pub fn is_ancestor(&self, a: usize, b: usize) -> bool {
         let mut seen = vec![false; self.nodes.len()];
@@ -213,6 +261,7 @@ impl Registry {
         deps: &[Node],
         allocs_before: Vec<u32>,
         top: Option<u32>,
+        holder: Option<u32>,
     ) -> u32 {
         let index = self.nodes.len() as u32;
         let label_start = self.labels.len() as u32;
@@ -227,6 +276,7 @@ impl Registry {
             deps: (deps_start, self.dep_list.len() as u32),
             allocs_before,
             top: top.unwrap_or(index),
+            holder: holder.unwrap_or(u32::MAX),
         });
         index
     }
@@ -244,6 +294,8 @@ pub struct Graph<'a> {
     pub(crate) level: u64,
     /// For a body: the root-level node that holds it.
     pub(crate) top_node: Option<u32>,
+    /// For a body: the conditional node that holds it (one level up).
+    pub(crate) holder: Option<u32>,
     /// Identity of the resources (bound buffers), shared with clones.
     pub(crate) resource_id: u64,
     pub(crate) ctx: Arc<CudaContext>,
@@ -303,6 +355,7 @@ impl<'a> Graph<'a> {
             instance,
             level: instance,
             top_node: None,
+            holder: None,
             resource_id,
             ctx: ctx.clone(),
             registry,
@@ -468,12 +521,43 @@ impl<'a> Graph<'a> {
             deps,
             allocs_before,
             self.top_node,
+            self.holder,
         );
         Ok(Node {
             graph: self.instance,
             level: self.level,
             index,
         })
+    }
+
+    /// A kernel may set only handles of its own graph, and two kernels that
+    /// set one handle must be ordered (CUDA: concurrent
+    /// `cudaGraphSetConditional` calls on one handle are undefined), unless
+    /// they sit in different arms of one conditional node.
+    fn check_setters(&self, label: &str, deps: &[Node], handles: &[CondHandle]) -> Result<()> {
+        let registry = &self.registry;
+        for handle in handles {
+            if handle.graph() != self.instance {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("the conditional handle set by node `{label}`"),
+                });
+            }
+            for &(raw, other) in &registry.setters {
+                if raw == handle.raw()
+                    && !registry.ordered_before_new(other, self.level, self.holder, deps)
+                {
+                    return Err(GraphError::invalid(
+                        label,
+                        format!(
+                            "sets a conditional handle that `{}` also sets, and the two are not ordered; \
+                             add an edge between them (CUDA leaves concurrent sets of one handle undefined)",
+                            registry.label(other as usize)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_deps(&self, label: &str, deps: &[Node]) -> Result<()> {
@@ -650,6 +734,9 @@ impl<'a> Graph<'a> {
         if let Err(reason) = config.validate().and(encoding) {
             return Err(GraphError::invalid(label, reason));
         }
+        if !encoded.conds().is_empty() {
+            self.check_setters(label, deps, encoded.conds())?;
+        }
         // A null context means the current one, which `add_raw` binds to
         // the graph's context before adding (as hand-written driver code
         // passes it).
@@ -660,6 +747,9 @@ impl<'a> Graph<'a> {
             std::ptr::null_mut(),
             |params| self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params),
         )?;
+        for handle in encoded.conds() {
+            self.registry.setters.push((handle.raw(), node.index));
+        }
         // Consecutive nodes of one kernel keep its module alive once.
         if self.last_function != function.cu_function() {
             lock(&self.resources).functions.push(function.clone());
@@ -864,6 +954,7 @@ impl<'a> Graph<'a> {
             instance: self.instance,
             level: next_id(),
             top_node: Some(self.top_node.unwrap_or(holder)),
+            holder: Some(holder),
             resource_id: self.resource_id,
             ctx: self.ctx.clone(),
             registry: std::mem::take(&mut self.registry),

@@ -423,6 +423,9 @@ pub struct ArgEncoder {
     /// is made per kernel node added).
     use_slots: [std::mem::MaybeUninit<BufferUse>; MAX_PARAMS],
     use_count: usize,
+    /// The conditional handles the kernel may set, like `use_slots`.
+    cond_slots: [std::mem::MaybeUninit<CondHandle>; MAX_PARAMS],
+    cond_count: usize,
 }
 
 impl Default for ArgEncoder {
@@ -432,6 +435,8 @@ impl Default for ArgEncoder {
             len: 0,
             use_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
             use_count: 0,
+            cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
+            cond_count: 0,
         }
     }
 }
@@ -458,6 +463,21 @@ impl ArgEncoder {
             slot.write(used);
             self.use_count += 1;
         }
+    }
+
+    fn push_cond(&mut self, handle: CondHandle) {
+        if let Some(slot) = self.cond_slots.get_mut(self.cond_count) {
+            slot.write(handle);
+            self.cond_count += 1;
+        }
+    }
+
+    /// The conditional handles the encoded arguments let the kernel set.
+    pub(crate) fn conds(&self) -> &[CondHandle] {
+        let written = &self.cond_slots[..self.cond_count];
+        // SAFETY: `push_cond` wrote the first `cond_count` slots, and
+        // MaybeUninit<T> has T's layout.
+        unsafe { &*(written as *const [std::mem::MaybeUninit<CondHandle>] as *const [CondHandle]) }
     }
 
     /// The buffers the encoded arguments touch.
@@ -559,6 +579,7 @@ unsafe impl KernelParam for Cond {
     type Arg<'a> = CondHandle;
     fn encode(arg: &CondHandle, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
         out.push_bytes(&arg.raw().to_ne_bytes());
+        out.push_cond(*arg);
         Ok(())
     }
 }

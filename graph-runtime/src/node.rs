@@ -153,6 +153,8 @@ pub(crate) struct NodeInfo {
     /// The top-level node it runs under: itself, or for a node of a
     /// conditional body, the conditional node at the root level.
     pub top: u32,
+    /// The conditional node whose body holds it (`u32::MAX` at the root).
+    pub holder: u32,
 }
 
 // SAFETY: `raw` is an opaque driver handle used only as a key or passed to
