@@ -4,6 +4,7 @@
 //! for the slice's pending cudarc work and records its own use, so cudarc's
 //! per-slice event tracking stays correct across streams.
 
+use crate::exec::DeviceTarget;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -171,43 +172,123 @@ impl<T> TrackedWrite for CudaSlice<T> {
 }
 
 /// What keeps a graph's references valid: bound slices, the kernels' modules
-/// (through their functions), and the resources of child graphs. Shared by a
-/// graph, its clones and its execs.
-#[derive(Debug, Default)]
+/// (through their functions), the resources of child graphs, and the execs
+/// its kernels launch from the device. Shared by a graph, its clones and its
+/// execs.
+#[derive(Default)]
 pub(crate) struct Resources<'a> {
     pub bindings: Vec<Binding<'a>>,
     pub functions: Vec<cudarc::driver::CudaFunction>,
     /// Resources of child graphs (flattened, no duplicates).
     pub children: Vec<SharedResources<'a>>,
+    /// Execs launched from the device by this graph's kernels.
+    pub device_targets: Vec<DeviceTarget<'a>>,
+}
+
+impl std::fmt::Debug for Resources<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resources")
+            .field("bindings", &self.bindings.len())
+            .field("functions", &self.functions.len())
+            .field("children", &self.children.len())
+            .field("device_targets", &self.device_targets.len())
+            .finish()
+    }
 }
 
 pub(crate) type SharedResources<'a> = Arc<Mutex<Resources<'a>>>;
 
+/// A resource set as a launching graph sees it (type-erased, so that an
+/// exec borrowed for a shorter lifetime can be kept by it).
+pub(crate) trait ResourceSet: Send + Sync {
+    /// Acquires this set's slices on `stream` (and those of its children
+    /// and device targets not yet in `visited`), calls `launch`, records.
+    fn track(
+        &self,
+        stream: &CudaStream,
+        visited: &mut Vec<usize>,
+        launch: &mut dyn FnMut(&mut Vec<usize>),
+    );
+}
+
+impl ResourceSet for Mutex<Resources<'_>> {
+    fn track(
+        &self,
+        stream: &CudaStream,
+        visited: &mut Vec<usize>,
+        launch: &mut dyn FnMut(&mut Vec<usize>),
+    ) {
+        tracked(self, stream, visited, launch);
+    }
+}
+
 /// Locks a resource set; a poisoned lock is recovered (the data is a list
 /// that a panic cannot leave half-written in a harmful way).
-pub(crate) fn lock<'r, 'a>(resources: &'r SharedResources<'a>) -> MutexGuard<'r, Resources<'a>> {
+pub(crate) fn lock<'r, 'a>(resources: &'r Mutex<Resources<'a>>) -> MutexGuard<'r, Resources<'a>> {
     resources.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs `launch` with every bound slice of `root` (and its children)
-/// acquired on `stream`: waits before, records after.
+/// Runs `launch` with every bound slice of `root` (its children, and the
+/// execs its kernels launch from the device) acquired on `stream`: waits
+/// before, records after.
 pub(crate) fn with_tracked<R>(
     root: &SharedResources<'_>,
     stream: &CudaStream,
     launch: impl FnOnce() -> R,
 ) -> R {
-    let children: Vec<SharedResources<'_>> = lock(root).children.clone();
-    let mut locked: Vec<MutexGuard<'_, Resources<'_>>> = Vec::with_capacity(children.len() + 1);
-    locked.push(lock(root));
-    for child in &children {
-        locked.push(lock(child));
+    let mut launch = Some(launch);
+    let mut out = None;
+    tracked(root, stream, &mut Vec::new(), &mut |_| {
+        out = launch.take().map(|f| f());
+    });
+    match out {
+        Some(out) => out,
+        // `tracked` calls its continuation exactly once.
+        None => unreachable!("the launch ran"),
     }
+}
+
+fn tracked(
+    set: &Mutex<Resources<'_>>,
+    stream: &CudaStream,
+    visited: &mut Vec<usize>,
+    launch: &mut dyn FnMut(&mut Vec<usize>),
+) {
+    let key = |m: &Mutex<Resources<'_>>| m as *const Mutex<Resources<'_>> as *const () as usize;
+    if visited.contains(&key(set)) {
+        return launch(visited);
+    }
+    visited.push(key(set));
+    let children: Vec<SharedResources<'_>> = lock(set).children.clone();
+    let mut locked: Vec<MutexGuard<'_, Resources<'_>>> = vec![lock(set)];
+    for child in &children {
+        if !visited.contains(&key(child)) {
+            visited.push(key(child));
+            locked.push(lock(child));
+        }
+    }
+    let targets: Vec<Arc<dyn ResourceSet + '_>> = locked
+        .iter()
+        .flat_map(|r| r.device_targets.iter().map(|t| t.tracking.clone()))
+        .collect();
     let guards: Vec<SyncOnDrop<'_>> = locked
         .iter_mut()
         .flat_map(|r| r.bindings.iter_mut())
         .map(|b| b.acquire(stream))
         .collect();
-    let out = launch();
+    nest(&targets, stream, visited, launch);
     drop(guards);
-    out
+}
+
+/// Tracks each of `targets` in turn around `launch`.
+fn nest(
+    targets: &[Arc<dyn ResourceSet + '_>],
+    stream: &CudaStream,
+    visited: &mut Vec<usize>,
+    launch: &mut dyn FnMut(&mut Vec<usize>),
+) {
+    match targets.split_first() {
+        None => launch(visited),
+        Some((first, rest)) => first.track(stream, visited, &mut |v| nest(rest, stream, v, launch)),
+    }
 }

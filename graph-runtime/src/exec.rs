@@ -7,7 +7,7 @@
 //! requires calls on one exec to be serialized. Each launch takes part in
 //! cudarc's per-slice event tracking for the slices the graph binds.
 
-use crate::buffer::{with_tracked, SharedResources};
+use crate::buffer::{lock, with_tracked, ResourceSet, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
@@ -62,9 +62,51 @@ impl Drop for LiveExec {
     }
 }
 
+/// An exec's driver handle, destroyed when its last owner goes: the
+/// `Exec`, and every graph (and exec of it) that may launch it from the
+/// device (so a forgotten launcher leaks it rather than launching a
+/// destroyed exec).
+pub(crate) struct RawExec {
+    raw: CUgraphExec,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: the handle has no thread affinity; it is destroyed once, in Drop,
+// when no owner is left; NVIDIA's rule that calls on one exec are
+// serialized is kept by `Exec` (`&mut self`, not Sync), the only owner
+// that calls the driver with it on the host.
+unsafe impl Send for RawExec {}
+// SAFETY: as above; shared owners only pass the handle's value to kernels.
+unsafe impl Sync for RawExec {}
+
+impl Drop for RawExec {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: the last owner is gone. The driver defers
+            // destruction until the exec's launches complete; it fails only
+            // for invalid handles.
+            let _ = unsafe { result::exec_destroy(self.raw) };
+        }
+    }
+}
+
+/// What a graph keeps of an exec its kernels may launch from the device:
+/// the handle, and the exec's bound slices, tracked at every launch of the
+/// launching graph like its own.
+#[derive(Clone)]
+pub(crate) struct DeviceTarget<'a> {
+    /// Held, never read: the handle must outlive every launch of the launching graph.
+    pub _exec: Arc<RawExec>,
+    pub tracking: Arc<dyn ResourceSet + 'a>,
+}
+
 /// An executable graph. It borrows what its graph borrows (`'a`).
 pub struct Exec<'a> {
     raw: CUgraphExec,
+    /// Owns `raw` (shared with graphs that launch it from the device).
+    owned: Arc<RawExec>,
+    /// `resources`, as the launching graphs of a device launch track them.
+    tracking: Arc<dyn ResourceSet + 'a>,
     ctx: Arc<CudaContext>,
     /// The graph it was instantiated from: its node handles key per-node
     /// updates, under its guard.
@@ -111,11 +153,7 @@ impl Drop for Exec<'_> {
                 self.ctx.record_err(Err::<(), _>(e));
             }
         }
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: we own the exec. The driver defers destruction until
-            // its launches complete; it fails only for invalid handles.
-            let _ = unsafe { result::exec_destroy(self.raw) };
-        }
+        // `owned` destroys the handle once no launching graph keeps it.
     }
 }
 
@@ -129,17 +167,36 @@ pub enum UpdateOutcome {
 }
 
 /// An exec a kernel may launch (`cudaGraphLaunch`). Pass it to a kernel
-/// parameter of type [`ExecParam`](crate::kernel::ExecParam).
-#[derive(Debug, Clone, Copy)]
+/// parameter of type [`ExecParam`](crate::kernel::ExecParam). The graph
+/// that takes it keeps the exec's handle alive and tracks the exec's bound
+/// slices at each of its own launches, as if they were its own.
+#[derive(Clone, Copy)]
 pub struct DeviceExec<'e> {
     raw: u64,
-    _exec: PhantomData<&'e ()>,
+    exec: &'e Arc<RawExec>,
+    tracking: &'e Arc<dyn ResourceSet + 'e>,
 }
 
-impl DeviceExec<'_> {
+impl std::fmt::Debug for DeviceExec<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceExec")
+            .field("raw", &format_args!("{:#x}", self.raw))
+            .finish()
+    }
+}
+
+impl<'e> DeviceExec<'e> {
     /// The 64-bit value a kernel receives.
     pub fn raw(&self) -> u64 {
         self.raw
+    }
+
+    /// What a launching graph keeps.
+    pub(crate) fn target(&self) -> DeviceTarget<'e> {
+        DeviceTarget {
+            _exec: self.exec.clone(),
+            tracking: self.tracking.clone(),
+        }
     }
 }
 
@@ -186,15 +243,21 @@ impl<'a> Graph<'a> {
             }
         })?;
         self.owner.share_with_exec();
+        let resources = self.resources.clone();
         Ok(Exec {
             raw,
+            owned: Arc::new(RawExec {
+                raw,
+                ctx: self.ctx.clone(),
+            }),
+            tracking: resources.clone(),
             ctx: self.ctx.clone(),
             graph: self.owner.clone(),
             registry: self.registry.clone(),
             instances: [self.instance; 2],
             last_stream: None,
             resource_id: self.resource_id,
-            resources: self.resources.clone(),
+            resources,
             device_launch: options.device_launch,
             _live: live,
             _borrows: PhantomData,
@@ -280,6 +343,7 @@ impl<'a> Exec<'a> {
             });
         }
         self.resources = graph.resources.clone();
+        self.tracking = self.resources.clone();
         self.resource_id = graph.resource_id;
         self.instances[1] = graph.instance;
         // Same topology, so the same nodes; their handles are now the
@@ -355,7 +419,7 @@ impl<'a> Exec<'a> {
         node: Node,
         function: sys::CUfunction,
         config: &LaunchConfig,
-        encoded: &ArgEncoder,
+        encoded: &ArgEncoder<'a>,
         encoding: std::result::Result<(), String>,
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
@@ -398,6 +462,11 @@ impl<'a> Exec<'a> {
                 ));
             }
         }
+        if !encoded.execs().is_empty() {
+            lock(&self.resources)
+                .device_targets
+                .extend(encoded.execs().iter().cloned());
+        }
         let _guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
@@ -437,7 +506,8 @@ impl<'a> Exec<'a> {
         }
         Ok(DeviceExec {
             raw: self.raw as u64,
-            _exec: PhantomData,
+            exec: &self.owned,
+            tracking: &self.tracking,
         })
     }
 

@@ -727,7 +727,7 @@ impl<'a> Graph<'a> {
         label: &str,
         function: &cudarc::driver::CudaFunction,
         config: &LaunchConfig,
-        (encoded, encoding): (&ArgEncoder, std::result::Result<(), String>),
+        (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), String>),
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
@@ -749,6 +749,11 @@ impl<'a> Graph<'a> {
         )?;
         for handle in encoded.conds() {
             self.registry.setters.push((handle.raw(), node.index));
+        }
+        if !encoded.execs().is_empty() {
+            lock(&self.resources)
+                .device_targets
+                .extend(encoded.execs().iter().cloned());
         }
         // Consecutive nodes of one kernel keep its module alive once.
         if self.last_function != function.cu_function() {
@@ -1015,7 +1020,7 @@ fn not_pdl_aware(label: &str, kernel: &str) -> GraphError {
 pub(crate) fn with_kernel_params<R>(
     function: sys::CUfunction,
     config: &LaunchConfig,
-    encoded: &ArgEncoder,
+    encoded: &ArgEncoder<'_>,
     ctx: sys::CUcontext,
     f: impl FnOnce(&mut sys::CUgraphNodeParams) -> R,
 ) -> R {

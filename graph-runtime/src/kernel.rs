@@ -6,7 +6,7 @@
 use crate::buffer::{Buf, BufferUse};
 use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::exec::DeviceExec;
+use crate::exec::{DeviceExec, DeviceTarget};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
@@ -414,8 +414,7 @@ pub(crate) const MAX_PARAMS: usize = 12;
 /// Collects a kernel's argument values and the buffers it touches, without
 /// allocating: every parameter type is at most 8 bytes (a scalar, a device
 /// address or a handle), so each takes one 8-byte slot.
-#[derive(Debug)]
-pub struct ArgEncoder {
+pub struct ArgEncoder<'a> {
     slots: [u64; MAX_PARAMS],
     len: usize,
     /// The buffers the arguments touch: at most one per parameter; the
@@ -426,9 +425,23 @@ pub struct ArgEncoder {
     /// The conditional handles the kernel may set, like `use_slots`.
     cond_slots: [std::mem::MaybeUninit<CondHandle>; MAX_PARAMS],
     cond_count: usize,
+    /// Execs the kernel may launch from the device, which the graph keeps
+    /// (and tracks at every launch). Empty, so unallocated, for most nodes.
+    execs: Vec<DeviceTarget<'a>>,
 }
 
-impl Default for ArgEncoder {
+impl std::fmt::Debug for ArgEncoder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgEncoder")
+            .field("slots", &&self.slots[..self.len])
+            .field("buffers", &self.use_count)
+            .field("conds", &self.cond_count)
+            .field("execs", &self.execs.len())
+            .finish()
+    }
+}
+
+impl Default for ArgEncoder<'_> {
     fn default() -> Self {
         ArgEncoder {
             slots: [0; MAX_PARAMS],
@@ -437,11 +450,12 @@ impl Default for ArgEncoder {
             use_count: 0,
             cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
             cond_count: 0,
+            execs: Vec::new(),
         }
     }
 }
 
-impl ArgEncoder {
+impl<'a> ArgEncoder<'a> {
     fn push_bytes(&mut self, bytes: &[u8]) {
         debug_assert!(bytes.len() <= 8 && self.len < MAX_PARAMS);
         let mut slot = [0u8; 8];
@@ -470,6 +484,15 @@ impl ArgEncoder {
             slot.write(handle);
             self.cond_count += 1;
         }
+    }
+
+    fn push_exec(&mut self, target: DeviceTarget<'a>) {
+        self.execs.push(target);
+    }
+
+    /// The execs the encoded arguments let the kernel launch.
+    pub(crate) fn execs(&self) -> &[DeviceTarget<'a>] {
+        &self.execs
     }
 
     /// The conditional handles the encoded arguments let the kernel set.
@@ -504,10 +527,10 @@ pub unsafe trait KernelParam: 'static {
     /// The value a kernel node takes for this parameter.
     type Arg<'a>;
     #[doc(hidden)]
-    fn encode(
-        arg: &Self::Arg<'_>,
+    fn encode<'a>(
+        arg: &Self::Arg<'a>,
         index: usize,
-        out: &mut ArgEncoder,
+        out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String>;
 }
 
@@ -516,7 +539,7 @@ macro_rules! scalar_params {
         // SAFETY: a plain scalar, passed by value; it touches no memory.
         unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
-            fn encode(arg: &$t, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+            fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
                 out.push_bytes(&arg.to_ne_bytes());
                 Ok(())
             }
@@ -547,7 +570,11 @@ pub struct ExecParam;
 // SAFETY: passes the buffer's address and reports the buffer as read.
 unsafe impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
-    fn encode(arg: &Buf<'_, T>, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        _: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
         out.push_use(arg.as_use(false));
         Ok(())
@@ -558,10 +585,10 @@ unsafe impl<T: 'static> KernelParam for In<T> {
 // (refusing a read-only binding).
 unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
-    fn encode(
-        arg: &Buf<'_, T>,
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
         index: usize,
-        out: &mut ArgEncoder,
+        out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
         if !arg.is_writable() {
             return Err(format!(
@@ -577,7 +604,11 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
 // SAFETY: passes the handle's value and reports the handle as set.
 unsafe impl KernelParam for Cond {
     type Arg<'a> = CondHandle;
-    fn encode(arg: &CondHandle, _: usize, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+    fn encode(
+        arg: &CondHandle,
+        _: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), String> {
         out.push_bytes(&arg.raw().to_ne_bytes());
         out.push_cond(*arg);
         Ok(())
@@ -587,12 +618,13 @@ unsafe impl KernelParam for Cond {
 // SAFETY: passes the exec's handle and reports the exec as launched.
 unsafe impl KernelParam for ExecParam {
     type Arg<'a> = DeviceExec<'a>;
-    fn encode(
-        arg: &DeviceExec<'_>,
+    fn encode<'a>(
+        arg: &DeviceExec<'a>,
         _: usize,
-        out: &mut ArgEncoder,
+        out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
         out.push_bytes(&arg.raw().to_ne_bytes());
+        out.push_exec(arg.target());
         Ok(())
     }
 }
@@ -603,7 +635,10 @@ pub trait KernelArgs: 'static + sealed::Sealed {
     /// The tuple of values a kernel node takes.
     type Args<'a>;
     #[doc(hidden)]
-    fn encode(args: &Self::Args<'_>, out: &mut ArgEncoder) -> std::result::Result<(), String>;
+    fn encode<'a>(
+        args: &Self::Args<'a>,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String>;
 }
 
 macro_rules! tuple_args {
@@ -612,7 +647,7 @@ macro_rules! tuple_args {
         impl<$($p: KernelParam),*> KernelArgs for ($($p,)*) {
             type Args<'a> = ($($p::Arg<'a>,)*);
             #[allow(unused_variables)]
-            fn encode(args: &Self::Args<'_>, out: &mut ArgEncoder) -> std::result::Result<(), String> {
+            fn encode<'a>(args: &Self::Args<'a>, out: &mut ArgEncoder<'a>) -> std::result::Result<(), String> {
                 $($p::encode(&args.$i, $i, out)?;)*
                 Ok(())
             }

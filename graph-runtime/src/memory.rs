@@ -224,6 +224,13 @@ impl<'a> Graph<'a> {
                 ),
             ));
         }
+        for host in [&src, &dst]
+            .map(|e| e.host)
+            .into_iter()
+            .filter(|h| !h.is_null())
+        {
+            self.refuse_cuda_host_memory(label, host)?;
+        }
         let bytes = src.len * std::mem::size_of::<T>();
         let copy = memcpy3d(&src, &dst, bytes);
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY);
@@ -235,6 +242,30 @@ impl<'a> Graph<'a> {
         };
         let uses: Vec<BufferUse> = src.uses.into_iter().chain(dst.uses).collect();
         self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)
+    }
+
+    /// A copy node's host memory must be ordinary pageable memory. The
+    /// driver copies page-locked, registered or managed memory
+    /// asynchronously, so such memory could be freed (an exec forgotten
+    /// with `mem::forget` ends the borrow without waiting) while a launch
+    /// still copies it. Pageable copies complete before the launch call
+    /// returns them to the caller's use (CUDA's synchronization rules for
+    /// pageable transfers), so borrowing them for `'a` is enough.
+    fn refuse_cuda_host_memory(&self, label: &str, host: *mut std::ffi::c_void) -> Result<()> {
+        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+        // SAFETY: the graph's context is current; the call only reads the
+        // driver's records of the address.
+        let known =
+            unsafe { result::is_cuda_host_memory(host) }.op_at("cuPointerGetAttribute", label)?;
+        if known {
+            return Err(GraphError::invalid(
+                label,
+                "copies page-locked, registered or managed host memory, which a launch copies asynchronously \
+                 and the graph cannot keep alive until the copy is done; copy from or into pageable memory \
+                 (a Vec or slice) or a device buffer",
+            ));
+        }
+        Ok(())
     }
 
     /// Adds a memset node writing `value` to every element of `dst`.

@@ -292,3 +292,26 @@ pub unsafe fn graph_mem_trim(device: sys::CUdevice) -> R<()> {
     // SAFETY: forwarded from the caller.
     unsafe { sys::cuDeviceGraphMemTrim(device) }.result()
 }
+
+/// Whether CUDA knows host address `ptr` (page-locked, registered or
+/// managed memory): `cuPointerGetAttribute` answers for such memory and
+/// fails with `CUDA_ERROR_INVALID_VALUE` for ordinary pageable memory.
+///
+/// # Safety
+/// A context is current.
+pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
+    let mut memory_type: u32 = 0;
+    // SAFETY: forwarded from the caller; the attribute is a 32-bit value.
+    let got = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut memory_type as *mut u32).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr as sys::CUdeviceptr,
+        )
+    };
+    match got {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_INVALID_VALUE => Ok(false),
+        other => Err(cudarc::driver::DriverError(other)),
+    }
+}
