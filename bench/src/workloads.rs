@@ -5,7 +5,7 @@ use crate::cpp::CppLib;
 use crate::raw_while::RawWhile;
 use crate::timing::{median, paired_median, time_us, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
-use graph_runtime::kernel::{Cond, KernelDecl, Out};
+use graph_runtime::kernel::{Cond, KernelDecl, OutFirst};
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
 use graph_runtime::{cuda_graph, Buf, Graph, Kernel, LaunchConfig};
 use std::sync::Arc;
@@ -122,7 +122,7 @@ pub const LOOP_EXECS: usize = 6;
 fn runtime_while<'a>(
     ctx: &Arc<CudaContext>,
     counter: &'a mut CudaSlice<i32>,
-    kernel: &Kernel<(Cond, Out<i32>)>,
+    kernel: &Kernel<(Cond, OutFirst<i32, 1>)>,
 ) -> graph_runtime::Result<(Graph<'a>, Buf<'a, i32>)> {
     let mut graph = Graph::new(ctx)?;
     let counter = graph.bind_mut(counter);
@@ -170,7 +170,7 @@ pub fn loops(
             let image: &'static [u8] = Box::leak(lib.cubin.clone().into_boxed_slice());
             // SAFETY: perf.cu's `countdown(cudaGraphConditionalHandle, int*)`
             // touches only counter[0].
-            let decl = unsafe { KernelDecl::<(Cond, Out<i32>)>::cubin(image, "countdown") };
+            let decl = unsafe { KernelDecl::<(Cond, OutFirst<i32, 1>)>::cubin(image, "countdown") };
             match decl.load(ctx) {
                 Ok(kernel) => Some(kernel),
                 Err(e) => {

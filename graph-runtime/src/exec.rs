@@ -424,7 +424,11 @@ impl<'a> Exec<'a> {
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
         let label = || self.node_label(node);
-        if let Err(reason) = config.validate().and(encoding) {
+        if let Err(reason) = config
+            .validate()
+            .and(encoding)
+            .and_then(|()| encoded.check_bounds(config))
+        {
             return Err(GraphError::invalid(&label(), reason));
         }
         for used in encoded.uses() {

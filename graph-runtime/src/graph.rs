@@ -731,7 +731,11 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
-        if let Err(reason) = config.validate().and(encoding) {
+        if let Err(reason) = config
+            .validate()
+            .and(encoding)
+            .and_then(|()| encoded.check_bounds(config))
+        {
             return Err(GraphError::invalid(label, reason));
         }
         if !encoded.conds().is_empty() {

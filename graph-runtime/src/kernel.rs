@@ -23,14 +23,15 @@ enum Source {
 /// [`KernelParam`]s), to be loaded per context with [`KernelDecl::load`].
 ///
 /// ```
-/// use graph_runtime::kernel::{KernelDecl, In, Out};
+/// use graph_runtime::kernel::{KernelDecl, In, Len, Out};
 /// const SOURCE: &str = r#"extern "C" __global__ void add(const float* a, float* b, unsigned n) {
 ///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 ///     if (i < n) b[i] += a[i];
 /// }"#;
 /// // SAFETY: `add` takes (const float*, float*, unsigned) and touches only
-/// // the first n elements of each buffer.
-/// pub static ADD: KernelDecl<(In<f32>, Out<f32>, u32)> = unsafe { KernelDecl::cuda_c(SOURCE, "add") };
+/// // the first n elements of each buffer; n is a `Len`, which the runtime
+/// // checks against both buffers' lengths.
+/// pub static ADD: KernelDecl<(In<f32>, Out<f32>, Len)> = unsafe { KernelDecl::cuda_c(SOURCE, "add") };
 /// ```
 #[derive(Debug)]
 pub struct KernelDecl<A> {
@@ -140,16 +141,21 @@ pub trait KernelDef {
 /// Declares kernels as types implementing [`KernelDef`], one statement each.
 /// The `unsafe` is the author's promise that the parameter tuple matches the
 /// kernel's signature and that the kernel stays within the memory it is
-/// given; write it with a `// SAFETY:` comment.
+/// given, within bounds a safe caller cannot move: counts and indices it
+/// trusts are declared [`Len`] and [`Index`] (checked against the buffers by
+/// the runtime), fixed-size and per-block buffers [`InFirst`], [`OutFirst`]
+/// and [`OutPerBlock`]; anything else the kernel checks itself. A plain
+/// `u32` count that the kernel trusts would let safe code write out of
+/// bounds. Write the promise in a `// SAFETY:` comment.
 ///
 /// ```
-/// use graph_runtime::kernel::{In, Out};
+/// use graph_runtime::kernel::{In, Len, Out};
 /// const SOURCE: &str = r#"extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
 ///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }"#;
 /// graph_runtime::declare_kernel! {
 ///     /// `y = 2x`.
 ///     // SAFETY: matches `twice(const float*, float*, unsigned)`; touches x[..n], y[..n].
-///     pub Twice: (In<f32>, Out<f32>, u32) = unsafe cuda_c(SOURCE, "twice");
+///     pub Twice: (In<f32>, Out<f32>, Len) = unsafe cuda_c(SOURCE, "twice");
 /// }
 /// ```
 ///
@@ -159,14 +165,14 @@ pub trait KernelDef {
 /// implements [`PdlAware`] and marks the [`KernelDecl`]:
 ///
 /// ```
-/// use graph_runtime::kernel::Out;
+/// use graph_runtime::kernel::{Len, Out};
 /// const SOURCE: &str = r#"extern "C" __global__ void bump(float* x, unsigned n) {
 ///     asm volatile("griddepcontrol.wait;" ::: "memory");
 ///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }"#;
 /// graph_runtime::declare_kernel! {
 ///     // SAFETY: matches `bump(float*, unsigned)`; touches x[..n], and only
 ///     // after every thread has waited on its predecessors.
-///     pub Bump: (Out<f32>, u32) = unsafe pdl_aware cuda_c(SOURCE, "bump");
+///     pub Bump: (Out<f32>, Len) = unsafe pdl_aware cuda_c(SOURCE, "bump");
 /// }
 /// fn needs_pdl_aware<K: graph_runtime::kernel::PdlAware>() {}
 /// needs_pdl_aware::<Bump>();
@@ -194,8 +200,9 @@ macro_rules! declare_kernel {
         $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
             // SAFETY: promised by the `unsafe` at the declaration.
             unsafe { $crate::kernel::KernelDecl::$source($($arg),*).pdl_aware() });
-        // The declaration states that the kernel waits on its predecessors.
-        impl $crate::kernel::PdlAware for $name {}
+        // SAFETY: the declaration's `unsafe pdl_aware` states that the
+        // kernel waits on its predecessors.
+        unsafe impl $crate::kernel::PdlAware for $name {}
         $crate::declare_kernel!($($rest)*);
     };
     ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
@@ -216,7 +223,12 @@ macro_rules! declare_kernel {
     note = "once every thread of the kernel calls `pdl_wait()` before touching its predecessors' memory, declare it with `unsafe pdl_aware cuda_c(..)` in `declare_kernel!`",
     note = "or use `->` for an ordinary dependency"
 )]
-pub trait PdlAware: KernelDef {}
+///
+/// # Safety
+/// As for [`KernelDecl::pdl_aware`]: every thread of the kernel waits on its
+/// predecessors before touching their memory. `cuda_graph!` trusts this
+/// trait at compile time (the runtime checks the declaration again).
+pub unsafe trait PdlAware: KernelDef {}
 
 /// The kernels a declaration has loaded, one per context: a graph build
 /// finds its kernel with one short lock instead of a module lookup.
@@ -428,6 +440,33 @@ pub struct ArgEncoder<'a> {
     /// Execs the kernel may launch from the device, which the graph keeps
     /// (and tracks at every launch). Empty, so unallocated, for most nodes.
     execs: Vec<DeviceTarget<'a>>,
+    /// The bounds the arguments must keep (see [`Len`]).
+    bounds: Bounds,
+}
+
+/// What the kernel's length-like arguments claim, against the buffers they
+/// bound; each as (value, parameter index).
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    /// The shortest [`In`]/[`Out`] buffer.
+    shortest: (u64, usize),
+    /// The largest [`Len`] argument.
+    count: (u64, usize),
+    /// One past the largest [`Index`] argument.
+    index_end: (u64, usize),
+    /// The shortest [`OutPerBlock`] buffer.
+    per_block: (u64, usize),
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            shortest: (u64::MAX, 0),
+            count: (0, 0),
+            index_end: (0, 0),
+            per_block: (u64::MAX, 0),
+        }
+    }
 }
 
 impl std::fmt::Debug for ArgEncoder<'_> {
@@ -451,6 +490,7 @@ impl Default for ArgEncoder<'_> {
             cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
             cond_count: 0,
             execs: Vec::new(),
+            bounds: Bounds::default(),
         }
     }
 }
@@ -488,6 +528,42 @@ impl<'a> ArgEncoder<'a> {
 
     fn push_exec(&mut self, target: DeviceTarget<'a>) {
         self.execs.push(target);
+    }
+
+    /// Checks the arguments' bounds for a launch with `config`: every
+    /// [`Len`] and [`Index`] argument within every [`In`]/[`Out`] buffer,
+    /// and an [`OutPerBlock`] buffer for every block.
+    pub(crate) fn check_bounds(&self, config: &LaunchConfig) -> std::result::Result<(), String> {
+        let b = &self.bounds;
+        let (shortest, buffer) = b.shortest;
+        if b.count.0 > shortest {
+            return Err(format!(
+                "length argument {} is {} but buffer argument {buffer} has {shortest} elements",
+                b.count.1, b.count.0
+            ));
+        }
+        if b.index_end.0 > shortest {
+            return Err(format!(
+                "index argument {} is {} but buffer argument {buffer} has {shortest} elements",
+                b.index_end.1,
+                b.index_end.0 - 1
+            ));
+        }
+        let g = config.grid;
+        let blocks = u64::from(g.x) * u64::from(g.y) * u64::from(g.z);
+        if blocks > b.per_block.0 {
+            return Err(format!(
+                "buffer argument {} has {} elements, one per block, but the launch has {blocks} blocks",
+                b.per_block.1, b.per_block.0
+            ));
+        }
+        Ok(())
+    }
+
+    fn bound_buffer(&mut self, len: usize, index: usize) {
+        if (len as u64) < self.bounds.shortest.0 {
+            self.bounds.shortest = (len as u64, index);
+        }
     }
 
     /// The execs the encoded arguments let the kernel launch.
@@ -548,14 +624,43 @@ macro_rules! scalar_params {
 }
 scalar_params!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, usize, isize);
 
-/// A device buffer the kernel only reads (`const T*`).
+/// A device buffer the kernel only reads (`const T*`), at indices below its
+/// [`Len`] arguments and at its [`Index`] arguments: the runtime checks
+/// those against the buffer's length, so a declaration can vouch for them.
 #[derive(Debug)]
 pub struct In<T>(PhantomData<fn() -> T>);
 
-/// A device buffer the kernel writes (`T*`); the buffer must be writable
-/// (bound with `bind_mut`, or a graph allocation).
+/// A device buffer the kernel writes (`T*`), bounded like [`In`]; the buffer
+/// must be writable (bound with `bind_mut`, or a graph allocation).
 #[derive(Debug)]
 pub struct Out<T>(PhantomData<fn() -> T>);
+
+/// A device buffer the kernel reads at its first `N` elements only (one
+/// value, say: `InFirst<u32, 1>`); the runtime checks it has that many.
+#[derive(Debug)]
+pub struct InFirst<T, const N: usize>(PhantomData<fn() -> T>);
+
+/// A device buffer the kernel writes (and reads) at its first `N` elements
+/// only (a counter, a result: `OutFirst<i32, 1>`).
+#[derive(Debug)]
+pub struct OutFirst<T, const N: usize>(PhantomData<fn() -> T>);
+
+/// A device buffer the kernel writes at one element per block (`partial[
+/// blockIdx.x]`, say); the runtime checks it has an element for every block
+/// of the launch.
+#[derive(Debug)]
+pub struct OutPerBlock<T>(PhantomData<fn() -> T>);
+
+/// An element count (`unsigned`): the kernel touches its [`In`] and [`Out`]
+/// buffers below it. The runtime refuses a count above any of their lengths,
+/// so a safe caller cannot push the kernel out of bounds.
+#[derive(Debug)]
+pub struct Len;
+
+/// An element index (`unsigned`): the kernel touches its [`In`] and [`Out`]
+/// buffers at it. The runtime refuses an index at or past their lengths.
+#[derive(Debug)]
+pub struct Index;
 
 /// A conditional handle the kernel may set with `cudaGraphSetConditional`
 /// (`unsigned long long` in CUDA C).
@@ -567,22 +672,129 @@ pub struct Cond;
 #[derive(Debug)]
 pub struct ExecParam;
 
-// SAFETY: passes the buffer's address and reports the buffer as read.
+// SAFETY: passes the buffer's address and reports the buffer as read,
+// bounding the node's Len and Index arguments.
 unsafe impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
     fn encode<'a>(
         arg: &Buf<'a, T>,
-        _: usize,
+        index: usize,
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.device_ptr().to_ne_bytes());
+        out.push_use(arg.as_use(false));
+        out.bound_buffer(arg.len(), index);
+        Ok(())
+    }
+}
+
+/// `buf` must have at least `n` elements.
+fn at_least(arg: usize, len: usize, n: usize) -> std::result::Result<(), String> {
+    match len >= n {
+        true => Ok(()),
+        false => Err(format!(
+            "buffer argument {arg} has {len} elements; the kernel touches its first {n}"
+        )),
+    }
+}
+
+// SAFETY: passes the buffer's address, reports it as read, and checks it
+// has the N elements the kernel reads.
+unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        index: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
+        at_least(index, arg.len(), N)?;
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
         out.push_use(arg.as_use(false));
         Ok(())
     }
 }
 
+/// Refuses a read-only binding where the kernel writes.
+fn writable(arg: &Buf<'_, impl Sized>, index: usize) -> std::result::Result<(), String> {
+    match arg.is_writable() {
+        true => Ok(()),
+        false => Err(format!(
+            "argument {index} is written by the kernel, but its buffer was bound read-only; bind it with `bind_mut`"
+        )),
+    }
+}
+
+// SAFETY: as for Out, and checks the N elements the kernel touches.
+unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        index: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
+        writable(arg, index)?;
+        at_least(index, arg.len(), N)?;
+        out.push_bytes(&arg.device_ptr().to_ne_bytes());
+        out.push_use(arg.as_use(true));
+        Ok(())
+    }
+}
+
+// SAFETY: as for Out; the element per block is checked against the launch
+// configuration (`ArgEncoder::check_bounds`).
+unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        index: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
+        writable(arg, index)?;
+        out.push_bytes(&arg.device_ptr().to_ne_bytes());
+        out.push_use(arg.as_use(true));
+        if (arg.len() as u64) < out.bounds.per_block.0 {
+            out.bounds.per_block = (arg.len() as u64, index);
+        }
+        Ok(())
+    }
+}
+
+// SAFETY: a 32-bit count, checked against the In/Out buffers' lengths
+// (`ArgEncoder::check_bounds`).
+unsafe impl KernelParam for Len {
+    type Arg<'a> = u32;
+    fn encode(
+        arg: &u32,
+        index: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.to_ne_bytes());
+        if u64::from(*arg) >= out.bounds.count.0 {
+            out.bounds.count = (u64::from(*arg), index);
+        }
+        Ok(())
+    }
+}
+
+// SAFETY: a 32-bit index, checked below the In/Out buffers' lengths.
+unsafe impl KernelParam for Index {
+    type Arg<'a> = u32;
+    fn encode(
+        arg: &u32,
+        index: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), String> {
+        out.push_bytes(&arg.to_ne_bytes());
+        if u64::from(*arg) + 1 > out.bounds.index_end.0 {
+            out.bounds.index_end = (u64::from(*arg) + 1, index);
+        }
+        Ok(())
+    }
+}
+
 // SAFETY: passes the buffer's address and reports the buffer as written
-// (refusing a read-only binding).
+// (refusing a read-only binding), bounding the node's Len and Index
+// arguments.
 unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
     fn encode<'a>(
@@ -590,13 +802,10 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
         index: usize,
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
-        if !arg.is_writable() {
-            return Err(format!(
-                "argument {index} is written by the kernel, but its buffer was bound read-only; bind it with `bind_mut`"
-            ));
-        }
+        writable(arg, index)?;
         out.push_bytes(&arg.device_ptr().to_ne_bytes());
         out.push_use(arg.as_use(true));
+        out.bound_buffer(arg.len(), index);
         Ok(())
     }
 }

@@ -11,14 +11,15 @@
 //! from cudarc's `cuda-12080` feature, which also run on CUDA 13 drivers).
 //!
 //! ```no_run
-//! use graph_runtime::{driver, kernel::{KernelDecl, In, Out}, Graph, LaunchConfig};
+//! use graph_runtime::{driver, kernel::{KernelDecl, In, Len, Out}, Graph, LaunchConfig};
 //!
 //! const SRC: &str = r#"extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
 //!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
 //!     if (i < n) y[i] = 2.0f * x[i];
 //! }"#;
-//! // SAFETY: the signature matches and the kernel stays within n elements.
-//! static TWICE: KernelDecl<(In<f32>, Out<f32>, u32)> = unsafe { KernelDecl::cuda_c(SRC, "twice") };
+//! // SAFETY: the signature matches and the kernel stays within n elements
+//! // (a `Len`: the runtime checks it against x's and y's lengths).
+//! static TWICE: KernelDecl<(In<f32>, Out<f32>, Len)> = unsafe { KernelDecl::cuda_c(SRC, "twice") };
 //!
 //! # fn main() -> Result<(), graph_runtime::GraphError> {
 //! let ctx = driver::context(0)?;
@@ -36,6 +37,91 @@
 //! assert_eq!(stream.clone_dtoh(&y).unwrap(), [2.0, 4.0, 6.0]);
 //! # Ok(()) }
 //! ```
+//!
+//! # Safety
+//!
+//! **What the runtime guarantees.** No safe call, whatever else safe code
+//! does (`mem::swap`, `mem::forget`, panics, threads, its own trait impls,
+//! names the generated code uses), leaves the driver with a reference to
+//! freed or foreign memory, or breaks a rule the driver leaves undefined:
+//!
+//! - *Borrows.* A [`Graph<'a>`](Graph) and its [`Exec<'a>`](Exec)s borrow
+//!   every slice, host slice and event their nodes reference for `'a`
+//!   (`bind` shared, `bind_mut` exclusive). An exec keeps the stream of its
+//!   last launch alive and its drop waits for that launch; a graph that
+//!   launches an exec from the device keeps that exec's handle and tracks
+//!   its slices. Host memory of copy nodes must be pageable (CUDA is done
+//!   with pageable memory once the call that issued the copy returns);
+//!   page-locked, registered and managed host memory is refused.
+//! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
+//!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
+//!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
+//!   [`kernel::InFirst`]/[`kernel::OutFirst`] buffer against its `N`, at
+//!   every path that sets arguments: a declaration can vouch for bounds that
+//!   safe callers cannot move.
+//! - *cudarc's event tracking.* Every launch waits for pending cudarc work
+//!   on the bound slices (its own, its child graphs', its device-launched
+//!   execs') and records itself as their latest use, so cudarc work on any
+//!   stream, a slice's free included, is ordered after it.
+//! - *Plain data.* Element types of graph allocations, copies and fills are
+//!   [`bytemuck::Pod`]: a copy cannot forge an owning pointer or an invalid
+//!   value. The traits that say which bytes a node writes or which buffers a
+//!   kernel touches ([`memory::FillValue`], [`memory::CopySource`],
+//!   [`memory::CopyDestination`], [`kernel::KernelArgs`]) are sealed, and
+//!   [`kernel::KernelParam`] is `unsafe` to implement.
+//! - *Graph memory.* Every path that puts a buffer into a node (building,
+//!   [`Exec::set_kernel_args`] and the typed accessors, rebuilds, whole-graph
+//!   updates) checks the same rules: a graph allocation is used only by
+//!   nodes ordered after its alloc node and before its free node; a
+//!   read-only binding is never written; a buffer belongs to this graph. An
+//!   allocation's identity is unique across graphs, also graphs that share
+//!   bound slices. An exec with memory nodes is never updated from another
+//!   graph (its allocations would keep this graph's addresses).
+//! - *Conditional handles.* A kernel sets only handles of its own graph, two
+//!   kernels that set one handle are ordered (or in different arms of one
+//!   conditional node), and an exec's argument update keeps each kernel's
+//!   handles.
+//! - *Driver threads.* No CUDA call is made on the driver's callback thread:
+//!   host-node closures run on a runtime-owned thread while the callback
+//!   waits, and values kept by user objects are dropped on another.
+//! - *Threads.* Graphs and execs are `Send`, not `Sync`. Once a graph has an
+//!   exec, the graph's driver calls and the exec's per-node calls on its
+//!   node handles are serialized by a lock. A conditional body replaced
+//!   while it is built (`mem::swap` on the `&mut Graph` the builder gets)
+//!   poisons the graph: every later call returns [`GraphError::Poisoned`].
+//! - *Unwinding.* A panic in a body builder hands the records back; a panic
+//!   in captured work ends the capture.
+//!
+//! **What `unsafe` entry points make the caller promise.**
+//!
+//! - [`KernelDecl::cuda_c`], [`KernelDecl::ptx`], [`KernelDecl::cubin`],
+//!   [`Kernel::from_function`] and `unsafe` in [`declare_kernel!`]: the
+//!   kernel takes parameters matching the declared tuple in order and
+//!   layout, and touches only memory it is given, within bounds that safe
+//!   callers cannot push past the buffers' lengths: a count it trusts is a
+//!   [`kernel::Len`], an index an [`kernel::Index`], a fixed-size or
+//!   per-block buffer an [`kernel::InFirst`]/[`kernel::OutFirst`]/
+//!   [`kernel::OutPerBlock`] (all checked by the runtime), and anything else
+//!   (the block size, say) the kernel checks itself.
+//! - [`KernelDecl::pdl_aware`], [`Kernel::assume_pdl_aware`]: every thread
+//!   waits on its predecessors (`griddepcontrol.wait`) before touching their
+//!   memory.
+//! - [`Graph::add_capture`]: the memory the captured work touches stays
+//!   valid while the graph or any exec of it may run.
+//! - `unsafe impl` [`kernel::KernelParam`]: encode exactly one parameter and
+//!   report every buffer, handle and exec it passes (delegate to the
+//!   runtime's impls).
+//! - `ctx.disable_event_tracking()` (cudarc): with tracking off, ordering
+//!   cudarc work on other streams with the graph's launches is the caller's.
+//!
+//! **Driver rules relied on** (CUDA Programming Guide 4.2 and the driver
+//! API reference): graph and exec objects are not internally synchronized;
+//! a graph with memory nodes has at most one live exec; launches of one exec
+//! are ordered; an exec's destruction is deferred until its launches
+//! complete; a graph allocation's address is fixed at its alloc node; host
+//! functions and user-object destructors must not call CUDA; pageable host
+//! memory is no longer accessed once the call that issued its transfer
+//! returns (staged for host-to-device copies, complete for device-to-host).
 //!
 //! [cudarc]: https://docs.rs/cudarc
 

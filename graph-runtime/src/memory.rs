@@ -11,14 +11,17 @@ use cudarc::driver::sys;
 use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
-/// Keeps the operand traits of copies and fills implementable here only.
+/// Keeps the operand traits of copies implementable here only.
 mod sealed {
-    pub trait Sealed {}
-    impl<T> Sealed for crate::buffer::Buf<'_, T> {}
-    impl<T> Sealed for &[T] {}
-    impl<T> Sealed for &Vec<T> {}
-    impl<T> Sealed for &mut [T] {}
-    impl<T> Sealed for &mut Vec<T> {}
+    pub trait Operand {}
+    impl<T> Operand for crate::buffer::Buf<'_, T> {}
+    impl<T> Operand for &[T] {}
+    impl<T> Operand for &Vec<T> {}
+    impl<T> Operand for &mut [T] {}
+    impl<T> Operand for &mut Vec<T> {}
+
+    /// Keeps the element types of fills implementable here only.
+    pub trait Scalar {}
 }
 
 /// Options of a graph allocation.
@@ -315,14 +318,14 @@ pub struct Endpoint {
 
 /// What a copy may read: a device buffer or a host slice. Sealed: the
 /// runtime alone says which memory a copy node may touch.
-pub trait CopySource<'a, T: Pod>: sealed::Sealed {
+pub trait CopySource<'a, T: Pod>: sealed::Operand {
     #[doc(hidden)]
     fn endpoint(self) -> Endpoint;
 }
 
 /// What a copy may write: a writable device buffer or a mutable host slice.
 /// Sealed, like [`CopySource`].
-pub trait CopyDestination<'a, T: Pod>: sealed::Sealed {
+pub trait CopyDestination<'a, T: Pod>: sealed::Operand {
     #[doc(hidden)]
     fn endpoint(self) -> Endpoint;
 }
@@ -423,14 +426,14 @@ fn memcpy3d(src: &Endpoint, dst: &Endpoint, bytes: usize) -> sys::CUDA_MEMCPY3D 
 /// Element types a memset node can write (1, 2 or 4 bytes). Sealed: a fill
 /// writes the value's bytes into every element, so only the runtime's own
 /// plain-data impls may say what those bytes are.
-pub trait FillValue: Pod + sealed::Sealed {
+pub trait FillValue: Pod + sealed::Scalar {
     #[doc(hidden)]
     fn pattern(self) -> u32;
 }
 
 macro_rules! fill_values {
     ($($t:ty => $bits:expr),*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Scalar for $t {}
         impl FillValue for $t {
             fn pattern(self) -> u32 {
                 #[allow(clippy::redundant_closure_call)]

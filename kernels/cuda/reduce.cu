@@ -3,6 +3,7 @@
 
 extern "C" __global__ void reduce_partial(const float* x, double* partial, unsigned n) {
     __shared__ double sums[256];
+    if (blockDim.x > 256 || blockDim.y * blockDim.z != 1) return;  // sums[] holds 256
     double sum = 0.0;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         sum += x[i];
@@ -17,6 +18,7 @@ extern "C" __global__ void reduce_partial(const float* x, double* partial, unsig
 
 extern "C" __global__ void reduce_final(const double* partial, double* out, unsigned count) {
     __shared__ double sums[256];
+    if (blockDim.x > 256 || blockDim.y * blockDim.z != 1) return;  // sums[] holds 256
     double sum = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partial[i];
     sums[threadIdx.x] = sum;

@@ -5,12 +5,13 @@
 //! one statement:
 //!
 //! ```
-//! use graph_runtime::kernel::Out;
+//! use graph_runtime::kernel::{Len, Out};
 //! const SOURCE: &str = r#"extern "C" __global__ void zero(float* x, unsigned n) {
 //!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 0.0f; }"#;
 //! graph_runtime::declare_kernel! {
-//!     // SAFETY: `zero` takes (float*, unsigned) and writes only x[0..n].
-//!     pub Zero: (Out<f32>, u32) = unsafe cuda_c(SOURCE, "zero");
+//!     // SAFETY: `zero` takes (float*, unsigned) and writes only x[0..n]; n is
+//!     // a `Len`, which the runtime checks against x's length.
+//!     pub Zero: (Out<f32>, Len) = unsafe cuda_c(SOURCE, "zero");
 //! }
 //! ```
 //!
@@ -25,19 +26,19 @@
 //! newer); [`with_pdl!`] prepends it to a source:
 //!
 //! ```
-//! use graph_runtime::kernel::Out;
+//! use graph_runtime::kernel::{Len, Out};
 //! const SOURCE: &str = kernels::with_pdl!(r#"extern "C" __global__ void bump(float* x, unsigned n) {
 //!     pdl_wait();
 //!     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }"#);
 //! graph_runtime::declare_kernel! {
 //!     // SAFETY: matches `bump(float*, unsigned)`; touches only x[..n], and
 //!     // only after every thread has called pdl_wait().
-//!     pub Bump: (Out<f32>, u32) = unsafe pdl_aware cuda_c(SOURCE, "bump");
+//!     pub Bump: (Out<f32>, Len) = unsafe pdl_aware cuda_c(SOURCE, "bump");
 //! }
 //! assert!(SOURCE.starts_with(kernels::PDL_PRELUDE));
 //! ```
 
-use graph_runtime::kernel::{Cond, ExecParam, In, Out};
+use graph_runtime::kernel::{Cond, ExecParam, In, InFirst, Index, Len, Out, OutFirst, OutPerBlock};
 
 /// Elementwise kernels (`cuda/elementwise.cu`).
 pub const ELEMENTWISE_SOURCE: &str = include_str!("../cuda/elementwise.cu");
@@ -85,71 +86,77 @@ macro_rules! with_pdl {
 /// The [PDL prelude](pdl_prelude) as a constant.
 pub const PDL_PRELUDE: &str = pdl_prelude!();
 
-// Each declaration's SAFETY comment gives the CUDA C signature it matches;
-// the kernels touch only the first `n` (or `count`) elements of their
-// buffers, or one element where they take no length.
+// Each declaration's SAFETY comment gives the CUDA C signature it matches.
+// What a kernel touches is bounded by something the runtime checks: below
+// its `Len` argument (checked against every `In`/`Out` buffer), at its
+// `Index` argument, the first N elements of an `InFirst`/`OutFirst` buffer,
+// or one element per block of an `OutPerBlock` buffer. No safe caller can
+// choose a length, index or grid that pushes a kernel out of bounds.
 graph_runtime::declare_kernel! {
     /// `out[i] = a[i] + b[i]` for `i < n`.
     // SAFETY: matches `add(const float* a, const float* b, float* out, unsigned n)`.
-    pub Add: (In<f32>, In<f32>, Out<f32>, u32) = unsafe cuda_c(ELEMENTWISE_SOURCE, "add");
+    pub Add: (In<f32>, In<f32>, Out<f32>, Len) = unsafe cuda_c(ELEMENTWISE_SOURCE, "add");
     /// `x[i] *= factor` for `i < n`.
     // SAFETY: matches `scale(float* x, float factor, unsigned n)`.
-    pub Scale: (Out<f32>, f32, u32) = unsafe cuda_c(ELEMENTWISE_SOURCE, "scale");
+    pub Scale: (Out<f32>, f32, Len) = unsafe cuda_c(ELEMENTWISE_SOURCE, "scale");
     /// `x[i] += 1` for `i < n`: the tiny kernel of the benchmarks.
     // SAFETY: matches `add_one(float* x, unsigned n)`.
-    pub AddOne: (Out<f32>, u32) = unsafe cuda_c(ELEMENTWISE_SOURCE, "add_one");
+    pub AddOne: (Out<f32>, Len) = unsafe cuda_c(ELEMENTWISE_SOURCE, "add_one");
     /// `x[i] = i` for `i < n`.
     // SAFETY: matches `iota(float* x, unsigned n)`.
-    pub Iota: (Out<f32>, u32) = unsafe cuda_c(ELEMENTWISE_SOURCE, "iota");
+    pub Iota: (Out<f32>, Len) = unsafe cuda_c(ELEMENTWISE_SOURCE, "iota");
     /// Spins about `cycles` clock cycles, then sets `x[..n] = value`.
     // SAFETY: matches `slow_fill(float* x, float value, unsigned n, long long cycles)`.
-    pub SlowFill: (Out<f32>, f32, u32, i64) = unsafe cuda_c(ELEMENTWISE_SOURCE, "slow_fill");
+    pub SlowFill: (Out<f32>, f32, Len, i64) = unsafe cuda_c(ELEMENTWISE_SOURCE, "slow_fill");
 
-    /// Stage 1: one partial sum per block (256 threads per block) into `partial[blockIdx.x]`.
+    /// Stage 1: one partial sum per block (at most 256 threads per block) into
+    /// `partial[blockIdx.x]`.
     // SAFETY: matches `reduce_partial(const float* x, double* partial, unsigned n)`;
-    // the caller gives `partial` one element per block.
-    pub ReducePartial: (In<f32>, Out<f64>, u32) = unsafe cuda_c(REDUCE_SOURCE, "reduce_partial");
-    /// Stage 2: `*out = sum(partial[..count])` (one block of 256 threads).
-    // SAFETY: matches `reduce_final(const double* partial, double* out, unsigned count)`.
-    pub ReduceFinal: (In<f64>, Out<f64>, u32) = unsafe cuda_c(REDUCE_SOURCE, "reduce_final");
+    // reads x below n, writes partial[blockIdx.x] (one element per block), and
+    // returns at once from blocks of more than 256 threads (its shared array).
+    pub ReducePartial: (In<f32>, OutPerBlock<f64>, Len) = unsafe cuda_c(REDUCE_SOURCE, "reduce_partial");
+    /// Stage 2: `*out = sum(partial[..count])` (one block of at most 256 threads).
+    // SAFETY: matches `reduce_final(const double* partial, double* out, unsigned count)`;
+    // reads partial below count, writes out[0], and returns at once from
+    // blocks of more than 256 threads.
+    pub ReduceFinal: (In<f64>, OutFirst<f64, 1>, Len) = unsafe cuda_c(REDUCE_SOURCE, "reduce_final");
 
     /// Sets a conditional handle to `value`.
     // SAFETY: matches `set_condition(unsigned long long handle, unsigned value)`.
     pub SetCondition: (Cond, u32) = unsafe cuda_c(CONDITIONAL_SOURCE, "set_condition");
     /// Sets a conditional handle to the value in device memory.
     // SAFETY: matches `set_condition_from(unsigned long long handle, const unsigned* value)`.
-    pub SetConditionFrom: (Cond, In<u32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "set_condition_from");
+    pub SetConditionFrom: (Cond, InFirst<u32, 1>) = unsafe cuda_c(CONDITIONAL_SOURCE, "set_condition_from");
     /// WHILE body: `iterations += 1; counter -= 1; handle = counter > 0`.
     // SAFETY: matches `countdown(unsigned long long handle, int* counter, int* iterations)`.
-    pub Countdown: (Cond, Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown");
+    pub Countdown: (Cond, OutFirst<i32, 1>, OutFirst<i32, 1>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown");
     /// WHILE body: `counter -= 1; handle = counter > 0`.
     // SAFETY: matches `countdown_step(unsigned long long handle, int* counter)`.
-    pub CountdownStep: (Cond, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_step");
+    pub CountdownStep: (Cond, OutFirst<i32, 1>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_step");
     /// Host-loop step: `counter -= 1; flag = counter > 0`.
     // SAFETY: matches `countdown_flag(int* counter, int* flag)`.
-    pub CountdownFlag: (Out<i32>, Out<i32>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_flag");
+    pub CountdownFlag: (OutFirst<i32, 1>, OutFirst<i32, 1>) = unsafe cuda_c(CONDITIONAL_SOURCE, "countdown_flag");
     /// `visits[slot] += 1`.
-    // SAFETY: matches `mark(int* visits, unsigned slot)`; callers keep `slot`
-    // within `visits`.
-    pub Mark: (Out<i32>, u32) = unsafe cuda_c(CONDITIONAL_SOURCE, "mark");
+    // SAFETY: matches `mark(int* visits, unsigned slot)`; touches visits[slot] only.
+    pub Mark: (Out<i32>, Index) = unsafe cuda_c(CONDITIONAL_SOURCE, "mark");
 
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.
     pub LaunchGraph: (ExecParam, u32) = unsafe cuda_c(LAUNCH_SOURCE, "launch_graph");
     /// `steps += 1; counter -= 1;` and tail-relaunches its own graph while `counter > 0`.
     // SAFETY: matches `relaunch_countdown(int* counter, int* steps)`.
-    pub RelaunchCountdown: (Out<i32>, Out<i32>) = unsafe cuda_c(LAUNCH_SOURCE, "relaunch_countdown");
+    pub RelaunchCountdown: (OutFirst<i32, 1>, OutFirst<i32, 1>) = unsafe cuda_c(LAUNCH_SOURCE, "relaunch_countdown");
 
     /// `x[i] += 1` for `i < n` after its predecessor: the tiny kernel of PDL chains.
     // SAFETY: matches `pdl_add_one(float* x, unsigned n)`; every thread calls
     // pdl_wait() before touching x.
-    pub PdlAddOne: (Out<f32>, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_add_one");
+    pub PdlAddOne: (Out<f32>, Len) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_add_one");
     /// An independent prologue of `work` steps, then `x[i] = x[i] * 0.5 + prologue`
     /// after its predecessor (the prologue-heavy kernel of PDL chains).
     // SAFETY: matches `pdl_prologue_step(float* x, unsigned n, unsigned work)`;
     // the prologue touches only registers, and every thread calls pdl_wait()
     // before touching x.
-    pub PdlPrologueStep: (Out<f32>, u32, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_prologue_step");
+    pub PdlPrologueStep: (Out<f32>, Len, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_prologue_step");
 }
 
 /// What [`PdlPrologueStep`] computes before it waits, for thread `i`: the

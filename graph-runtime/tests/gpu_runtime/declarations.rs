@@ -3,7 +3,7 @@
 use graph_runtime::kernel::KernelDef;
 
 use crate::common::{gpu, sync};
-use graph_runtime::kernel::{KernelDecl, Out};
+use graph_runtime::kernel::{KernelDecl, Len, Out};
 use graph_runtime::{cudarc, Graph, GraphError, Kernel, LaunchConfig};
 
 const N: u32 = 256;
@@ -12,7 +12,7 @@ const N: u32 = 256;
 fn a_compile_error_carries_the_nvrtc_log() {
     let Some(ctx) = gpu() else { return };
     // SAFETY: never launched (it does not compile).
-    static BROKEN: KernelDecl<(Out<f32>, u32)> = unsafe {
+    static BROKEN: KernelDecl<(Out<f32>, Len)> = unsafe {
         KernelDecl::cuda_c(
             "extern \"C\" __global__ void broken(float* x, unsigned n) { x[0] = undeclared; }",
             "broken",
@@ -37,11 +37,11 @@ fn kernels_declared_from_ptx_and_from_a_cudarc_function() {
         .to_src();
     let ptx: &'static str = Box::leak(ptx.into_boxed_str());
     // SAFETY: `add_one(float*, unsigned)` from the same source.
-    let from_ptx: KernelDecl<(Out<f32>, u32)> = unsafe { KernelDecl::ptx(ptx, "add_one") };
+    let from_ptx: KernelDecl<(Out<f32>, Len)> = unsafe { KernelDecl::ptx(ptx, "add_one") };
     let add_one_ptx = from_ptx.load(&ctx).unwrap();
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).unwrap();
     // SAFETY: as above.
-    let add_one_fn: Kernel<(Out<f32>, u32)> =
+    let add_one_fn: Kernel<(Out<f32>, Len)> =
         unsafe { Kernel::from_function(module.load_function("add_one").unwrap(), "add_one") };
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     {

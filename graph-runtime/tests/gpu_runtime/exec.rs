@@ -2,7 +2,7 @@ use crate::common::{gpu, sync};
 use cudarc::driver::sys::CUgraphExecUpdateResult;
 use cudarc::driver::CudaSlice;
 use graph_runtime::kernel::KernelDef;
-use graph_runtime::kernel::{In, Out};
+use graph_runtime::kernel::{In, Len, Out};
 use graph_runtime::{
     cudarc, Graph, GraphError, InstantiateOptions, Kernel, LaunchConfig, UpdateOutcome,
 };
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 const N: u32 = 2048;
 
-type AddArgs = (In<f32>, In<f32>, Out<f32>, u32);
+type AddArgs = (In<f32>, In<f32>, Out<f32>, Len);
 
 /// `nodes` kernels `y = x + x` in parallel.
 fn build<'a>(

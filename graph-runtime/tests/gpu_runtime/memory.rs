@@ -94,7 +94,7 @@ fn builder_rejects_uses_outside_an_allocation_lifetime() {
 fn producer_consumers<'a>(
     g: &mut Graph<'a>,
     outs: [graph_runtime::Buf<'a, f32>; 3],
-    iota: &graph_runtime::Kernel<(graph_runtime::kernel::Out<f32>, u32)>,
+    iota: &graph_runtime::Kernel<(graph_runtime::kernel::Out<f32>, graph_runtime::kernel::Len)>,
 ) {
     let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
     let produce = g

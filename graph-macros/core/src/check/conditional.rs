@@ -21,6 +21,83 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
     let sets = handles_set_within(model);
     check_while_can_stop(model, &sets, diag);
     check_set_before_read(model, topology, &sets, diag);
+    check_setters_ordered(model, topology, diag);
+}
+
+/// Two kernels that set one handle must be ordered: CUDA leaves concurrent
+/// `cudaGraphSetConditional` calls on one handle undefined. Setters in
+/// different arms of one conditional node never run in the same launch.
+///
+/// Lifted to each level (a node inside a conditional body counts as the
+/// conditional node there), the nodes that hold setters of one handle must
+/// form a chain: sorted in the level's topological order, each reaches the
+/// next. So each consecutive pair costs one search of the level.
+fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+    let mut holders: Vec<Vec<(usize, NodeId, NodeId)>> = vec![Vec::new(); model.handles.len()];
+    for setter in 0..model.nodes.len() {
+        for handle in model.handles_set_by(setter) {
+            // (level, node there, the setter), for the setter and every
+            // conditional node holding it.
+            let mut at = setter;
+            loop {
+                let level = model.nodes[at].level;
+                holders[handle].push((level, at, setter));
+                match model.levels[level].parent {
+                    Some(parent) => at = parent,
+                    None => break,
+                }
+            }
+        }
+    }
+    let mut position = vec![0usize; model.nodes.len()];
+    for order in topology.orders.iter().flatten() {
+        for (i, &v) in order.iter().enumerate() {
+            position[v] = i;
+        }
+    }
+    let mut reported: Vec<NodeId> = Vec::new();
+    for (handle, mut entries) in holders.into_iter().enumerate() {
+        entries.sort_by_key(|&(level, node, _)| (level, position[node], node));
+        entries.dedup_by_key(|&mut (level, node, _)| (level, node));
+        for pair in entries.windows(2) {
+            let ((level, first, a), (other, second, b)) = (pair[0], pair[1]);
+            if level != other || topology.orders[level].is_none() {
+                continue;
+            }
+            if reaches(topology, first, second) || reported.contains(&b) {
+                continue;
+            }
+            reported.push(b);
+            let name = &model.handles[handle].syntax.name;
+            let Some(ident) = model.nodes[b].uses.iter().find(|i| *i == name) else {
+                continue;
+            };
+            let (x, y) = (&model.nodes[first].name, &model.nodes[second].name);
+            diag.error_with_help(
+                ident,
+                format!(
+                    "`{}` and `{}` both set the conditional handle `{name}` and may run at the same time",
+                    model.nodes[a].name, model.nodes[b].name
+                ),
+                format!("order them with an edge (`{x} -> {y}`): CUDA leaves concurrent sets of one handle undefined"),
+            );
+        }
+    }
+}
+
+/// Whether `to` is reachable from `from` along edges of their level.
+fn reaches(topology: &Topology, from: NodeId, to: NodeId) -> bool {
+    let mut stack = vec![from];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = stack.pop() {
+        if v == to {
+            return true;
+        }
+        if seen.insert(v) {
+            stack.extend(&topology.successors[v]);
+        }
+    }
+    false
 }
 
 fn check_one_node_per_handle(model: &Model<'_>, diag: &Diagnostics) {

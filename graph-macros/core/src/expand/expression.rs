@@ -24,7 +24,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let level = emitter.level(TOP, &graph_var);
     let reserve = emitter.reserve_records(&graph_var);
     let captures = references.iter().map(|(name, mutable)| {
-        let var = format_ident!("__operand_{}", name, span = Span::mixed_site());
+        let var = format_ident!("__operand_{}", name);
         if *mutable {
             quote! { let #var = &mut #name; }
         } else {
@@ -32,10 +32,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         }
     });
     let binds = references.iter().map(|(name, _)| {
-        let var = format_ident!("__operand_{}", name, span = Span::mixed_site());
+        let var = format_ident!("__operand_{}", name);
         let bound = bound_name(name);
+        // The graph variable located at the operand too, so that an error
+        // about the call points at the operand, not the whole macro. (The
+        // operand variables keep call-site hygiene: each is a reference to
+        // the caller's own variable, nothing a caller could misuse.)
+        let graph_here = Ident::new("__graph", Span::mixed_site().located_at(name.span()));
         quote_spanned! {name.span()=>
-            let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_var);
+            let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_here);
         }
     });
     quote! {
