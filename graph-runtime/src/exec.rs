@@ -146,6 +146,17 @@ impl std::fmt::Debug for Exec<'_> {
 impl Drop for Exec<'_> {
     fn drop(&mut self) {
         if let Some(stream) = self.last_stream.take() {
+            // Allocations the graph does not free (escaped, or left for
+            // auto-free-on-launch) are live after the last launch, and the
+            // driver does not free them with the exec: free them here. No
+            // safe code can reach them any more (a `Buf` of them is refused
+            // by every other graph).
+            for alloc in self.registry.allocs.iter().filter(|a| a.freed_by.is_none()) {
+                // SAFETY: the last launch allocated `ptr` on this stream's
+                // timeline; it is freed once, after that launch.
+                let freed = unsafe { cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream()) };
+                self.ctx.record_err(freed);
+            }
             // The borrows of `'a` end with this drop: wait for the work that
             // uses them. An error (a fault in the graph) leaves nothing to
             // wait for; it stays recorded in the context for cudarc to report.
@@ -275,6 +286,15 @@ impl<'a> Exec<'a> {
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
+        with_tracked(&self.resources, stream, || {
+            // SAFETY: the exec and stream are live; everything the exec
+            // references is borrowed for 'a or owned by user objects, and
+            // stays so until the work queued here is done (see Drop).
+            unsafe { result::launch(raw, stream.cu_stream()) }
+        })
+        .op("cuGraphLaunch")?;
+        // Launches of one exec run in order, so waiting for the last one
+        // that was queued waits for them all.
         if !self
             .last_stream
             .as_ref()
@@ -282,13 +302,7 @@ impl<'a> Exec<'a> {
         {
             self.last_stream = Some(stream.clone());
         }
-        with_tracked(&self.resources, stream, || {
-            // SAFETY: the exec and stream are live; everything the exec
-            // references is borrowed for 'a or owned by user objects, and
-            // stays so until the work queued here is done (see Drop).
-            unsafe { result::launch(raw, stream.cu_stream()) }
-        })
-        .op("cuGraphLaunch")
+        Ok(())
     }
 
     /// Uploads the exec's resources ahead of the first launch.

@@ -111,6 +111,8 @@ impl Drop for RawGraph {
 #[derive(Debug, Clone)]
 pub(crate) struct AllocInfo {
     pub node: u32,
+    /// Its device address (fixed at the alloc node).
+    pub ptr: u64,
     pub freed_by: Option<u32>,
     /// Top-level nodes that use it (a body's use counts as its conditional node).
     pub users: Vec<u32>,

@@ -106,6 +106,7 @@ impl<'a> Graph<'a> {
         let alloc = registry.allocs.len() as u32;
         registry.allocs.push(AllocInfo {
             node: node.index,
+            ptr,
             freed_by: None,
             users: Vec::new(),
         });

@@ -144,6 +144,48 @@ fn auto_free_on_launch_allows_relaunch() {
     }
 }
 
+/// An exec whose launches leave allocations live (auto-free-on-launch, or
+/// never freed in the graph) frees them when it is dropped: the driver
+/// would not, and they would leak (compute-sanitizer's leak check saw 16 KiB).
+#[test]
+fn dropping_an_auto_free_exec_frees_its_last_allocations() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let iota = kernels::Iota::load(&ctx).unwrap();
+    let mut outs: Vec<_> = (0..3)
+        .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
+        .collect();
+    trim_graph_memory(&ctx).unwrap();
+    let before = graph_mem_usage(&ctx).unwrap().used_current;
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let [a, b, c] = &mut outs[..] else {
+            unreachable!()
+        };
+        let bufs = [g.bind_mut(a), g.bind_mut(b), g.bind_mut(c)];
+        producer_consumers(&mut g, bufs, &iota);
+        let options = InstantiateOptions {
+            auto_free_on_launch: true,
+            ..Default::default()
+        };
+        let mut exec = g.instantiate_with(&options).unwrap();
+        for _ in 0..2 {
+            exec.launch(&stream).unwrap();
+        }
+        sync(&stream);
+        let live = graph_mem_usage(&ctx).unwrap().used_current;
+        assert!(live >= before + u64::from(N) * 4, "the last launch's allocation is live: {live}");
+    }
+    trim_graph_memory(&ctx).unwrap();
+    let after = graph_mem_usage(&ctx).unwrap();
+    assert_eq!(after.used_current, before, "graph memory left after the exec's drop");
+    for out in &outs {
+        let out = stream.clone_dtoh(out).unwrap();
+        assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32));
+    }
+}
+
 #[test]
 fn relaunch_without_auto_free_fails_with_invalid_value() {
     let Some(ctx) = gpu() else { return };
