@@ -38,7 +38,9 @@
 /// `kernel PATH` names a kernel declared with
 /// [`declare_kernel!`](../graph_runtime/macro.declare_kernel.html): each
 /// argument is type-checked against the declaration, with the error at the
-/// argument. Parameters typed `&CudaSlice<T>` (read) or `&mut CudaSlice<T>`
+/// argument; counts and indices declared `Len`/`Index` are checked against
+/// the kernel's buffers when the graph is built and when an exec's
+/// arguments change. Parameters typed `&CudaSlice<T>` (read) or `&mut CudaSlice<T>`
 /// (written) are bound to the graph for its lifetime and its execs';
 /// cudarc's per-slice event tracking covers every launch.
 ///
