@@ -52,16 +52,20 @@ impl<'a> Graph<'a> {
                 )
             },
         )?;
+        // SAFETY: the stream is live and capturing.
+        let id = unsafe { result::capture_id(stream.cu_stream()) }
+            .map_err(|e| fail("cuStreamGetCaptureInfo", format!("{:?}", e.0), e.0 as u32))?;
         // Always end the capture: when the work returns, fails, or panics
         // (a stream left capturing into a destroyed graph would break every
         // later use of the stream).
         let mut capturing = Capturing {
             stream: stream.cu_stream(),
-            ended: false,
+            id,
+            graph: Some(captured),
         };
         let worked = work(stream);
         let ended = capturing.end();
-        match (worked, ended) {
+        let captured = match (worked, ended) {
             // The call inside the work that broke the capture.
             (
                 Err(GraphError::Driver {
@@ -76,8 +80,8 @@ impl<'a> Graph<'a> {
             (Ok(()), Err(e)) => {
                 return Err(fail("cuStreamEndCapture", format!("{:?}", e.0), e.0 as u32))
             }
-            (Ok(()), Ok(_)) => {}
-        }
+            (Ok(()), Ok(graph)) => graph,
+        };
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
         params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS {
             graph: captured.raw,
@@ -87,28 +91,67 @@ impl<'a> Graph<'a> {
     }
 }
 
-/// A stream capturing into a graph; the capture is ended on drop if the
-/// work unwound before `end` was called.
+/// A stream capturing into the graph it owns; the capture is ended on drop
+/// if the work unwound before `end` was called.
+///
+/// The work holds the stream, and cudarc's safe `end_capture` lets it end
+/// our capture itself (and destroy our graph with the `CudaGraph` it
+/// returns), then begin another. So the capture is ended only if it is
+/// still the one begun here (same capture id), and the graph is destroyed
+/// or used only then; otherwise it is left alone (leaked, never destroyed
+/// twice).
 struct Capturing {
     stream: sys::CUstream,
-    ended: bool,
+    id: u64,
+    graph: Option<RawGraph>,
 }
 
 impl Capturing {
-    fn end(&mut self) -> std::result::Result<sys::CUgraph, cudarc::driver::DriverError> {
-        self.ended = true;
-        // SAFETY: the stream is capturing (begun by add_capture) and live
-        // (borrowed by add_capture for the whole capture).
-        unsafe { result::end_capture(self.stream) }
+    /// Ends the capture begun here; the captured graph, or why not.
+    fn end(&mut self) -> std::result::Result<RawGraph, cudarc::driver::DriverError> {
+        let graph = self.graph.take();
+        // SAFETY: the stream is live (borrowed by add_capture for the whole
+        // capture).
+        let current = unsafe { result::capture_id(self.stream) };
+        if current != Ok(self.id) {
+            // Not our capture any more: the work ended it (our graph may be
+            // destroyed already: leak it, never destroy it twice). A capture
+            // it began instead is ended here so the stream is usable again;
+            // its graph was made by the driver for whoever ends it.
+            std::mem::forget(graph);
+            if current.is_ok() {
+                // SAFETY: the stream is capturing (an id was reported).
+                if let Ok(theirs) = unsafe { result::end_capture(self.stream) } {
+                    if !theirs.is_null() {
+                        // SAFETY: ending the capture handed us this graph.
+                        let _ = unsafe { result::graph_destroy(theirs) };
+                    }
+                }
+            }
+            return Err(cudarc::driver::DriverError(
+                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+            ));
+        }
+        // SAFETY: the stream is capturing into our graph (same capture id).
+        let ended = unsafe { result::end_capture(self.stream) };
+        match (ended, graph) {
+            (Ok(_), Some(graph)) => Ok(graph),
+            (Err(e), graph) => {
+                drop(graph);
+                Err(e)
+            }
+            (Ok(_), None) => Err(cudarc::driver::DriverError(
+                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+            )),
+        }
     }
 }
 
 impl Drop for Capturing {
     fn drop(&mut self) {
-        if !self.ended {
-            // Unwinding out of the work: end the capture, discard what it
-            // made (the graph it captured into is owned and destroyed by
-            // add_capture's `captured`).
+        if self.graph.is_some() {
+            // Unwinding out of the work: end the capture if it is still
+            // ours, and discard what it made.
             let _ = self.end();
         }
     }

@@ -154,7 +154,8 @@ impl Drop for Exec<'_> {
             for alloc in self.registry.allocs.iter().filter(|a| a.freed_by.is_none()) {
                 // SAFETY: the last launch allocated `ptr` on this stream's
                 // timeline; it is freed once, after that launch.
-                let freed = unsafe { cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream()) };
+                let freed =
+                    unsafe { cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream()) };
                 self.ctx.record_err(freed);
             }
             // The borrows of `'a` end with this drop: wait for the work that
@@ -284,6 +285,7 @@ impl<'a> Exec<'a> {
     ///
     /// The exec keeps `stream` alive, and its drop waits for the last launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
         with_tracked(&self.resources, stream, || {
@@ -305,8 +307,20 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// A stream of another context is refused: cudarc could not order its
+    /// slices' work with it (their events live in this context).
+    fn same_context(&self, stream: &CudaStream) -> Result<()> {
+        match stream.context().cu_ctx() == self.ctx.cu_ctx() {
+            true => Ok(()),
+            false => Err(GraphError::ForeignHandle {
+                what: "the stream passed to the exec (it is of another context)".to_string(),
+            }),
+        }
+    }
+
     /// Uploads the exec's resources ahead of the first launch.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
+        self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the exec and stream are live.
         unsafe { result::upload(self.raw, stream.cu_stream()) }.op("cuGraphUpload")
@@ -333,10 +347,19 @@ impl<'a> Exec<'a> {
                 label: None,
             });
         }
-        let _mine = self.graph.lock();
-        let _theirs = match Arc::ptr_eq(&self.graph, &graph.owner) {
-            true => None,
-            false => graph.owner.enter()?,
+        // Both graphs' guards, always in address order (two threads updating
+        // two execs from each other's graphs must not deadlock).
+        graph.owner.check_poisoned()?;
+        let (mine, theirs) = (&*self.graph, &*graph.owner);
+        let _guards = match std::ptr::eq(mine, theirs) {
+            true => (Some(mine.lock()), None),
+            false if (mine as *const RawGraph) < (theirs as *const RawGraph) => {
+                (Some(mine.lock()), Some(theirs.lock()))
+            }
+            false => {
+                let second = theirs.lock();
+                (Some(mine.lock()), Some(second))
+            }
         };
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: zero is valid for the result info (null node handles).
@@ -377,10 +400,22 @@ impl<'a> Exec<'a> {
             Ok(()) => Ok(UpdateOutcome::Updated),
             Err(reason @ GraphError::Update { .. }) => {
                 // Release this exec's memory-node slot before instantiating
-                // (the old exec is dropped, waiting for its work, below).
-                self._live = None;
-                *self = graph.instantiate_with(options)?;
-                Ok(UpdateOutcome::Reinstantiated { reason })
+                // (the old exec is dropped, waiting for its work, below), and
+                // take it back if the instantiation fails.
+                let counter = self._live.take().map(|live| live.0.clone());
+                match graph.instantiate_with(options) {
+                    Ok(exec) => {
+                        *self = exec;
+                        Ok(UpdateOutcome::Reinstantiated { reason })
+                    }
+                    Err(error) => {
+                        if let Some(counter) = counter {
+                            counter.fetch_add(1, Ordering::AcqRel);
+                            self._live = Some(LiveExec(counter));
+                        }
+                        Err(error)
+                    }
+                }
             }
             Err(other) => Err(other),
         }

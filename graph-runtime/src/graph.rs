@@ -18,7 +18,7 @@ use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, DriverError};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -79,6 +79,14 @@ impl RawGraph {
             return Err(GraphError::Poisoned);
         }
         Ok(self.has_execs.load(Ordering::Acquire).then(|| self.lock()))
+    }
+
+    /// Refused if poisoned (without taking the guard).
+    pub fn check_poisoned(&self) -> Result<()> {
+        match self.poisoned.load(Ordering::Acquire) {
+            true => Err(GraphError::Poisoned),
+            false => Ok(()),
+        }
     }
 
     /// The guard, unconditionally (execs use it for per-node calls).
@@ -480,29 +488,15 @@ impl<'a> Graph<'a> {
                 Some(&heap_edges)
             }
         };
-        // A kernel node runs in its function's context (the driver ignores
-        // the params' context when a CUfunction is set), so the current
-        // context does not matter to it: no context check per kernel node,
-        // which is 20-40 ns of a 300 ns add. The graph's context is bound
-        // when the graph is created; should none be current any more, the
-        // driver says so and the add is retried once bound.
-        if kind != NodeKind::Kernel {
-            self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
-        }
+        // Every node is added with the graph's context current. (Kernel
+        // nodes once skipped this, 20-40 ns of a 300 ns add, relying on the
+        // driver to report a missing context; on a thread that never had
+        // one, cuGraphAddNode crashed instead.)
+        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
-        // has one entry per dependency (checked above).
-        let mut added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
-        if kind == NodeKind::Kernel
-            && matches!(
-                added,
-                Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_CONTEXT))
-            )
-        {
-            self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
-            // SAFETY: as above.
-            added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
-        }
+        // has one entry per dependency (checked above); a context is current.
+        let added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
         let raw = added.op_at("cuGraphAddNode", label)?;
         let registry = &mut self.registry;
         let index = registry.nodes.len() as u32;
@@ -740,6 +734,7 @@ impl<'a> Graph<'a> {
         {
             return Err(GraphError::invalid(label, reason));
         }
+        self.owner.check_poisoned()?;
         if !encoded.conds().is_empty() {
             self.check_setters(label, deps, encoded.conds())?;
         }
@@ -847,7 +842,11 @@ impl<'a> Graph<'a> {
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
         params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS { graph: child.raw };
         let uses: Vec<BufferUse> = Vec::new();
+        // The driver clones the child: no exec of the child may use it
+        // meanwhile (and a poisoned child is refused).
+        let child_entered = child.owner.enter()?;
         let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        drop(child_entered);
         let _entered = self.owner.enter()?;
         // Keep what the child's nodes reference alive as long as this graph.
         let objects = child.registry().user_objects.clone();

@@ -46,6 +46,13 @@ pub struct KernelNode<A> {
     pub(crate) _args: PhantomData<fn(A)>,
 }
 
+// SAFETY: `function` is an opaque driver handle used only as a value passed
+// back to the driver (by the exec that owns the node, under its rules); it
+// has no thread affinity. `A` is a marker.
+unsafe impl<A> Send for KernelNode<A> {}
+// SAFETY: as above; a shared KernelNode is only read.
+unsafe impl<A> Sync for KernelNode<A> {}
+
 impl<A> Clone for KernelNode<A> {
     fn clone(&self) -> Self {
         *self

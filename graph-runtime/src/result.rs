@@ -315,3 +315,33 @@ pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
         other => Err(cudarc::driver::DriverError(other)),
     }
 }
+
+/// The id of the capture `stream` is in, or `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`
+/// if it is not capturing (or its capture was invalidated).
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn capture_id(stream: CUstream) -> R<u64> {
+    let mut status = MaybeUninit::uninit();
+    let mut id: u64 = 0;
+    // SAFETY: forwarded from the caller.
+    // The optional outputs (graph, dependencies) are not asked for.
+    unsafe {
+        sys::cuStreamGetCaptureInfo_v2(
+            stream,
+            status.as_mut_ptr(),
+            &mut id,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    // SAFETY: initialised by the successful call.
+    match unsafe { status.assume_init() } {
+        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(id),
+        _ => Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+        )),
+    }
+}

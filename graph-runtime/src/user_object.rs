@@ -10,8 +10,9 @@
 //! anything. So neither runs there: the destructor hands the value to a
 //! runtime-owned thread that drops it, and a host node's callback hands its
 //! closure to another runtime-owned thread and waits for it to return. On
-//! those threads CUDA calls are ordinary calls (one that waits for the very
-//! graph that is waiting on the host node deadlocks, as it would in C++).
+//! those threads CUDA calls are ordinary calls: defined, though a host
+//! closure's call can deadlock (with the graph it waits on, or with another
+//! thread destroying an exec), so host closures should do host work only.
 
 use crate::error::{DriverResultExt, Result};
 use crate::graph::{zeroed_params, Graph};
@@ -141,9 +142,11 @@ impl Graph<'_> {
     /// be `Sync`: two execs of one graph may call it at once.
     ///
     /// It runs on a runtime-owned thread while the driver's callback waits
-    /// for it, so it may call CUDA; a call that waits for this graph's own
-    /// work (synchronizing the stream it runs on) never returns. A panic is
-    /// caught and reported on stderr; the graph goes on.
+    /// for it, so a CUDA call in it is not undefined behaviour; but it can
+    /// deadlock (a call that waits for this graph's own work never returns,
+    /// and one was seen to deadlock with another thread's exec destruction),
+    /// so a host closure should do host work only. A panic is caught and
+    /// reported on stderr; the graph goes on.
     pub fn add_host(
         &mut self,
         label: &str,

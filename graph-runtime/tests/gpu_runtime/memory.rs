@@ -175,11 +175,17 @@ fn dropping_an_auto_free_exec_frees_its_last_allocations() {
         }
         sync(&stream);
         let live = graph_mem_usage(&ctx).unwrap().used_current;
-        assert!(live >= before + u64::from(N) * 4, "the last launch's allocation is live: {live}");
+        assert!(
+            live >= before + u64::from(N) * 4,
+            "the last launch's allocation is live: {live}"
+        );
     }
     trim_graph_memory(&ctx).unwrap();
     let after = graph_mem_usage(&ctx).unwrap();
-    assert_eq!(after.used_current, before, "graph memory left after the exec's drop");
+    assert_eq!(
+        after.used_current, before,
+        "graph memory left after the exec's drop"
+    );
     for out in &outs {
         let out = stream.clone_dtoh(out).unwrap();
         assert!(out.iter().enumerate().all(|(i, v)| *v == i as f32));
