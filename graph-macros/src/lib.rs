@@ -33,7 +33,9 @@
 /// `#[use_node_priority]`. Node attributes: `#[disabled]` (kernel, copy and
 /// fill nodes start disabled), `#[priority(N)]` (kernel nodes, with
 /// `#[use_node_priority]`), `#[escape]` (an alloc node whose buffer outlives
-/// the graph and is handed to the caller through `bound()`).
+/// the graph's launch and is handed to the caller through `bound()`; it
+/// stays allocated until the next launch frees it (auto-free-on-launch) or
+/// the exec is dropped, which frees it).
 ///
 /// `kernel PATH` names a kernel declared with
 /// [`declare_kernel!`](../graph_runtime/macro.declare_kernel.html): each

@@ -113,19 +113,36 @@ impl Capturing {
         // SAFETY: the stream is live (borrowed by add_capture for the whole
         // capture).
         let current = unsafe { result::capture_id(self.stream) };
-        if current != Ok(self.id) {
-            // Not our capture any more: the work ended it (our graph may be
-            // destroyed already: leak it, never destroy it twice). A capture
-            // it began instead is ended here so the stream is usable again;
-            // its graph was made by the driver for whoever ends it.
+        let ours = match current {
+            Ok(id) => id == self.id,
+            // Not capturing: the work ended our capture (and may have
+            // destroyed our graph). Leak it, never destroy it twice.
+            Err(cudarc::driver::DriverError(
+                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+            )) => {
+                std::mem::forget(graph);
+                return Err(cudarc::driver::DriverError(
+                    sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+                ));
+            }
+            // The driver will not say (a capture broken by the work reports
+            // its error here): end whatever capture is on the stream, and
+            // leak our graph rather than risk destroying it twice.
+            Err(_) => false,
+        };
+        if !ours {
+            // Not (known to be) our capture: the work ended ours (our graph
+            // may be destroyed already: leak it) and perhaps began another,
+            // which is ended here so that the stream is usable again; its
+            // graph was made by the driver for whoever ends it.
             std::mem::forget(graph);
-            if current.is_ok() {
-                // SAFETY: the stream is capturing (an id was reported).
-                if let Ok(theirs) = unsafe { result::end_capture(self.stream) } {
-                    if !theirs.is_null() {
-                        // SAFETY: ending the capture handed us this graph.
-                        let _ = unsafe { result::graph_destroy(theirs) };
-                    }
+            // SAFETY: the stream is live; ending a capture it is not in
+            // only fails.
+            if let Ok(theirs) = unsafe { result::end_capture(self.stream) } {
+                if !theirs.is_null() {
+                    // SAFETY: ending the capture handed us this graph, which
+                    // is not ours (ours was begun with an id no longer there).
+                    let _ = unsafe { result::graph_destroy(theirs) };
                 }
             }
             return Err(cudarc::driver::DriverError(

@@ -294,30 +294,25 @@ pub unsafe fn graph_mem_trim(device: sys::CUdevice) -> R<()> {
 }
 
 /// Whether CUDA knows host address `ptr` (page-locked, registered or
-/// managed memory): `cuPointerGetAttribute` answers for such memory and
-/// fails with `CUDA_ERROR_INVALID_VALUE` for ordinary pageable memory.
+/// managed memory). `cuPointerGetAttributes` reports a memory type of 0,
+/// without an error, for ordinary pageable memory (the singular
+/// `cuPointerGetAttribute` fails there, which sanitizers flag).
 ///
 /// # Safety
 /// A context is current.
 pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
     let mut memory_type: u32 = 0;
-    // SAFETY: forwarded from the caller; the attribute is a 32-bit value.
-    let got = unsafe {
-        sys::cuPointerGetAttribute(
-            (&mut memory_type as *mut u32).cast(),
-            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-            ptr as sys::CUdeviceptr,
-        )
-    };
-    match got {
-        sys::CUresult::CUDA_SUCCESS => Ok(true),
-        sys::CUresult::CUDA_ERROR_INVALID_VALUE => Ok(false),
-        other => Err(cudarc::driver::DriverError(other)),
-    }
+    let mut attribute = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data = (&mut memory_type as *mut u32).cast::<c_void>();
+    // SAFETY: forwarded from the caller; one attribute, a 32-bit value.
+    unsafe { sys::cuPointerGetAttributes(1, &mut attribute, &mut data, ptr as sys::CUdeviceptr) }
+        .result()?;
+    Ok(memory_type != 0)
 }
 
-/// The id of the capture `stream` is in, or `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`
-/// if it is not capturing (or its capture was invalidated).
+/// The id of the capture `stream` is in, active or invalidated by the work
+/// (either way it must be ended); `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` if
+/// it is not capturing.
 ///
 /// # Safety
 /// `stream` is live.
@@ -339,9 +334,9 @@ pub unsafe fn capture_id(stream: CUstream) -> R<u64> {
     .result()?;
     // SAFETY: initialised by the successful call.
     match unsafe { status.assume_init() } {
-        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE => Ok(id),
-        _ => Err(DriverError(
+        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Err(DriverError(
             sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
         )),
+        _ => Ok(id),
     }
 }
