@@ -261,18 +261,17 @@ impl Registry {
         false
     }
 
-    /// Records a node added to the driver's graph; returns its index.
+    /// Records a node added to the driver's graph at `place`; returns its
+    /// index.
     pub fn push_node(
         &mut self,
         label: &str,
-        raw: sys::CUgraphNode,
-        kind: NodeKind,
-        level: u64,
+        (raw, kind): (sys::CUgraphNode, NodeKind),
+        place: Place,
         deps: &[Node],
         allocs_before: Vec<u32>,
-        top: Option<u32>,
-        holder: Option<u32>,
     ) -> u32 {
+        let Place { level, top, holder } = place;
         let index = self.nodes.len() as u32;
         let label_start = self.labels.len() as u32;
         self.labels.push_str(label);
@@ -290,6 +289,15 @@ impl Registry {
         });
         index
     }
+}
+
+/// Where a node sits: its graph level, the root-level node it runs under
+/// (None at the root: itself), and the conditional node holding its level.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    pub level: u64,
+    pub top: Option<u32>,
+    pub holder: Option<u32>,
 }
 
 /// A CUDA graph under construction (or a conditional body of one).
@@ -509,16 +517,12 @@ impl<'a> Graph<'a> {
                 }
             }
         }
-        registry.push_node(
-            label,
-            raw,
-            kind,
-            self.level,
-            deps,
-            allocs_before,
-            self.top_node,
-            self.holder,
-        );
+        let place = Place {
+            level: self.level,
+            top: self.top_node,
+            holder: self.holder,
+        };
+        registry.push_node(label, (raw, kind), place, deps, allocs_before);
         Ok(Node {
             graph: self.instance,
             level: self.level,
