@@ -5,7 +5,9 @@
 //! per-slice event tracking stays correct across streams.
 
 use crate::exec::DeviceTarget;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -126,14 +128,15 @@ pub(crate) struct BufferUse {
 /// A bound cudarc slice, tracked at every launch.
 pub(crate) enum Binding<'a> {
     Read(&'a (dyn TrackedRead + 'a)),
-    Write(&'a mut (dyn TrackedWrite + 'a)),
+    /// With the slice's device address, to find it again (`bound_mut`).
+    Write(u64, &'a mut (dyn TrackedWrite + 'a)),
 }
 
 impl std::fmt::Debug for Binding<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Binding::Read(_) => "Binding::Read",
-            Binding::Write(_) => "Binding::Write",
+            Binding::Write(..) => "Binding::Write",
         })
     }
 }
@@ -144,7 +147,7 @@ impl Binding<'_> {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         match self {
             Binding::Read(slice) => slice.acquire_read(stream),
-            Binding::Write(slice) => slice.acquire_write(stream),
+            Binding::Write(_, slice) => slice.acquire_write(stream),
         }
     }
 }
@@ -157,6 +160,8 @@ pub(crate) trait TrackedRead: Sync {
 /// A slice whose writes are tracked by cudarc.
 pub(crate) trait TrackedWrite: Send {
     fn acquire_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    /// The slice itself, to hand out views of it between launches.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<T> TrackedRead for CudaSlice<T> {
@@ -165,9 +170,95 @@ impl<T> TrackedRead for CudaSlice<T> {
     }
 }
 
-impl<T> TrackedWrite for CudaSlice<T> {
+impl<T: 'static> TrackedWrite for CudaSlice<T> {
     fn acquire_write<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         self.device_ptr_mut(stream).1
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// A slice bound with `bind_mut`, reached through an exec between launches
+/// ([`Exec::bound_mut`](crate::Exec::bound_mut)): views of the range a
+/// [`Buf`] names, for cudarc's copies and kernels. cudarc's event tracking
+/// orders their work after the exec's launches (with tracking off, that is
+/// the caller's: synchronize first).
+///
+/// It holds the graph's resources locked, so no launch of another exec of
+/// the same graph starts meanwhile (one on this thread would wait forever:
+/// drop it first); the exec itself is borrowed, so it cannot launch either.
+/// It hands out views, never `&mut CudaSlice` (which `mem::swap` could
+/// replace under the graph's nodes).
+pub struct BoundMut<'e, 'a, T> {
+    _resources: MutexGuard<'e, Resources<'a>>,
+    slice: std::ptr::NonNull<CudaSlice<T>>,
+    range: std::ops::Range<usize>,
+    _exclusive: PhantomData<&'e mut CudaSlice<T>>,
+}
+
+impl<T> std::fmt::Debug for BoundMut<'_, '_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundMut")
+            .field("range", &self.range)
+            .finish()
+    }
+}
+
+impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
+    /// The bound slice behind `buf` in `resources`, if it was bound with
+    /// `bind_mut` there.
+    pub(crate) fn find(resources: MutexGuard<'e, Resources<'a>>, buf: &Buf<'_, T>) -> Option<Self> {
+        let mut found = None;
+        let mut resources = resources;
+        for binding in resources.bindings.iter_mut() {
+            let Binding::Write(base, slice) = binding else {
+                continue;
+            };
+            let base = *base;
+            let Some(slice) = slice.as_any_mut().downcast_mut::<CudaSlice<T>>() else {
+                continue;
+            };
+            let size = std::mem::size_of::<T>().max(1) as u64;
+            let end = base + (slice.len() as u64) * size;
+            if buf.device_ptr() >= base && buf.device_ptr() + (buf.len() as u64) * size <= end {
+                let start = ((buf.device_ptr() - base) / size) as usize;
+                found = Some((std::ptr::NonNull::from(slice), start..start + buf.len()));
+                break;
+            }
+        }
+        let (slice, range) = found?;
+        Some(BoundMut {
+            _resources: resources,
+            slice,
+            range,
+            _exclusive: PhantomData,
+        })
+    }
+
+    /// Number of elements in the view.
+    pub fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.range.is_empty()
+    }
+
+    /// A view to read (`stream.clone_dtoh(&bound.view())`, say).
+    pub fn view(&self) -> CudaView<'_, T> {
+        // SAFETY: the slice is the one the graph borrowed mutably for 'a,
+        // which outlives this value; the resources' lock (held) and the
+        // exec's borrow (held) keep every other path to it away.
+        let slice = unsafe { self.slice.as_ref() };
+        slice.slice(self.range.clone())
+    }
+
+    /// A view to write (`stream.memcpy_htod(&host, &mut bound.view_mut())`).
+    pub fn view_mut(&mut self) -> CudaViewMut<'_, T> {
+        // SAFETY: as for `view`, and `&mut self` makes this the only view.
+        let slice = unsafe { self.slice.as_mut() };
+        slice.slice_mut(self.range.clone())
     }
 }
 

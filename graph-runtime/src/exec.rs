@@ -7,7 +7,7 @@
 //! requires calls on one exec to be serialized. Each launch takes part in
 //! cudarc's per-slice event tracking for the slices the graph binds.
 
-use crate::buffer::{lock, with_tracked, ResourceSet, SharedResources};
+use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
@@ -562,6 +562,50 @@ impl<'a> Exec<'a> {
             exec: &self.owned,
             tracking: &self.tracking,
         })
+    }
+
+    /// The slice bound with `bind_mut` behind `buf`, between launches: read
+    /// a residual or a flag, write new input, then launch again, while the
+    /// exec lives (see [`BoundMut`]). With cudarc's event tracking on (the
+    /// default), cudarc orders that work after this exec's launches.
+    ///
+    /// ```no_run
+    /// # use graph_runtime::{kernel::KernelDef, Graph, LaunchConfig};
+    /// # fn main() -> graph_runtime::Result<()> {
+    /// let ctx = graph_runtime::driver::context(0)?;
+    /// let (stream, reader) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    /// let mut x = stream.alloc_zeros::<f32>(1024).unwrap();
+    /// let mut graph = Graph::new(&ctx)?;
+    /// let xb = graph.bind_mut(&mut x);
+    /// let bump = kernels::AddOne::load(&ctx)?;
+    /// graph.add_kernel("bump", &bump, LaunchConfig::for_elements(1024, 256), (xb, 1024), &[])?;
+    /// let mut exec = graph.instantiate()?;
+    /// loop {
+    ///     exec.launch(&stream)?;
+    ///     // Read element 0 on another stream: ordered after the launch.
+    ///     let head = exec.bound_mut(xb.slice(0..1).unwrap())?;
+    ///     if reader.clone_dtoh(&head.view()).unwrap()[0] >= 10.0 {
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] if `buf` is not a slice this exec's
+    /// graph bound with `bind_mut` (a graph allocation, a read-only binding,
+    /// a child graph's binding, another graph's buffer).
+    pub fn bound_mut<T: 'static>(&mut self, buf: Buf<'a, T>) -> Result<BoundMut<'_, 'a, T>> {
+        let foreign = || {
+            GraphError::ForeignHandle {
+            what: "the buffer passed to `bound_mut` (it must be a slice this exec's graph bound with `bind_mut`)"
+                .to_string(),
+        }
+        };
+        if buf.as_use(false).root != self.resource_id || buf.as_use(false).alloc.is_some() {
+            return Err(foreign());
+        }
+        BoundMut::find(lock(&self.resources), &buf).ok_or_else(foreign)
     }
 
     /// The labels of the exec's nodes, in the order they were added.

@@ -437,10 +437,12 @@ impl<'a> Graph<'a> {
 
     /// Binds a slice the graph writes (and may read). It stays exclusively
     /// borrowed while the graph or any of its execs lives.
-    pub fn bind_mut<T>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
+    pub fn bind_mut<T: 'static>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
         let ptr = raw_ptr(slice);
         let len = slice.len();
-        lock(&self.resources).bindings.push(Binding::Write(slice));
+        lock(&self.resources)
+            .bindings
+            .push(Binding::Write(ptr, slice));
         Buf::new(ptr, len, true, self.resource_id, None)
     }
 

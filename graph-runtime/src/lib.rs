@@ -59,6 +59,10 @@
 //!   [`kernel::InFirst`]/[`kernel::OutFirst`] buffer against its `N`, at
 //!   every path that sets arguments: a declaration can vouch for bounds that
 //!   safe callers cannot move.
+//! - *Between launches.* A slice bound with `bind_mut` is reachable through
+//!   [`Exec::bound_mut`] as cudarc views (never as `&mut CudaSlice`, which
+//!   `mem::swap` could replace under the graph's nodes); the view borrows
+//!   the exec, so it cannot launch meanwhile.
 //! - *cudarc's event tracking.* Every launch waits for pending cudarc work
 //!   on the bound slices (its own, its child graphs', its device-launched
 //!   execs') and records itself as their latest use, so cudarc work on any
@@ -143,7 +147,7 @@ pub mod user_object;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use buffer::Buf;
+pub use buffer::{BoundMut, Buf};
 pub use cache::{CacheOutcome, GraphCache};
 pub use conditional::CondHandle;
 pub use error::{GraphError, Result};

@@ -36,7 +36,7 @@ impl<'a, T> Operand<'a> for &'a CudaSlice<T> {
     }
 }
 
-impl<'a, T> Operand<'a> for &'a mut CudaSlice<T> {
+impl<'a, T: 'static> Operand<'a> for &'a mut CudaSlice<T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
         graph.bind_mut(self)

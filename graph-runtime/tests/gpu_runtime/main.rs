@@ -8,6 +8,7 @@ mod conditional;
 mod declarations;
 mod device_launch;
 mod exec;
+mod launch_loop;
 mod memory;
 mod nodes;
 mod pdl;

@@ -1,0 +1,101 @@
+//! The launch loop: launch, read a bound buffer, decide, write one, launch
+//! again, all while the exec lives (`Exec::bound_mut`), with cudarc's event
+//! tracking ordering the reads and writes on another stream.
+
+use crate::common::{gpu, sync};
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, GraphError, LaunchConfig};
+
+const N: u32 = 4096;
+
+/// Each launch adds 1 to every element; the host reads element 0 on
+/// another stream after each launch (no synchronize: tracking orders it)
+/// and stops at 7, then writes new input through the exec and launches
+/// once more.
+#[test]
+fn a_launch_loop_reads_and_writes_bound_buffers_between_launches() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let reader = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel(
+            "bump",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (xb, N),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        let head = xb.slice(0..1).unwrap();
+        let mut launches = 0;
+        loop {
+            exec.launch(&stream).unwrap();
+            launches += 1;
+            let value = reader
+                .clone_dtoh(&exec.bound_mut(head).unwrap().view())
+                .unwrap()[0];
+            assert_eq!(
+                value, launches as f32,
+                "the read saw every launch before it"
+            );
+            if value >= 7.0 {
+                break;
+            }
+        }
+        assert_eq!(launches, 7);
+        // New input, written on the reader stream, then one more launch.
+        {
+            let mut bound = exec.bound_mut(xb).unwrap();
+            assert_eq!(bound.len(), N as usize);
+            reader
+                .memcpy_htod(&vec![10.0f32; N as usize], &mut bound.view_mut())
+                .unwrap();
+        }
+        exec.launch(&stream).unwrap();
+        let all = reader
+            .clone_dtoh(&exec.bound_mut(xb).unwrap().view())
+            .unwrap();
+        assert!(all.iter().all(|v| *v == 11.0), "{:?}", &all[..4]);
+    }
+    sync(&stream);
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 11.0));
+}
+
+/// Only slices the exec's graph bound with `bind_mut` are reachable: a
+/// read-only binding (the caller still holds a shared reference to it), a
+/// graph allocation and another graph's slice are refused.
+#[test]
+fn bound_mut_refuses_what_the_graph_did_not_bind_mutably() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let add = kernels::Add::load(&ctx).unwrap();
+    let x = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut z = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (xb, yb) = (g.bind(&x), g.bind_mut(&mut y));
+    let cfg = LaunchConfig::for_elements(N, 256);
+    g.add_kernel("sum", &add, cfg, (xb, xb, yb, N), &[])
+        .unwrap();
+    let mut other = Graph::new(&ctx).unwrap();
+    let zb = other.bind_mut(&mut z);
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    assert!(matches!(
+        exec.bound_mut(xb),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    assert!(matches!(
+        exec.bound_mut(zb),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    let read = stream
+        .clone_dtoh(&exec.bound_mut(yb).unwrap().view())
+        .unwrap();
+    assert!(read.iter().all(|v| *v == 2.0));
+}
