@@ -106,6 +106,20 @@ impl<'a, T> Buf<'a, T> {
         })
     }
 
+    /// The same memory seen as elements of `U` (of the same size: the
+    /// runtime's 8-byte fill writes any 8-byte element type as u64).
+    pub(crate) fn retyped<U>(self) -> Buf<'a, U> {
+        debug_assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<U>());
+        Buf {
+            ptr: self.ptr,
+            len: self.len,
+            writable: self.writable,
+            root: self.root,
+            alloc: self.alloc,
+            _borrow: PhantomData,
+        }
+    }
+
     pub(crate) fn as_use(&self, write: bool) -> BufferUse {
         BufferUse {
             root: self.root,

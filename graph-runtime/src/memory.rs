@@ -4,6 +4,7 @@
 use crate::buffer::{AllocRef, Buf, BufferUse};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{zeroed_params, AllocInfo, Graph};
+use crate::kernel::LaunchConfig;
 use crate::node::{Node, NodeKind};
 use crate::result;
 use bytemuck::Pod;
@@ -272,7 +273,8 @@ impl<'a> Graph<'a> {
         Ok(())
     }
 
-    /// Adds a memset node writing `value` to every element of `dst`.
+    /// Adds a fill node writing `value` to every element of `dst` (see
+    /// [`FillValue`] for how 8-byte values are written).
     pub fn add_fill<T: FillValue>(
         &mut self,
         label: &str,
@@ -286,13 +288,22 @@ impl<'a> Graph<'a> {
                 "fills a buffer bound read-only; bind it with `bind_mut`",
             ));
         }
+        let bits = value.bits();
+        let (value, element, count) = match std::mem::size_of::<T>() {
+            8 if bits as u32 != (bits >> 32) as u32 => {
+                return self.add_fill64(label, dst, bits, deps);
+            }
+            // Both halves equal: 4-byte elements, twice as many.
+            8 => (bits as u32, 4, dst.len() * 2),
+            size => (bits as u32, size as u32, dst.len()),
+        };
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET);
         params.__bindgen_anon_1.memset = sys::CUDA_MEMSET_NODE_PARAMS_v2 {
             dst: dst.device_ptr(),
             pitch: 0,
-            value: value.pattern(),
-            elementSize: std::mem::size_of::<T>() as u32,
-            width: dst.len(),
+            value,
+            elementSize: element,
+            width: count,
             height: 1,
             ctx: self.ctx.cu_ctx(),
         };
@@ -304,6 +315,33 @@ impl<'a> Graph<'a> {
             &[dst.as_use(true)],
             &mut params,
         )
+    }
+
+    /// An 8-byte fill whose halves differ: a kernel node.
+    fn add_fill64<T>(
+        &mut self,
+        label: &str,
+        dst: Buf<'a, T>,
+        bits: u64,
+        deps: &[Node],
+    ) -> Result<Node> {
+        let kernel = fill64(&self.ctx).map_err(|e| {
+            GraphError::invalid(
+                label,
+                format!("the 8-byte fill kernel could not be loaded: {e}"),
+            )
+        })?;
+        let n = dst.len() as u64;
+        let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
+        let words: Buf<'a, u64> = dst.retyped();
+        let node = self.add_kernel(
+            label,
+            &kernel,
+            LaunchConfig::new(blocks, 256),
+            (words, bits, n),
+            deps,
+        )?;
+        Ok(node.node())
     }
 }
 
@@ -424,19 +462,29 @@ fn memcpy3d(src: &Endpoint, dst: &Endpoint, bytes: usize) -> sys::CUDA_MEMCPY3D 
     }
 }
 
-/// Element types a memset node can write (1, 2 or 4 bytes). Sealed: a fill
-/// writes the value's bytes into every element, so only the runtime's own
-/// plain-data impls may say what those bytes are.
+/// Element types a fill node can write: 1, 2 and 4-byte scalars (a memset
+/// node), and 8-byte ones (a memset node of 4-byte elements when both halves
+/// of the value are equal, as for zero; otherwise a kernel node of the
+/// runtime's own, legal wherever a memset is, in conditional bodies and
+/// device-launch graphs too). Sealed: a fill writes the value's bytes into
+/// every element, so only the runtime's own plain-data impls may say what
+/// those bytes are.
+#[diagnostic::on_unimplemented(
+    message = "a fill cannot write `{Self}`: it writes 1, 2, 4 and 8-byte integers and floats",
+    label = "not a value a fill node can write",
+    note = "fill a buffer of another element type with a kernel node"
+)]
 pub trait FillValue: Pod + sealed::Scalar {
+    /// The value's bits, widened to 8 bytes (its size is `size_of::<Self>()`).
     #[doc(hidden)]
-    fn pattern(self) -> u32;
+    fn bits(self) -> u64;
 }
 
 macro_rules! fill_values {
     ($($t:ty => $bits:expr),*) => {$(
         impl sealed::Scalar for $t {}
         impl FillValue for $t {
-            fn pattern(self) -> u32 {
+            fn bits(self) -> u64 {
                 #[allow(clippy::redundant_closure_call)]
                 ($bits)(self)
             }
@@ -444,14 +492,37 @@ macro_rules! fill_values {
     )*};
 }
 fill_values!(
-    u8 => |v: u8| u32::from(v),
-    i8 => |v: i8| u32::from(v as u8),
-    u16 => |v: u16| u32::from(v),
-    i16 => |v: i16| u32::from(v as u16),
-    u32 => |v: u32| v,
-    i32 => |v: i32| v as u32,
-    f32 => |v: f32| v.to_bits()
+    u8 => |v: u8| u64::from(v),
+    i8 => |v: i8| u64::from(v as u8),
+    u16 => |v: u16| u64::from(v),
+    i16 => |v: i16| u64::from(v as u16),
+    u32 => |v: u32| u64::from(v),
+    i32 => |v: i32| u64::from(v as u32),
+    f32 => |v: f32| u64::from(v.to_bits()),
+    u64 => |v: u64| v,
+    i64 => |v: i64| v as u64,
+    f64 => |v: f64| v.to_bits()
 );
+
+/// The runtime's 8-byte fill, for values whose halves differ.
+const FILL64_SOURCE: &str = r#"extern "C" __global__ void graph_runtime_fill64(
+    unsigned long long* x, unsigned long long value, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        x[i] = value;
+}"#;
+
+type Fill64 = (crate::kernel::Out<u64>, u64, u64);
+
+fn fill64(ctx: &Arc<CudaContext>) -> Result<crate::kernel::Kernel<Fill64>> {
+    // SAFETY: matches `graph_runtime_fill64(unsigned long long*, unsigned
+    // long long, unsigned long long)`; it writes x[..n], and the runtime
+    // passes n = the buffer's length (see `add_fill`).
+    const DECL: crate::kernel::KernelDecl<Fill64> =
+        unsafe { crate::kernel::KernelDecl::cuda_c(FILL64_SOURCE, "graph_runtime_fill64") };
+    static LOADED: crate::kernel::LoadedKernels<Fill64> = crate::kernel::LoadedKernels::new();
+    LOADED.get_or_load(ctx, &DECL)
+}
 
 /// Graph memory in use and reserved on a device (`cuDeviceGetGraphMemAttribute`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

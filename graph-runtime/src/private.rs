@@ -14,6 +14,12 @@ pub use crate::kernel::{ArgOf, KernelDef};
 #[inline(always)]
 pub const fn require_pdl_aware<K: crate::kernel::PdlAware>() {}
 
+/// A fill node's value, checked where it is written (see `FillValue`).
+#[inline(always)]
+pub fn fill_value<T: crate::memory::FillValue>(value: T) -> T {
+    value
+}
+
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 

@@ -212,3 +212,48 @@ fn kernel_nodes_run_in_their_functions_context_whatever_is_current() {
     let expected: Vec<f32> = x_h.iter().map(|v| v * 30.0).collect();
     assert_eq!(out, expected);
 }
+
+/// Fills of 8-byte values: halves that differ take the runtime's fill
+/// kernel (1.5f64, a u64 pattern), equal halves a memset of 4-byte words
+/// (0.0f64, -1i64), at the top level and inside an IF body.
+#[test]
+fn eight_byte_fills_write_every_element() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let n = 3000usize;
+    let mut a = stream.clone_htod(&vec![9.0f64; n]).unwrap();
+    let mut b = stream.clone_htod(&vec![9.0f64; n]).unwrap();
+    let mut c = stream.alloc_zeros::<u64>(n).unwrap();
+    let mut d = stream.alloc_zeros::<i64>(n + 1).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (ab, bb, cb, db) = (
+            g.bind_mut(&mut a),
+            g.bind_mut(&mut b),
+            g.bind_mut(&mut c),
+            g.bind_mut(&mut d),
+        );
+        g.add_fill("wide", ab, 1.5f64, &[]).unwrap();
+        g.add_fill("zero", bb, 0.0f64, &[]).unwrap();
+        let go = g.cond_handle(Some(1)).unwrap();
+        g.add_if("body", go, &[], |body| {
+            body.add_fill("pattern", cb, 0x0000_0001_0000_0002u64, &[])?;
+            body.add_fill("minus", db.slice(0..n).unwrap(), -1i64, &[])?;
+            Ok(())
+        })
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    assert!(stream.clone_dtoh(&a).unwrap().iter().all(|v| *v == 1.5));
+    assert!(stream.clone_dtoh(&b).unwrap().iter().all(|v| *v == 0.0));
+    assert!(stream
+        .clone_dtoh(&c)
+        .unwrap()
+        .iter()
+        .all(|v| *v == 0x0000_0001_0000_0002));
+    let d = stream.clone_dtoh(&d).unwrap();
+    assert!(d[..n].iter().all(|v| *v == -1));
+    assert_eq!(d[n], 0, "the element past the slice is untouched");
+}

@@ -398,7 +398,12 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             NodeKind::Fill { dst, value, .. } => {
                 let dst = self.device_only(dst);
-                quote! { let #var = #g.add_fill(#label, #dst, #value, #deps)?; }
+                // Spanned at the value: an element type a fill cannot write
+                // is reported there.
+                let value =
+                    quote_spanned! {value.span()=> ::graph_runtime::__private::fill_value(#value)};
+                let add_fill = Ident::new("add_fill", value.span());
+                quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
             NodeKind::Host { closure, .. } => {
                 quote! { let #var = #g.add_host(#label, #closure, #deps)?; }
