@@ -1035,10 +1035,14 @@ pub(crate) fn with_kernel_params<R>(
     ctx: sys::CUcontext,
     f: impl FnOnce(&mut sys::CUgraphNodeParams) -> R,
 ) -> R {
-    let (mut values, count) = encoded.values();
+    let (words, starts) = encoded.values();
+    let count = starts.len();
     let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
-    for (pointer, value) in pointers.iter_mut().zip(&mut values[..count]) {
-        *pointer = (value as *mut u64).cast();
+    for (pointer, &start) in pointers.iter_mut().zip(starts) {
+        // The driver only reads through `kernelParams` (it copies each
+        // parameter's bytes into the node), so pointing it at the
+        // encoder's words, which outlive the call, is enough.
+        *pointer = words[start as usize..].as_ptr().cast_mut().cast();
     }
     let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
     params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {

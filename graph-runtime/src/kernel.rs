@@ -423,12 +423,23 @@ impl LaunchConfig {
 /// Most parameters a kernel declaration has (tuples up to 12).
 pub(crate) const MAX_PARAMS: usize = 12;
 
+/// 8-byte words of argument values a kernel node holds: 256 bytes, room
+/// for twelve by-value structs of a few fields each.
+pub(crate) const VALUE_WORDS: usize = 32;
+
 /// Collects a kernel's argument values and the buffers it touches, without
-/// allocating: every parameter type is at most 8 bytes (a scalar, a device
-/// address or a handle), so each takes one 8-byte slot.
+/// allocating: each parameter's bytes start at an 8-byte word of `words`
+/// (scalars, addresses and handles take one; a [`Val`] struct as many as
+/// it needs).
 pub struct ArgEncoder<'a> {
-    slots: [u64; MAX_PARAMS],
+    words: [u64; VALUE_WORDS],
+    /// Words used so far.
+    used: usize,
+    /// Where each parameter starts in `words`.
+    starts: [u8; MAX_PARAMS],
     len: usize,
+    /// Set when the values did not fit (more than `VALUE_WORDS` words).
+    overflow: bool,
     /// The buffers the arguments touch: at most one per parameter; the
     /// first `use_count` are written (left uninitialised past that, as one
     /// is made per kernel node added).
@@ -472,7 +483,8 @@ impl Default for Bounds {
 impl std::fmt::Debug for ArgEncoder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ArgEncoder")
-            .field("slots", &&self.slots[..self.len])
+            .field("words", &&self.words[..self.used])
+            .field("params", &self.len)
             .field("buffers", &self.use_count)
             .field("conds", &self.cond_count)
             .field("execs", &self.execs.len())
@@ -483,8 +495,11 @@ impl std::fmt::Debug for ArgEncoder<'_> {
 impl Default for ArgEncoder<'_> {
     fn default() -> Self {
         ArgEncoder {
-            slots: [0; MAX_PARAMS],
+            words: [0; VALUE_WORDS],
+            used: 0,
+            starts: [0; MAX_PARAMS],
             len: 0,
+            overflow: false,
             use_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
             use_count: 0,
             cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
@@ -497,19 +512,24 @@ impl Default for ArgEncoder<'_> {
 
 impl<'a> ArgEncoder<'a> {
     fn push_bytes(&mut self, bytes: &[u8]) {
-        debug_assert!(bytes.len() <= 8 && self.len < MAX_PARAMS);
-        let mut slot = [0u8; 8];
-        slot[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
-        if let Some(target) = self.slots.get_mut(self.len) {
-            *target = u64::from_ne_bytes(slot);
-            self.len += 1;
+        let needed = bytes.len().div_ceil(8).max(1);
+        if self.len >= MAX_PARAMS || self.used + needed > VALUE_WORDS {
+            self.overflow = true;
+            return;
         }
+        let start = self.used;
+        let target: &mut [u8] = bytemuck::cast_slice_mut(&mut self.words[start..start + needed]);
+        target[..bytes.len()].copy_from_slice(bytes);
+        target[bytes.len()..].fill(0);
+        self.starts[self.len] = start as u8;
+        self.used += needed;
+        self.len += 1;
     }
 
-    /// A copy of the encoded values (one 8-byte slot per parameter) and
-    /// their count, for `kernelParams` to point into.
-    pub(crate) fn values(&self) -> ([u64; MAX_PARAMS], usize) {
-        (self.slots, self.len)
+    /// The encoded values and where each parameter starts in them, for
+    /// `kernelParams` to point into.
+    pub(crate) fn values(&self) -> (&[u64; VALUE_WORDS], &[u8]) {
+        (&self.words, &self.starts[..self.len])
     }
 
     fn push_use(&mut self, used: BufferUse) {
@@ -534,6 +554,12 @@ impl<'a> ArgEncoder<'a> {
     /// [`Len`] and [`Index`] argument within every [`In`]/[`Out`] buffer,
     /// and an [`OutPerBlock`] buffer for every block.
     pub(crate) fn check_bounds(&self, config: &LaunchConfig) -> std::result::Result<(), String> {
+        if self.overflow {
+            return Err(format!(
+                "the kernel's arguments take more than the {} bytes a node holds",
+                VALUE_WORDS * 8
+            ));
+        }
         let b = &self.bounds;
         let (shortest, buffer) = b.shortest;
         if b.count.0 > shortest {
@@ -589,7 +615,8 @@ impl<'a> ArgEncoder<'a> {
 }
 
 /// A kernel parameter type: what the node takes (`Arg`) and how it is
-/// passed to the kernel.
+/// passed to the kernel. Plain values of your own types go through
+/// [`Val`].
 ///
 /// # Safety
 /// The graph's checks (a buffer used after its free, written through a
@@ -599,6 +626,11 @@ impl<'a> ArgEncoder<'a> {
 /// device buffer, conditional handle and exec whose address or handle it
 /// passes, as the runtime's own impls do (delegating to them is how). The
 /// bytes it passes must be what the kernel's parameter expects.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel parameter type",
+    label = "not a kernel parameter",
+    note = "parameters are scalars, `[T; N]` arrays, `Val<T>` for a plain-data struct (`#[derive(bytemuck::Pod, bytemuck::Zeroable)]`, `#[repr(C)]`), buffers (`In<T>`, `Out<T>`, `InFirst`, `OutFirst`, `OutPerBlock`), `Len`, `Index`, `Cond` and `ExecParam`"
+)]
 pub unsafe trait KernelParam: 'static {
     /// The value a kernel node takes for this parameter.
     type Arg<'a>;
@@ -622,7 +654,7 @@ macro_rules! scalar_params {
         }
     )*};
 }
-scalar_params!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, usize, isize);
+scalar_params!(i8, i16, i32, i64, i128, u8, u16, u32, u64, u128, f32, f64, usize, isize);
 
 /// A device buffer the kernel only reads (`const T*`), at indices below its
 /// [`Len`] arguments and at its [`Index`] arguments: the runtime checks
@@ -661,6 +693,19 @@ pub struct Len;
 /// buffers at it. The runtime refuses an index at or past their lengths.
 #[derive(Debug)]
 pub struct Index;
+
+/// A plain-data value passed by value: a `#[repr(C)]` struct (derive
+/// [`bytemuck::Pod`] and [`bytemuck::Zeroable`] for it), an array, a scalar
+/// of any width (with graph-runtime's re-export of bytemuck, add
+/// `#[bytemuck(crate = "graph_runtime::bytemuck")]` to the derive). The
+/// kernel's parameter must have the same layout (a C
+/// struct with the same fields in the same order). The node takes the value
+/// itself (`Val<Params>` takes a `Params`). Its bytes are data only: the
+/// runtime tracks buffers passed as buffer parameters, so a kernel must not
+/// treat a field as an address to read or write (a declaration whose kernel
+/// does vouches falsely).
+#[derive(Debug)]
+pub struct Val<T>(PhantomData<fn() -> T>);
 
 /// A conditional handle the kernel may set with `cudaGraphSetConditional`
 /// (`unsigned long long` in CUDA C).
@@ -810,6 +855,26 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
     }
 }
 
+// SAFETY: plain data (Pod: no pointers the runtime would have to track,
+// every byte initialised), passed by value; it touches no memory.
+unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
+    type Arg<'a> = T;
+    fn encode(arg: &T, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
+        out.push_bytes(bytemuck::bytes_of(arg));
+        Ok(())
+    }
+}
+
+// SAFETY: arrays of plain scalars, passed by value (a C array member of a
+// struct parameter, or a fixed-size array the kernel takes by value).
+unsafe impl<T: bytemuck::Pod, const N: usize> KernelParam for [T; N] {
+    type Arg<'a> = [T; N];
+    fn encode(arg: &[T; N], _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
+        out.push_bytes(bytemuck::cast_slice(arg.as_slice()));
+        Ok(())
+    }
+}
+
 // SAFETY: passes the handle's value and reports the handle as set.
 unsafe impl KernelParam for Cond {
     type Arg<'a> = CondHandle;
@@ -840,6 +905,11 @@ unsafe impl KernelParam for ExecParam {
 
 /// A kernel's whole parameter list: a tuple of [`KernelParam`]s. Sealed:
 /// the tuples up to 12 parameters are all there is.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel parameter list: write a tuple of parameter types",
+    label = "not a tuple of kernel parameters",
+    note = "one parameter is a tuple of one: `(Out<f32>,)`, with the trailing comma"
+)]
 pub trait KernelArgs: 'static + sealed::Sealed {
     /// The tuple of values a kernel node takes.
     type Args<'a>;
@@ -1004,11 +1074,49 @@ mod tests {
     fn scalar_arguments_are_encoded_in_native_layout() {
         let mut out = ArgEncoder::default();
         <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
-        let (values, count) = out.values();
-        assert_eq!(count, 3);
+        let (values, starts) = out.values();
+        assert_eq!(starts, [0, 1, 2]);
         assert_eq!(values[0] as u32, 7);
         assert_eq!(f64::from_bits(values[1]), 1.5);
         assert_eq!(values[2] as u8, 3);
+    }
+
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct Params {
+        scale: f32,
+        offset: f32,
+        count: u64,
+        bias: [f32; 2],
+    }
+
+    #[test]
+    fn structs_take_the_words_they_need() {
+        let mut out = ArgEncoder::default();
+        let params = Params {
+            scale: 2.0,
+            offset: -1.0,
+            count: 7,
+            bias: [0.5, 0.25],
+        };
+        <(u32, Val<Params>, [u16; 3]) as KernelArgs>::encode(&(9, params, [1, 2, 3]), &mut out)
+            .unwrap();
+        let (values, starts) = out.values();
+        // 4 bytes, then 24 bytes (three words), then 6 bytes (one word).
+        assert_eq!(starts, [0, 1, 4]);
+        let bytes: &[u8] = bytemuck::cast_slice(&values[1..4]);
+        assert_eq!(bytes, bytemuck::bytes_of(&params));
+        assert_eq!(values[4] & 0xFFFF_FFFF_FFFF, 0x0003_0002_0001);
+        assert!(out.check_bounds(&LaunchConfig::new(1, 1)).is_ok());
+    }
+
+    #[test]
+    fn arguments_past_a_nodes_room_are_refused() {
+        let mut out = ArgEncoder::default();
+        let big = [0u64; 30];
+        <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
+        let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
+        assert!(err.contains("256 bytes"), "{err}");
     }
 
     #[test]

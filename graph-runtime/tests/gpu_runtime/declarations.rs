@@ -99,3 +99,69 @@ fn bad_input_is_rejected_before_the_driver() {
     assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
     assert_eq!(g.node_count(), 0, "nothing was half-built");
 }
+
+/// The C struct `affine` takes by value (24 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, graph_runtime::bytemuck::Pod, graph_runtime::bytemuck::Zeroable)]
+struct Affine {
+    scale: f32,
+    offset: f32,
+    count: u64,
+    bias: [f32; 2],
+}
+
+const AFFINE_SOURCE: &str = r#"
+struct Affine { float scale; float offset; unsigned long long count; float bias[2]; };
+extern "C" __global__ void affine(float* x, Affine p, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * p.scale + p.offset + p.bias[0] + p.bias[1] + (float)p.count;
+}"#;
+
+graph_runtime::declare_kernel! {
+    // SAFETY: matches `affine(float*, Affine, unsigned)` with Affine laid out
+    // as the Rust struct; touches x below n (a Len).
+    AffineKernel: (Out<f32>, graph_runtime::kernel::Val<Affine>, Len) = unsafe cuda_c(AFFINE_SOURCE, "affine");
+}
+
+/// A `#[repr(C)]` struct of 24 bytes passed by value, at build and through
+/// an exec's argument update.
+#[test]
+fn a_struct_passed_by_value_reaches_the_kernel() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let kernel = AffineKernel::load(&ctx).unwrap();
+    let mut x = stream.clone_htod(&vec![1.0f32; N as usize]).unwrap();
+    let first = Affine {
+        scale: 2.0,
+        offset: 0.5,
+        count: 3,
+        bias: [0.25, 0.125],
+    };
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let node = g
+            .add_kernel(
+                "affine",
+                &kernel,
+                LaunchConfig::for_elements(N, 128),
+                (xb, first, N),
+                &[],
+            )
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        // 1 * 2 + 0.5 + 0.25 + 0.125 + 3 = 5.875
+        let second = Affine {
+            scale: 1.0,
+            offset: 0.0,
+            count: 0,
+            bias: [0.0, 1.0],
+        };
+        exec.set_kernel_args(&node, (xb, second, N)).unwrap();
+        exec.launch(&stream).unwrap();
+        sync(&stream);
+    }
+    let x = stream.clone_dtoh(&x).unwrap();
+    assert!(x.iter().all(|v| *v == 6.875), "{:?}", &x[..4]);
+}
