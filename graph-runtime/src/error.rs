@@ -70,8 +70,9 @@ pub enum GraphError {
         hint: &'static str,
     },
 
-    /// A graph with memory nodes may have only one live exec (CUDA rule).
-    #[error("a graph with memory nodes can have only one live exec; drop the other exec first")]
+    /// A graph with memory nodes (a CUDA rule) or host buffers may have
+    /// only one live exec.
+    #[error("a graph with memory nodes or host buffers can have only one live exec; drop the other exec first")]
     SecondExec,
 
     /// A conditional body was replaced while it was built (`mem::swap` or

@@ -226,7 +226,7 @@ impl<'a> Graph<'a> {
                 "a conditional body cannot be instantiated on its own",
             ));
         }
-        let live = if self.has_memory_nodes() {
+        let live = if self.needs_one_exec() {
             if self.live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
                 self.live_execs.fetch_sub(1, Ordering::AcqRel);
                 return Err(GraphError::SecondExec);
@@ -307,6 +307,19 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// The graph (root instance) the exec was instantiated from.
+    pub(crate) fn original_graph(&self) -> u64 {
+        self.instances[0]
+    }
+
+    /// Waits for the exec's last launch, if any.
+    pub(crate) fn wait_for_last_launch(&self) -> Result<()> {
+        match &self.last_stream {
+            Some(stream) => stream.synchronize().op("cuStreamSynchronize"),
+            None => Ok(()),
+        }
+    }
+
     /// A stream of another context is refused: cudarc could not order its
     /// slices' work with it (their events live in this context).
     fn same_context(&self, stream: &CudaStream) -> Result<()> {
@@ -336,14 +349,16 @@ impl<'a> Exec<'a> {
             ));
         }
         if graph.instance != self.instances[0]
-            && (graph.has_memory_nodes() || !self.registry.allocs.is_empty())
+            && (graph.needs_one_exec()
+                || !self.registry.allocs.is_empty()
+                || self.registry.host_buffers > 0)
         {
             // Each graph's allocations live at that graph's addresses: the
             // exec's alloc nodes keep theirs while the other graph's kernels
             // would use its own.
             return Err(GraphError::Update {
                 result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
-                reason: "a graph with memory nodes cannot be updated from another graph (its allocations have other addresses); instantiate that graph instead",
+                reason: "a graph with memory nodes or host buffers cannot be updated from another graph (its allocations and buffers are other memory); instantiate that graph instead",
                 label: None,
             });
         }

@@ -141,6 +141,10 @@ pub(crate) struct Registry {
     dep_list: Vec<u32>,
     /// Kernel nodes that set a conditional handle: (handle, node).
     pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
+    /// Nodes that use a host buffer: (buffer, node, writes).
+    pub host_uses: Vec<(u64, u32, bool)>,
+    /// Host buffers the graph owns (see `host`).
+    pub host_buffers: usize,
 }
 
 impl Registry {
@@ -983,6 +987,12 @@ impl<'a> Graph<'a> {
 
     pub(crate) fn has_memory_nodes(&self) -> bool {
         !self.registry().allocs.is_empty()
+    }
+
+    /// Whether two execs of the graph could not run side by side: graph
+    /// memory (a CUDA rule) or host buffers (both would write them).
+    pub(crate) fn needs_one_exec(&self) -> bool {
+        self.has_memory_nodes() || self.registry.host_buffers > 0
     }
 }
 

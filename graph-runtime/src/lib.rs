@@ -137,6 +137,7 @@ pub mod driver;
 pub mod error;
 pub mod exec;
 pub mod graph;
+pub mod host;
 pub mod kernel;
 pub mod memory;
 pub mod node;
@@ -153,6 +154,7 @@ pub use conditional::CondHandle;
 pub use error::{GraphError, Result};
 pub use exec::{DeviceExec, Exec, InstantiateOptions, KernelNodeMut, NodeMut, UpdateOutcome};
 pub use graph::Graph;
+pub use host::HostBuf;
 pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};
 pub use node::{EdgeKind, KernelNode, Node, NodeKind};
 

@@ -4,6 +4,7 @@
 use crate::buffer::{AllocRef, Buf, BufferUse};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{zeroed_params, AllocInfo, Graph};
+use crate::host::{HostBuf, HostUse};
 use crate::kernel::LaunchConfig;
 use crate::node::{Node, NodeKind};
 use crate::result;
@@ -20,6 +21,7 @@ mod sealed {
     impl<T> Operand for &Vec<T> {}
     impl<T> Operand for &mut [T] {}
     impl<T> Operand for &mut Vec<T> {}
+    impl<T> Operand for &crate::host::HostBuf<T> {}
 
     /// Keeps the element types of fills implementable here only.
     pub trait Scalar {}
@@ -246,7 +248,11 @@ impl<'a> Graph<'a> {
             copyParams: copy,
         };
         let uses: Vec<BufferUse> = src.uses.into_iter().chain(dst.uses).collect();
-        self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)
+        let host_uses: Vec<HostUse> = src.host_use.into_iter().chain(dst.host_use).collect();
+        self.check_host_uses(label, deps, &host_uses)?;
+        let node = self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)?;
+        self.record_host_uses(node, &host_uses);
+        Ok(node)
     }
 
     /// A copy node's host memory must be ordinary pageable memory. The
@@ -353,6 +359,7 @@ pub struct Endpoint {
     host: *mut std::ffi::c_void,
     len: usize,
     uses: Option<BufferUse>,
+    host_use: Option<HostUse>,
 }
 
 /// What a copy may read: a device buffer or a host slice. Sealed: the
@@ -377,6 +384,7 @@ impl<'a, T: Pod> CopySource<'a, T> for Buf<'a, T> {
             host: std::ptr::null_mut(),
             len: self.len(),
             uses: Some(self.as_use(false)),
+            host_use: None,
         }
     }
 }
@@ -389,6 +397,7 @@ impl<'a, T: Pod> CopySource<'a, T> for &'a [T] {
             host: self.as_ptr() as *mut std::ffi::c_void,
             len: self.len(),
             uses: None,
+            host_use: None,
         }
     }
 }
@@ -408,6 +417,7 @@ impl<'a, T: Pod> CopyDestination<'a, T> for Buf<'a, T> {
             len: self.len(),
             // A read-only destination is rejected when the use is checked.
             uses: Some(self.as_use(true)),
+            host_use: None,
         }
     }
 }
@@ -420,6 +430,7 @@ impl<'a, T: Pod> CopyDestination<'a, T> for &'a mut [T] {
             host: self.as_mut_ptr().cast(),
             len: self.len(),
             uses: None,
+            host_use: None,
         }
     }
 }
@@ -427,6 +438,32 @@ impl<'a, T: Pod> CopyDestination<'a, T> for &'a mut [T] {
 impl<'a, T: Pod> CopyDestination<'a, T> for &'a mut Vec<T> {
     fn endpoint(self) -> Endpoint {
         self.as_mut_slice().endpoint()
+    }
+}
+
+impl<'a, T: Pod> CopySource<'a, T> for &HostBuf<T> {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            device: 0,
+            host: self.host_ptr(),
+            len: self.len(),
+            uses: None,
+            host_use: Some(self.host_use(false)),
+        }
+    }
+}
+
+impl<'a, T: Pod> CopyDestination<'a, T> for &HostBuf<T> {
+    fn endpoint(self) -> Endpoint {
+        Endpoint {
+            memory: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+            device: 0,
+            host: self.host_ptr(),
+            len: self.len(),
+            uses: None,
+            host_use: Some(self.host_use(true)),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod conditional;
 mod declarations;
 mod device_launch;
 mod exec;
+mod host_data;
 mod launch_loop;
 mod memory;
 mod nodes;

@@ -1,0 +1,271 @@
+//! Host memory a graph owns ([`HostBuf`]): copy nodes bring device data
+//! into it or send it to the device, host nodes read or write it in the
+//! graph, and the program reads or writes it through the exec between
+//! launches. All in safe code:
+//!
+//! - The memory is pageable (a boxed slice), owned by the graph through a
+//!   user object, so it lives until the last exec's work is done, also when
+//!   an exec is forgotten.
+//! - Every two nodes that use one buffer, one of them writing, must be
+//!   ordered (as for the setters of a conditional handle); so a host node
+//!   never reads what a copy node is still writing.
+//! - A graph with host buffers has one live exec (two could run at once
+//!   and write the same memory), is not updated from another graph, and
+//!   its exec waits for its last launch before handing the buffer out.
+
+use crate::error::{GraphError, Result};
+use crate::exec::Exec;
+use crate::graph::Graph;
+use crate::node::Node;
+use bytemuck::Pod;
+use std::sync::Arc;
+
+/// A graph-owned host buffer of `T`. Cheap to clone (a handle).
+pub struct HostBuf<T> {
+    storage: Arc<HostStorage<T>>,
+    /// The graph (root instance) that owns it.
+    graph: u64,
+    id: u64,
+}
+
+impl<T> Clone for HostBuf<T> {
+    fn clone(&self) -> Self {
+        HostBuf {
+            storage: self.storage.clone(),
+            graph: self.graph,
+            id: self.id,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for HostBuf<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuf")
+            .field("len", &self.len())
+            .field("graph", &self.graph)
+            .finish()
+    }
+}
+
+/// The memory, shared by the buffer's handles, the host nodes' closures and
+/// the user object that keeps it alive for the driver. Kept as a raw
+/// pointer and a length (a boxed slice, owned): a handle reading the length
+/// must not make a reference to the data a host node may be writing.
+struct HostStorage<T> {
+    data: std::ptr::NonNull<T>,
+    len: usize,
+}
+
+impl<T> HostStorage<T> {
+    fn new(data: Box<[T]>) -> Self {
+        let len = data.len();
+        let raw: *mut [T] = Box::into_raw(data);
+        HostStorage {
+            // SAFETY: a Box's pointer is never null.
+            data: unsafe { std::ptr::NonNull::new_unchecked(raw.cast::<T>()) },
+            len,
+        }
+    }
+
+    /// The contents, shared.
+    ///
+    /// # Safety
+    /// No one writes them while the slice lives.
+    unsafe fn slice(&self) -> &[T] {
+        // SAFETY: the boxed slice is alive (owned by self); no writer, as
+        // the caller promises.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len) }
+    }
+
+    /// The contents, exclusive.
+    ///
+    /// # Safety
+    /// No one else reads or writes them while the slice lives.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice_mut(&self) -> &mut [T] {
+        // SAFETY: as for `slice`, exclusively, as the caller promises.
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Drop for HostStorage<T> {
+    fn drop(&mut self) {
+        let raw = std::ptr::slice_from_raw_parts_mut(self.data.as_ptr(), self.len);
+        // SAFETY: made by Box::into_raw in `new`, dropped once, here.
+        drop(unsafe { Box::from_raw(raw) });
+    }
+}
+
+// SAFETY: the data is plain (Pod, Send) and owned; every access is
+// ordered: nodes by the ordering rule the graph checks, the program through
+// the exec's `&mut self` after waiting for its launch (see the module docs).
+unsafe impl<T: Send> Send for HostStorage<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for HostStorage<T> {}
+
+impl<T> HostBuf<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.storage.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The memory's address, for copy nodes.
+    pub(crate) fn host_ptr(&self) -> *mut std::ffi::c_void {
+        self.storage.data.as_ptr().cast()
+    }
+
+    /// How a node uses this buffer, for the ordering check.
+    pub(crate) fn host_use(&self, write: bool) -> HostUse {
+        HostUse {
+            graph: self.graph,
+            buffer: self.id,
+            write,
+        }
+    }
+}
+
+/// A node's use of a host buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostUse {
+    pub graph: u64,
+    pub buffer: u64,
+    pub write: bool,
+}
+
+impl<'a> Graph<'a> {
+    /// A host buffer of `len` zeroed elements owned by this graph: copy
+    /// nodes may read or write it (`add_copy(label, device_buf, &host_buf,
+    /// ..)`), host nodes see it ([`Graph::add_host_reading`],
+    /// [`Graph::add_host_writing`]), and [`Exec::host_data`] hands it to the
+    /// program between launches.
+    pub fn add_host_buffer<T: Pod + Send + Sync>(&mut self, len: usize) -> Result<HostBuf<T>> {
+        let storage = Arc::new(HostStorage::new(vec![T::zeroed(); len].into_boxed_slice()));
+        // The driver keeps the memory until the work of every exec is done.
+        self.keep_alive(storage.clone())?;
+        self.registry.host_buffers += 1;
+        Ok(HostBuf {
+            storage,
+            graph: self.instance,
+            id: crate::graph::next_id(),
+        })
+    }
+
+    /// Adds a host node that calls `f` with the buffer's contents when the
+    /// graph runs. Every node that writes the buffer must be ordered with
+    /// it. Like any host node's closure, `f` should do host work only.
+    pub fn add_host_reading<T: Pod + Send + Sync>(
+        &mut self,
+        label: &str,
+        buffer: &HostBuf<T>,
+        f: impl Fn(&[T]) + Send + Sync + 'static,
+        deps: &[Node],
+    ) -> Result<Node> {
+        self.check_host_uses(label, deps, &[buffer.host_use(false)])?;
+        let storage = buffer.storage.clone();
+        let node = self.add_host(
+            label,
+            move || {
+                // SAFETY: every node writing the buffer is ordered with this
+                // one (checked when either was added), and the program
+                // reaches it only while no launch runs (`Exec::host_data`).
+                f(unsafe { storage.slice() })
+            },
+            deps,
+        )?;
+        self.record_host_uses(node, &[buffer.host_use(false)]);
+        Ok(node)
+    }
+
+    /// Adds a host node that calls `f` with the buffer's contents to change
+    /// when the graph runs. Every node that uses the buffer must be ordered
+    /// with it.
+    pub fn add_host_writing<T: Pod + Send + Sync>(
+        &mut self,
+        label: &str,
+        buffer: &HostBuf<T>,
+        f: impl Fn(&mut [T]) + Send + Sync + 'static,
+        deps: &[Node],
+    ) -> Result<Node> {
+        self.check_host_uses(label, deps, &[buffer.host_use(true)])?;
+        let storage = buffer.storage.clone();
+        let node = self.add_host(
+            label,
+            move || {
+                // SAFETY: every node using the buffer is ordered with this
+                // one, so nothing else reads or writes it meanwhile; see
+                // `add_host_reading` for the program's side.
+                f(unsafe { storage.slice_mut() })
+            },
+            deps,
+        )?;
+        self.record_host_uses(node, &[buffer.host_use(true)]);
+        Ok(node)
+    }
+
+    /// A new node using host buffers must be of this graph and ordered with
+    /// every earlier node that uses them where either writes.
+    pub(crate) fn check_host_uses(
+        &self,
+        label: &str,
+        deps: &[Node],
+        uses: &[HostUse],
+    ) -> Result<()> {
+        let registry = &self.registry;
+        for new in uses {
+            if new.graph != self.instance {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("the host buffer used by node `{label}`"),
+                });
+            }
+            for &(buffer, node, write) in &registry.host_uses {
+                if buffer == new.buffer
+                    && (write || new.write)
+                    && !registry.ordered_before_new(node, self.level, self.holder, deps)
+                {
+                    return Err(GraphError::invalid(
+                        label,
+                        format!(
+                            "uses a host buffer that `{}` also uses, one of them writing, and the two are not ordered; add an edge between them",
+                            registry.label(node as usize)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn record_host_uses(&mut self, node: Node, uses: &[HostUse]) {
+        for u in uses {
+            self.registry
+                .host_uses
+                .push((u.buffer, node.index, u.write));
+        }
+    }
+}
+
+impl<'a> Exec<'a> {
+    /// The contents of a host buffer of this exec's graph, between launches:
+    /// waits for the last launch, then hands it out for as long as the exec
+    /// is borrowed (so no launch can run meanwhile).
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for another graph's buffer; a driver
+    /// error if waiting for the launch failed.
+    pub fn host_data<'e, T: Pod>(&'e mut self, buffer: &'e HostBuf<T>) -> Result<&'e mut [T]> {
+        if buffer.graph != self.original_graph() {
+            return Err(GraphError::ForeignHandle {
+                what: "the host buffer passed to `host_data`".to_string(),
+            });
+        }
+        self.wait_for_last_launch()?;
+        // SAFETY: the buffer is this exec's graph's; the exec is its only
+        // live exec and its last launch is done, and `&mut self` keeps any
+        // other launch away while the slice lives.
+        Ok(unsafe { buffer.storage.slice_mut() })
+    }
+}
