@@ -19,6 +19,9 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
+const PER_THREAD_STREAM: usize = 0x2;
+
 /// How to instantiate a graph.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct InstantiateOptions<'s> {
@@ -124,6 +127,10 @@ pub struct Exec<'a> {
     last_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
     resources: SharedResources<'a>,
+    /// The resources of the graph it was instantiated from, kept after
+    /// updates from other graphs: that graph's node handles stay valid for
+    /// per-node updates, and their kernels' modules must stay loaded.
+    _original: SharedResources<'a>,
     device_launch: bool,
     _live: Option<LiveExec>,
     _borrows: PhantomData<&'a mut ()>,
@@ -226,6 +233,12 @@ impl<'a> Graph<'a> {
                 "a conditional body cannot be instantiated on its own",
             ));
         }
+        if options.device_launch && self.registry.host_copies {
+            return Err(GraphError::invalid(
+                "instantiate",
+                "a graph launched from the device copies device memory only (it has a copy of host memory)",
+            ));
+        }
         let live = if self.needs_one_exec() {
             if self.live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
                 self.live_execs.fetch_sub(1, Ordering::AcqRel);
@@ -263,6 +276,7 @@ impl<'a> Graph<'a> {
                 ctx: self.ctx.clone(),
             }),
             tracking: resources.clone(),
+            _original: resources.clone(),
             ctx: self.ctx.clone(),
             graph: self.owner.clone(),
             registry: self.registry.clone(),
@@ -322,7 +336,17 @@ impl<'a> Exec<'a> {
 
     /// A stream of another context is refused: cudarc could not order its
     /// slices' work with it (their events live in this context).
+    ///
+    /// The per-thread default stream is refused too: its handle names a
+    /// different stream on each thread, so the exec (which is `Send`) could
+    /// not wait for its launch from another thread.
     fn same_context(&self, stream: &CudaStream) -> Result<()> {
+        if stream.cu_stream() as usize == PER_THREAD_STREAM {
+            return Err(GraphError::invalid(
+                "launch",
+                "the per-thread default stream names another stream on every thread; launch on a stream of the context (`ctx.new_stream()`)",
+            ));
+        }
         match stream.context().cu_ctx() == self.ctx.cu_ctx() {
             true => Ok(()),
             false => Err(GraphError::ForeignHandle {

@@ -25,6 +25,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The resource id of no graph (ids start at 1): a buffer bound from
+/// another context carries it, so every node refuses it.
+const FOREIGN_ROOT: u64 = 0;
+
 pub(crate) fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
@@ -145,6 +149,8 @@ pub(crate) struct Registry {
     pub host_uses: Vec<(u64, u32, bool)>,
     /// Host buffers the graph owns (see `host`).
     pub host_buffers: usize,
+    /// Whether a copy node (or a child's) touches host memory.
+    pub host_copies: bool,
 }
 
 impl Registry {
@@ -433,17 +439,34 @@ impl<'a> Graph<'a> {
 
     /// Binds a slice the graph only reads. It stays borrowed while the graph
     /// or any of its execs lives.
+    ///
+    /// A slice of another context gives a buffer every node refuses (its
+    /// uses could not be tracked: cudarc records events only on streams of
+    /// the slice's own context).
     pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
         let ptr = raw_ptr(slice);
+        if !self.same_context(slice.context()) {
+            return Buf::new(ptr, slice.len(), false, FOREIGN_ROOT, None);
+        }
         lock(&self.resources).bindings.push(Binding::Read(slice));
         Buf::new(ptr, slice.len(), false, self.resource_id, None)
     }
 
+    fn same_context(&self, ctx: &Arc<CudaContext>) -> bool {
+        ctx.cu_ctx() == self.ctx.cu_ctx()
+    }
+
     /// Binds a slice the graph writes (and may read). It stays exclusively
     /// borrowed while the graph or any of its execs lives.
+    ///
+    /// A slice of another context gives a buffer every node refuses, as
+    /// for [`Graph::bind`].
     pub fn bind_mut<T: 'static>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
         let ptr = raw_ptr(slice);
         let len = slice.len();
+        if !self.same_context(slice.context()) {
+            return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
+        }
         lock(&self.resources)
             .bindings
             .push(Binding::Write(ptr, slice));
@@ -819,6 +842,7 @@ impl<'a> Graph<'a> {
         event: &'a CudaEvent,
         deps: &[Node],
     ) -> Result<Node> {
+        self.refuse_foreign_event(label, event)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
         params.__bindgen_anon_1.eventRecord = sys::CUDA_EVENT_RECORD_NODE_PARAMS {
             event: event.cu_event(),
@@ -833,11 +857,21 @@ impl<'a> Graph<'a> {
         event: &'a CudaEvent,
         deps: &[Node],
     ) -> Result<Node> {
+        self.refuse_foreign_event(label, event)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT);
         params.__bindgen_anon_1.eventWait = sys::CUDA_EVENT_WAIT_NODE_PARAMS {
             event: event.cu_event(),
         };
         self.add_raw(label, NodeKind::EventWait, deps, None, &[], &mut params)
+    }
+
+    fn refuse_foreign_event(&self, label: &str, event: &CudaEvent) -> Result<()> {
+        match self.same_context(event.context()) {
+            true => Ok(()),
+            false => Err(GraphError::ForeignHandle {
+                what: format!("the event of node `{label}` (it is of another context)"),
+            }),
+        }
     }
 
     /// Adds a child graph node running a copy of `child`. The child's bound
@@ -847,6 +881,19 @@ impl<'a> Graph<'a> {
             return Err(GraphError::invalid(
                 label,
                 "a conditional body cannot be a child graph",
+            ));
+        }
+        if child.registry.host_buffers > 0 {
+            // Its execs and this graph's could write them at once.
+            return Err(GraphError::invalid(
+                label,
+                "a graph with host buffers cannot be a child graph; add its nodes to this graph",
+            ));
+        }
+        if child.registry.host_copies && self.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "a child graph that copies host memory cannot be in a conditional body (bodies copy device memory only)",
             ));
         }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
@@ -868,6 +915,7 @@ impl<'a> Graph<'a> {
             .op_at("cuGraphRetainUserObject", label)?;
         }
         self.registry.user_objects.extend(objects);
+        self.registry.host_copies |= child.registry.host_copies;
         if !Arc::ptr_eq(&self.resources, &child.resources) {
             let mut children = lock(&child.resources).children.clone();
             children.push(child.resources.clone());
@@ -962,6 +1010,9 @@ impl<'a> Graph<'a> {
                 .op("cuGraphRetainUserObject")?;
         }
         clone.registry = registry;
+        // The clone's nodes use the same host buffers: one live exec among
+        // the clone and the original.
+        clone.live_execs = self.live_execs.clone();
         Ok(clone)
     }
 

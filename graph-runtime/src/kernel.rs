@@ -303,7 +303,10 @@ impl<A: KernelArgs> Kernel<A> {
     ///
     /// # Safety
     /// As for [`KernelDecl::cuda_c`]: `function` must take parameters
-    /// matching `A` and stay within the memory it is given.
+    /// matching `A` and stay within the memory it is given. (Graphs keep the
+    /// function's module loaded while they or their execs hold its nodes;
+    /// an exec updated from another graph keeps its original graph's
+    /// modules, not those of graphs it was updated from in between.)
     pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
         Kernel {
             function,

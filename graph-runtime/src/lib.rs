@@ -52,7 +52,14 @@
 //!   launches an exec from the device keeps that exec's handle and tracks
 //!   its slices. Host memory of copy nodes must be pageable (CUDA is done
 //!   with pageable memory once the call that issued the copy returns);
-//!   page-locked, registered and managed host memory is refused.
+//!   page-locked, registered and managed host memory is refused, and so
+//!   is host memory in conditional bodies and device-launched graphs (which
+//!   may copy after the launch call returned). Host memory a graph copies
+//!   into and reads in host nodes is a graph-owned [`HostBuf`].
+//! - *Contexts and streams.* A slice or event of another context is refused
+//!   in every node (cudarc could not track it on this context's streams),
+//!   and so are a launch on another context's stream and on the per-thread
+//!   default stream (another stream on every thread).
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an

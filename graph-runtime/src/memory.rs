@@ -168,6 +168,12 @@ impl<'a> Graph<'a> {
                         what: format!("the allocation freed by `{label}`"),
                     })?;
             let alloc_label = registry.label(info.node as usize);
+            if buffer.device_ptr() != info.ptr {
+                return Err(GraphError::invalid(
+                    label,
+                    format!("frees part of `{alloc_label}`; free the whole allocation"),
+                ));
+            }
             if let Some(first) = info.freed_by {
                 return Err(GraphError::invalid(
                     label,
@@ -236,6 +242,14 @@ impl<'a> Graph<'a> {
             .into_iter()
             .filter(|h| !h.is_null())
         {
+            if self.is_body() {
+                // A body may run many times, or not at all, after the launch
+                // call returned: host memory there would outlive its borrow.
+                return Err(GraphError::invalid(
+                    label,
+                    "copies host memory inside a conditional body, which copies device memory only",
+                ));
+            }
             self.refuse_cuda_host_memory(label, host)?;
         }
         let bytes = src.len * std::mem::size_of::<T>();
@@ -252,6 +266,7 @@ impl<'a> Graph<'a> {
         self.check_host_uses(label, deps, &host_uses)?;
         let node = self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)?;
         self.record_host_uses(node, &host_uses);
+        self.registry.host_copies |= !src.host.is_null() || !dst.host.is_null();
         Ok(node)
     }
 

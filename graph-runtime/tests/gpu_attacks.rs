@@ -24,7 +24,10 @@
 //!    past a buffer's end; conditional handles of another graph, set by two
 //!    unordered kernels or swapped by an exec update; a forgotten launcher
 //!    of a device-launched exec; page-locked host memory in copy nodes.
-//! 9. Kernel parameter and element-type attacks are compile errors now
+//! 9. [`contexts_and_clones`]: a slice or event of another context, the
+//!    per-thread default stream, clones and parents sharing host buffers,
+//!    host memory in conditional bodies, a free of part of an allocation.
+//! 10. Kernel parameter and element-type attacks are compile errors now
 //!    (`Pod` element types; sealed `FillValue`, `CopySource`,
 //!    `CopyDestination` and `KernelArgs`; `unsafe trait KernelParam`), so
 //!    they live in the compile-fail suite, run by `cargo test -p ui-tests`:
@@ -64,6 +67,8 @@ mod callbacks;
 mod capture_panic;
 #[path = "gpu_attacks/conditional_swap.rs"]
 mod conditional_swap;
+#[path = "gpu_attacks/contexts_and_clones.rs"]
+mod contexts_and_clones;
 #[path = "gpu_attacks/exec_lifetimes.rs"]
 mod exec_lifetimes;
 #[path = "gpu_attacks/threads.rs"]

@@ -1,0 +1,133 @@
+//! Attacks from the second review: a slice or an event of another context
+//! (cudarc cannot track it on this context's streams), the per-thread
+//! default stream (a different stream on every thread, so a dropped exec
+//! would wait on the wrong one), a clone or a child sharing host buffers
+//! with another exec, host memory copied inside a conditional body, and a
+//! free of part of an allocation.
+
+use crate::common::{gpu, graph_memory_lock, own_context};
+use crate::{expect_foreign, expect_invalid_node};
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, GraphError, LaunchConfig};
+
+const N: u32 = 1024;
+
+/// Attack: bind a slice of context B into a graph of context A, and an
+/// event of B. Must happen: every node using the slice is refused as a
+/// foreign buffer naming it; the event nodes too.
+#[test]
+fn a_slice_or_event_of_another_context_is_refused() {
+    let Some(a) = own_context() else { return };
+    let b = own_context().unwrap();
+    let add_one = kernels::AddOne::load(&a).unwrap();
+    let home_b = b.new_stream().unwrap();
+    let mut x = home_b.alloc_zeros::<f32>(N as usize).unwrap();
+    let y = home_b.alloc_zeros::<f32>(N as usize).unwrap();
+    let event = b.new_event(None).unwrap();
+    let mut host = vec![0.0f32; N as usize];
+    let mut g = Graph::new(&a).unwrap();
+    let (xb, yb) = (g.bind_mut(&mut x), g.bind(&y));
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let err = g
+        .add_kernel("write_b", &add_one, cfg, (xb, N), &[])
+        .unwrap_err();
+    expect_foreign(&err, Some("write_b"));
+    let err = g.add_copy("read_b", yb, &mut host, &[]).unwrap_err();
+    expect_foreign(&err, Some("read_b"));
+    let err = g.add_event_record("record_b", &event, &[]).unwrap_err();
+    expect_foreign(&err, Some("record_b"));
+    let err = g.add_event_wait("wait_b", &event, &[]).unwrap_err();
+    expect_foreign(&err, Some("wait_b"));
+}
+
+/// Attack: launch on `ctx.per_thread_stream()` and drop the exec on
+/// another thread (its wait would name that thread's stream). Must happen:
+/// the launch is refused; a stream of the context works.
+#[test]
+fn the_per_thread_default_stream_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel(
+            "bump",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (xb, N),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        let err = exec.launch(&ctx.per_thread_stream()).unwrap_err();
+        assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
+        assert!(err.to_string().contains("per-thread"), "{err}");
+        exec.launch(&stream).unwrap();
+        std::thread::scope(|s| {
+            s.spawn(move || drop(exec));
+        });
+    }
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
+}
+
+/// Attack: a graph with a host buffer cloned (`try_clone`), both
+/// instantiated, so two execs write one buffer; and added as a child of
+/// another graph. Must happen: the second exec is refused (`SecondExec`),
+/// the child is refused naming the node.
+#[test]
+fn host_buffers_are_not_shared_by_clones_or_parents() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let xb = g.bind(&x);
+    let host = g.add_host_buffer::<f32>(N as usize).unwrap();
+    let back = g.add_copy("back", xb, &host, &[]).unwrap();
+    g.add_host_writing("bump", &host, |d: &mut [f32]| d[0] += 1.0, &[back])
+        .unwrap();
+    let clone = g.try_clone().unwrap();
+    let exec = g.instantiate().unwrap();
+    assert!(matches!(clone.instantiate(), Err(GraphError::SecondExec)));
+    drop(exec);
+    let mut parent = Graph::new(&ctx).unwrap();
+    let err = parent.add_child("child", clone, &[]).unwrap_err();
+    expect_invalid_node(&err, "child");
+}
+
+/// Attack: copy into a host Vec inside an IF body (a body may run after
+/// the launch call returned, or many times), then forget the exec and free
+/// the Vec. Must happen: the copy node is refused naming it.
+#[test]
+fn host_memory_is_refused_inside_conditional_bodies() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut host = vec![0.0f32; N as usize];
+    let mut g = Graph::new(&ctx).unwrap();
+    let xb = g.bind(&x);
+    let go = g.cond_handle(Some(1)).unwrap();
+    let mut inner = None;
+    let result = g.add_if("maybe", go, &[], |body| {
+        inner = Some(body.add_copy("to_host", xb, &mut host, &[]));
+        Ok(())
+    });
+    result.unwrap();
+    let err = inner.unwrap().unwrap_err();
+    expect_invalid_node(&err, "to_host");
+}
+
+/// Attack: free a sub-slice of a graph allocation (an interior address).
+/// Must happen: refused naming the free node; the whole buffer frees.
+#[test]
+fn a_free_of_part_of_an_allocation_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+    let tail = tmp.slice(1..N as usize).unwrap();
+    let err = g.add_free("free_tail", tail, &[alloc]).unwrap_err();
+    expect_invalid_node(&err, "free_tail");
+    g.add_free("free", tmp, &[alloc]).unwrap();
+}
