@@ -3,9 +3,10 @@
 //! graph, and the program reads or writes it through the exec between
 //! launches. All in safe code:
 //!
-//! - The memory is pageable (a boxed slice), owned by the graph through a
-//!   user object, so it lives until the last exec's work is done, also when
-//!   an exec is forgotten.
+//! - The memory is page-locked, owned by the graph through a user object,
+//!   so it lives until the last exec's work is done, also when an exec is
+//!   forgotten (borrowed page-locked memory is refused in copy nodes for
+//!   that reason). Copies then read and write it when they run.
 //! - Every two nodes that use one buffer, one of them writing, must be
 //!   ordered (as for the setters of a conditional handle); so a host node
 //!   never reads what a copy node is still writing.
@@ -13,11 +14,12 @@
 //!   and write the same memory), is not updated from another graph, and
 //!   its exec waits for its last launch before handing the buffer out.
 
-use crate::error::{GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::node::Node;
 use bytemuck::Pod;
+use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 /// A graph-owned host buffer of `T`. Cheap to clone (a handle).
@@ -48,31 +50,47 @@ impl<T> std::fmt::Debug for HostBuf<T> {
 }
 
 /// The memory, shared by the buffer's handles, the host nodes' closures and
-/// the user object that keeps it alive for the driver. Kept as a raw
-/// pointer and a length (a boxed slice, owned): a handle reading the length
-/// must not make a reference to the data a host node may be writing.
+/// the user object that keeps it alive for the driver: page-locked, so that
+/// a copy node reads or writes it when the node runs (a pageable copy reads
+/// its source when the launch call is made, before any host node of that
+/// launch has run). Kept as a raw pointer and a length: a handle reading
+/// the length must not make a reference to data a host node may write.
 struct HostStorage<T> {
     data: std::ptr::NonNull<T>,
     len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl<T: Pod> HostStorage<T> {
+    /// `len` zeroed elements of page-locked memory in `ctx`.
+    fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or_else(|| GraphError::invalid("host buffer", format!("{len} elements overflow")))?
+            .max(1);
+        ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: a context is current; the memory is zeroed below before
+        // any use (all-zero is a valid Pod value).
+        let raw = unsafe { cudarc::driver::result::malloc_host(bytes, 0) }.op("cuMemHostAlloc")?;
+        // SAFETY: `raw` points to `bytes` freshly allocated bytes.
+        unsafe { std::ptr::write_bytes(raw.cast::<u8>(), 0, bytes) };
+        let data = std::ptr::NonNull::new(raw.cast::<T>())
+            .ok_or_else(|| GraphError::invalid("host buffer", "cuMemHostAlloc returned null"))?;
+        Ok(HostStorage {
+            data,
+            len,
+            ctx: ctx.clone(),
+        })
+    }
 }
 
 impl<T> HostStorage<T> {
-    fn new(data: Box<[T]>) -> Self {
-        let len = data.len();
-        let raw: *mut [T] = Box::into_raw(data);
-        HostStorage {
-            // SAFETY: a Box's pointer is never null.
-            data: unsafe { std::ptr::NonNull::new_unchecked(raw.cast::<T>()) },
-            len,
-        }
-    }
-
     /// The contents, shared.
     ///
     /// # Safety
     /// No one writes them while the slice lives.
     unsafe fn slice(&self) -> &[T] {
-        // SAFETY: the boxed slice is alive (owned by self); no writer, as
+        // SAFETY: the allocation is alive (owned by self); no writer, as
         // the caller promises.
         unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.len) }
     }
@@ -90,9 +108,14 @@ impl<T> HostStorage<T> {
 
 impl<T> Drop for HostStorage<T> {
     fn drop(&mut self) {
-        let raw = std::ptr::slice_from_raw_parts_mut(self.data.as_ptr(), self.len);
-        // SAFETY: made by Box::into_raw in `new`, dropped once, here.
-        drop(unsafe { Box::from_raw(raw) });
+        // The last owner is gone: the user object (released by the driver
+        // after the work of every exec; dropped on the runtime's reaper
+        // thread, not the driver's), the handles and the host closures.
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
+            let freed = unsafe { cudarc::driver::result::free_host(self.data.as_ptr().cast()) };
+            self.ctx.record_err(freed);
+        }
     }
 }
 
@@ -143,7 +166,7 @@ impl<'a> Graph<'a> {
     /// [`Graph::add_host_writing`]), and [`Exec::host_data`] hands it to the
     /// program between launches.
     pub fn add_host_buffer<T: Pod + Send + Sync>(&mut self, len: usize) -> Result<HostBuf<T>> {
-        let storage = Arc::new(HostStorage::new(vec![T::zeroed(); len].into_boxed_slice()));
+        let storage = Arc::new(HostStorage::new(&self.ctx, len)?);
         // The driver keeps the memory until the work of every exec is done.
         self.keep_alive(storage.clone())?;
         self.registry.host_buffers += 1;

@@ -237,10 +237,10 @@ impl<'a> Graph<'a> {
                 ),
             ));
         }
-        for host in [&src, &dst]
-            .map(|e| e.host)
+        for (host, owned) in [&src, &dst]
+            .map(|e| (e.host, e.host_use.is_some()))
             .into_iter()
-            .filter(|h| !h.is_null())
+            .filter(|(h, _)| !h.is_null())
         {
             if self.is_body() {
                 // A body may run many times, or not at all, after the launch
@@ -250,7 +250,12 @@ impl<'a> Graph<'a> {
                     "copies host memory inside a conditional body, which copies device memory only",
                 ));
             }
-            self.refuse_cuda_host_memory(label, host)?;
+            // A graph-owned host buffer is page-locked, and kept alive by
+            // the graph until its work is done: only borrowed memory must be
+            // pageable.
+            if !owned {
+                self.refuse_cuda_host_memory(label, host)?;
+            }
         }
         let bytes = src.len * std::mem::size_of::<T>();
         let copy = memcpy3d(&src, &dst, bytes);
