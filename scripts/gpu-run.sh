@@ -1,0 +1,382 @@
+#!/usr/bin/env bash
+# gpu-run.sh: the runner that scripts/gpu-bundle copies to .gpu/run.sh. It
+# runs the bundled binaries on a machine with a CUDA GPU; it needs bash,
+# coreutils and awk there, not Rust, python or the source tree.
+#
+#   bash .gpu/run.sh [FILTER]
+#       Every bundled test binary (--test-threads=4), every example, every
+#       benchmark (--bench). 300 s per binary (GPU_RUN_TIMEOUT).
+#   bash .gpu/run.sh --sanitize [--tools LIST] [--quick] [FILTER]
+#       Every test binary (--test-threads=1) and every example under NVIDIA
+#       compute-sanitizer, once per tool: memcheck (--leak-check full),
+#       racecheck, synccheck, initcheck (LIST: some of them, comma-separated).
+#       Fails on any report except the CUDA API errors listed in
+#       sanitizer-allow.txt (errors that negative tests provoke on purpose).
+#       600 s per test binary and 300 s per example, per tool
+#       (SANITIZE_TEST_TIMEOUT, SANITIZE_EXAMPLE_TIMEOUT). --quick: tools
+#       other than memcheck skip the gpu_attacks* test binaries, to bound
+#       the run time (they attack the host API, which memcheck covers; most
+#       of their kernels run in the other binaries too). Skips are printed.
+#   bash .gpu/run.sh --classify LOG [ALLOW]
+#       Only classify one saved compute-sanitizer output (default allow-list:
+#       sanitizer-allow.txt next to this script); exit 0 if clean.
+#   --deadline SECONDS (both run modes): start nothing after this many
+#       seconds and shorten the timeouts to fit, so that the summary is
+#       printed before an outer limit kills the run; what did not run counts
+#       as a failure.
+#
+# FILTER keeps the runs whose name ("test gpu_runtime", "example updates",
+# "bench graphs") contains it. CUDA_GRAPH_REQUIRE_GPU=1 is set, so a test
+# fails rather than skips without a driver; an example or bench that prints
+# that it found no driver fails too. libnvrtc's folder is put on LD_LIBRARY_PATH.
+# compute-sanitizer is $COMPUTE_SANITIZER, else /usr/local/cuda/bin's, else
+# the newest /usr/local/cuda-*/bin's, else the one on PATH.
+#
+# Logs go to $OUT if set, else next to this script: gpu-run.log, or
+# sanitize.log plus, for each sanitizer run, sanitizer/<tool>--<run>.out (the
+# program's output) and .sanitizer (compute-sanitizer's, via --log-file).
+# The last line is "ALL GPU RUNS PASSED ..." / "FAILED: ...", or
+# "ALL SANITIZER RUNS CLEAN ..." / "SANITIZER FAILED: ..."; the exit status
+# is non-zero on failure.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+all_tools=memcheck,racecheck,synccheck,initcheck
+
+# The sanitizer-report classifier (awk, so the GPU machine needs no python).
+# Input: the allow-list, then one compute-sanitizer run's output (only the
+# lines holding its "=========" prefix are read; program output may be mixed
+# in). A top-level line (one space after the prefix) is a report unless it is
+# the banner, a summary or "Target application returned an error" (the exit
+# status says that); indented lines are a report's details. Clean means:
+# every "Program hit ..." line is on the allow-list, no other report, no
+# non-zero LEAK or RACECHECK summary, and an ERROR SUMMARY whose count the
+# allowed lines explain. Last line printed: "allowed N errors E".
+# mode=unseen instead prints the allow-list entries missing from a file of
+# normalised entries that matched (what the classifier appends to `seen`).
+classify_awk='
+function norm(s) {
+  gsub(/\r/, "", s)
+  sub(/^[ \t]+/, "", s)
+  if (substr(s, 1, 9) == "=========") s = substr(s, 10)
+  gsub(/[ \t]+/, " ", s)
+  sub(/^ /, "", s); sub(/ $/, "", s)
+  if (substr(s, 1, 12) == "Program hit ") s = substr(s, 13)
+  sub(/\.$/, "", s)
+  return s
+}
+function report(kind, text) {
+  nbad++
+  ctx = 0
+  if (nbad <= 30) { print "  " kind ": " text; ctx = 12 }
+}
+FILENAME == allow {
+  line = $0
+  gsub(/\r/, "", line)
+  if (line ~ /^[ \t]*#/ || line ~ /^[ \t]*$/) next
+  sub(/[ \t]+#.*$/, "", line)
+  n = norm(line)
+  if (n != "") { allowed[n] = 1; orig[n] = line }
+  next
+}
+mode == "unseen" { saw[$0] = 1; next }
+{
+  gsub(/\r/, "")
+  i = index($0, "=========")  # not always at the start when mixed with program output
+  if (i == 0) next
+  rest = substr($0, i + 9)
+  if (rest ~ /^[ \t]*$/) next
+  if (rest ~ /^(  |\t)/) {
+    if (ctx > 0) { sub(/^[ \t]+/, "", rest); print "      | " rest; ctx-- }
+    next
+  }
+  body = rest
+  sub(/^[ \t]+/, "", body); sub(/[ \t]+$/, "", body)
+  ctx = 0
+  if (body ~ /^Program hit /) {
+    n = norm(body)
+    if (n in allowed) { nallowed++; if (seen != "") print n >> seen; next }
+    report("API error not on the allow-list", body)
+    next
+  }
+  if (body ~ /^ERROR SUMMARY:/) {
+    nsum++
+    if (match(body, /[0-9]+/)) errs += substr(body, RSTART, RLENGTH)
+    next
+  }
+  if (body ~ /^(LEAK|RACECHECK) SUMMARY:/) {
+    if (match(body, /[0-9]+/) && substr(body, RSTART, RLENGTH) + 0 > 0)
+      report(body ~ /^LEAK/ ? "leak" : "race", body)
+    next
+  }
+  if (body ~ /^COMPUTE-SANITIZER/) next
+  if (body ~ /^Target application returned an error/) next  # its exit status is checked
+  kind = "unrecognised sanitizer report"
+  if (body ~ /^Invalid __/ || body ~ /out of bounds|[Mm]isaligned|[Ii]llegal/) kind = "memory error"
+  else if (body ~ /^Leaked [0-9]/) kind = "leak"
+  else if (body ~ /Race reported|[Hh]azard/) kind = "race"
+  else if (body ~ /^Uninitialized /) kind = "uninitialized read"
+  else if (body ~ /^Barrier error|[Ss]ynchroni/) kind = "synchronization error"
+  report(kind, body)
+}
+END {
+  if (mode == "unseen") {
+    for (n in allowed) if (!(n in saw)) print orig[n]
+    exit 0
+  }
+  if (nbad > 30) print "  ... and " (nbad - 30) " more report(s)"
+  if (nsum == 0) {
+    nbad++
+    print "  incomplete: no ERROR SUMMARY line (the sanitizer did not finish)"
+  } else if (errs > nallowed) {
+    nbad++
+    print "  unexplained: ERROR SUMMARY counts " errs " error(s), the allow-list explains " (nallowed + 0)
+  }
+  print "allowed " (nallowed + 0) " errors " (nsum ? errs + 0 : "?")
+  exit (nbad > 0)
+}'
+
+classify() { # LOG ALLOW [SEEN]
+  [ -r "$1" ] || { echo "  cannot read $1"; return 2; }
+  [ -r "$2" ] || { echo "  cannot read the allow-list $2"; return 2; }
+  awk -v allow="$2" -v seen="${3:-}" -v mode=classify "$classify_awk" "$2" "$1"
+}
+
+usage() { sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+
+mode=run filter="" tools=$all_tools quick=0 deadline=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --sanitize) mode=sanitize ;;
+    --tools) tools=${2:?--tools needs a list}; shift ;;
+    --tools=*) tools=${1#*=} ;;
+    --quick) quick=1 ;;
+    --deadline) deadline=${2:?--deadline needs seconds}; shift ;;
+    --deadline=*) deadline=${1#*=} ;;
+    --classify)
+      log_in=${2:?--classify needs a file}
+      allow_in=${3:-$here/sanitizer-allow.txt}
+      if classify "$log_in" "$allow_in"; then echo "clean"; exit 0; fi
+      echo "NOT clean"; exit 1 ;;
+    -h | --help) usage; exit 0 ;;
+    -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) [ -z "$filter" ] || { echo "run.sh: one FILTER only" >&2; exit 2; }
+       filter=$1 ;;
+  esac
+  shift
+done
+[[ $deadline =~ ^[0-9]+$ ]] || { echo "run.sh: --deadline takes whole seconds" >&2; exit 2; }
+for t in ${tools//,/ }; do
+  [[ ",$all_tools," == *",$t,"* ]] || { echo "run.sh: unknown tool $t (tools: $all_tools)" >&2; exit 2; }
+done
+
+export CUDA_GRAPH_REQUIRE_GPU=1 RUST_BACKTRACE=1
+logdir=${OUT:-$here}
+mkdir -p "$logdir"
+
+# libnvrtc: the CUDA toolkit's folders first, then the loader cache, then a search.
+nvrtc_dir=""
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib \
+         $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/*/lib 2>/dev/null | sort -rV); do
+  compgen -G "$d/libnvrtc.so*" >/dev/null && { nvrtc_dir=$d; break; }
+done
+if [ -z "$nvrtc_dir" ]; then
+  p=$(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so/ { print $NF; exit }')
+  [ -n "$p" ] || p=$(find /usr /opt /lib /lib64 -name 'libnvrtc.so*' 2>/dev/null | head -n 1)
+  [ -n "$p" ] && nvrtc_dir=$(dirname "$p")
+fi
+if [ -n "$nvrtc_dir" ]; then
+  export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+header() { # LOG
+  {
+    echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname 2>/dev/null)"
+    [ -r "$here/BUNDLE.txt" ] && sed 's/^/# /' "$here/BUNDLE.txt"
+    nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not found"
+    echo "libcuda: $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF; exit }' | grep . || echo 'not in the loader cache')"
+    echo "libnvrtc: ${nvrtc_dir:-NOT FOUND (kernels compiled by NVRTC will fail)}"
+  } | tee -a "$1"
+}
+
+join() { local IFS=,; echo "$*" | sed 's/,/, /g'; }
+
+wanted() { [ -z "$filter" ] || [[ "$1" == *"$filter"* ]]; }
+
+# Seconds a run may take: its limit, cut to what --deadline leaves (0: no time left).
+budget() { # LIMIT
+  if [ "$deadline" -eq 0 ]; then echo "$1"; return; fi
+  local left=$((deadline - SECONDS))
+  if [ "$left" -lt 20 ]; then echo 0; elif [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
+
+# ---------------------------------------------------------------- plain runs
+if [ "$mode" = run ]; then
+  log=$logdir/gpu-run.log
+  : >"$log"
+  header "$log"
+  limit=${GPU_RUN_TIMEOUT:-300}
+  fails=() passed=0
+  run() { # NAME COMMAND...
+    local name=$1; shift
+    wanted "$name" || return 0
+    local t; t=$(budget "$limit")
+    echo "=== $name" | tee -a "$log"
+    if [ "$t" -eq 0 ]; then
+      echo "--- NOT RUN (deadline): $name" | tee -a "$log"; fails+=("$name (not run)"); return 0
+    fi
+    local part start=$SECONDS rc=0
+    part=$(mktemp)
+    timeout -k 10 "$t" "$@" >"$part" 2>&1 || rc=$?
+    local secs=$((SECONDS - start))
+    if [ $rc -eq 0 ] && grep -q 'no CUDA driver on this machine' "$part"; then
+      rc=skip
+    fi
+    case $rc in
+      0) echo "--- ok: $name (${secs} s)" >>"$part"; passed=$((passed + 1)) ;;
+      skip) echo "--- FAILED (it found no CUDA driver, so it ran nothing on a GPU): $name" >>"$part"
+            fails+=("$name") ;;
+      124 | 137) echo "--- FAILED (timed out after ${t} s): $name" >>"$part"; fails+=("$name (timeout)") ;;
+      *) echo "--- FAILED (exit $rc, ${secs} s): $name" >>"$part"; fails+=("$name") ;;
+    esac
+    cat "$part" >>"$log"
+    grep -E 'test result|panicked|FAILED|error|--- ok' "$part" | tail -n 12
+    rm -f "$part"
+  }
+  for t in "$here"/tests/*; do [ -x "$t" ] && run "test ${t##*/}" "$t" --test-threads=4; done
+  for e in "$here"/examples/*; do [ -x "$e" ] && run "example ${e##*/}" "$e"; done
+  for b in "$here"/benches/*; do [ -x "$b" ] && run "bench ${b##*/}" "$b" --bench; done
+  echo
+  if [ $passed -eq 0 ] && [ ${#fails[@]} -eq 0 ]; then
+    echo "FAILED: nothing ran (no bundled binary${filter:+ matches '$filter'}) (log: $log)" | tee -a "$log"
+    exit 1
+  fi
+  if [ ${#fails[@]} -eq 0 ]; then
+    echo "ALL GPU RUNS PASSED ($passed runs${filter:+, filter '$filter'}; log: $log)" | tee -a "$log"
+    exit 0
+  fi
+  echo "FAILED: $(join "${fails[@]}") ($passed passed; log: $log)" | tee -a "$log"
+  exit 1
+fi
+
+# ----------------------------------------------------------- sanitizer runs
+log=$logdir/sanitize.log
+: >"$log"
+header "$log"
+allow=$here/sanitizer-allow.txt
+sanitizer=${COMPUTE_SANITIZER:-}
+if [ -z "$sanitizer" ]; then
+  for c in /usr/local/cuda/bin/compute-sanitizer \
+           $(ls -d /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | sort -rV); do
+    [ -x "$c" ] && { sanitizer=$c; break; }
+  done
+fi
+[ -n "$sanitizer" ] || sanitizer=$(command -v compute-sanitizer 2>/dev/null || true)
+if [ -z "$sanitizer" ] || [ ! -x "$sanitizer" ]; then
+  echo "SANITIZER FAILED: compute-sanitizer not found (looked in /usr/local/cuda*/bin and PATH; set COMPUTE_SANITIZER)" | tee -a "$log"
+  exit 1
+fi
+if [ ! -r "$allow" ]; then
+  echo "SANITIZER FAILED: no allow-list at $allow (rebuild the bundle with scripts/gpu-bundle)" | tee -a "$log"
+  exit 1
+fi
+rawdir=$logdir/sanitizer
+rm -rf "$rawdir" && mkdir -p "$rawdir"
+seen=$rawdir/allowed-seen.txt
+: >"$seen"
+test_limit=${SANITIZE_TEST_TIMEOUT:-600}
+example_limit=${SANITIZE_EXAMPLE_TIMEOUT:-300}
+{
+  echo "compute-sanitizer: $sanitizer ($("$sanitizer" --version 2>/dev/null | grep -m1 -i '^version' || echo 'version unknown'))"
+  printf 'tools: %s; timeouts: %s s per test binary, %s s per example' "$tools" "$test_limit" "$example_limit"
+  [ -n "$filter" ] && printf "; filter '%s'" "$filter"
+  [ "$deadline" -gt 0 ] && printf '; deadline %s s' "$deadline"
+  echo
+  echo "allow-list: $(grep -cvE '^[[:space:]]*(#|$)' "$allow") entries ($allow)"
+  if [ $quick = 1 ]; then
+    echo "--quick: racecheck, synccheck and initcheck SKIP the gpu_attacks* test binaries (memcheck runs them)"
+  fi
+} | tee -a "$log"
+
+failures=() summaries=() total_runs=0 total_allowed=0
+# One run under $tool with ${opts[@]}; counts into runs/clean/failed/notrun/skipped.
+sanitize() { # NAME LIMIT COMMAND...
+  local name=$1 limit=$2; shift 2
+  wanted "$name" || return 0
+  if [ $quick = 1 ] && [ "$tool" != memcheck ] && [[ $name == "test gpu_attacks"* ]]; then
+    echo "=== $tool: $name: SKIPPED (--quick: only memcheck runs gpu_attacks*)" | tee -a "$log"
+    skipped=$((skipped + 1)); return 0
+  fi
+  runs=$((runs + 1))
+  echo "=== $tool: $name" | tee -a "$log"
+  local t; t=$(budget "$limit")
+  if [ "$t" -eq 0 ]; then
+    echo "--- NOT RUN (deadline): $tool $name" | tee -a "$log"
+    notrun=$((notrun + 1)); failures+=("$tool/$name (not run)"); return 0
+  fi
+  # The program's output and the sanitizer's go to separate files: mixed in
+  # one, a report could be cut by the program's lines.
+  local base="$rawdir/$tool--${name// /-}" start=$SECONDS rc=0
+  local out="$base.out" san="$base.sanitizer"
+  : >"$san"
+  timeout -k 30 "$t" "$sanitizer" "${opts[@]}" --log-file "$san" "$@" >"$out" 2>&1 || rc=$?
+  local secs=$((SECONDS - start)) verdict crc=0 n_allowed=0 why=()
+  if [ -s "$san" ] && ! grep -q '=========' "$san"; then
+    sed -i 's/^/========= /' "$san"  # a sanitizer that writes its log file unprefixed
+  fi
+  verdict=$(classify "$san" "$allow" "$seen") || crc=$?
+  [[ $(printf '%s\n' "$verdict" | tail -n 1) =~ ^allowed\ ([0-9]+)\ errors ]] && n_allowed=${BASH_REMATCH[1]}
+  allowed_tool=$((allowed_tool + n_allowed))
+  case $rc in
+    0) ;;
+    124 | 137) why+=("timed out after ${t} s") ;;
+    *) why+=("exit $rc") ;;
+  esac
+  grep -q 'no CUDA driver on this machine' "$out" && why+=("no CUDA driver")
+  [ $crc -ne 0 ] && why+=("unexplained sanitizer reports")
+  {
+    grep -E '^test result|panicked at|^failures:|^    [a-z_:]+$' "$out" | head -n 20
+    if [ ${#why[@]} -eq 0 ]; then
+      echo "--- clean: $tool $name (${secs} s; ${n_allowed} allowed API errors)"
+    else
+      printf '%s\n' "$verdict" | sed '$d'
+      if [ $rc -ne 0 ] && [[ $name == example* ]]; then tail -n 5 "$out" | sed 's/^/  output| /'; fi
+      echo "--- FAILED ($(printf '%s; ' "${why[@]}")${secs} s): $tool $name; output: $out, $san"
+    fi
+  } | tee -a "$log"
+  if [ ${#why[@]} -eq 0 ]; then
+    clean=$((clean + 1))
+  else
+    failed=$((failed + 1)); failures+=("$tool/$name")
+  fi
+}
+
+for tool in ${tools//,/ }; do
+  runs=0 clean=0 failed=0 notrun=0 skipped=0 allowed_tool=0
+  opts=(--tool "$tool")
+  [ "$tool" = memcheck ] && opts+=(--leak-check full)
+  for t in "$here"/tests/*; do [ -x "$t" ] && sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1; done
+  for e in "$here"/examples/*; do [ -x "$e" ] && sanitize "example ${e##*/}" "$example_limit" "$e"; done
+  line="$tool: $runs runs, $clean clean, $failed failed, $notrun not run (deadline), $skipped skipped; $allowed_tool allowed API errors"
+  summaries+=("$line")
+  echo "$line" | tee -a "$log"
+  total_runs=$((total_runs + runs))
+  total_allowed=$((total_allowed + allowed_tool))
+done
+
+echo | tee -a "$log"
+printf '%s\n' "${summaries[@]}" | sed 's/^/summary: /' | tee -a "$log"
+unseen=$(awk -v allow="$allow" -v mode=unseen "$classify_awk" "$allow" "$seen")
+if [ -n "$unseen" ] && [ ${#failures[@]} -eq 0 ]; then
+  echo "note: allow-list entries no run hit (stale, or their tests were filtered out):" | tee -a "$log"
+  printf '%s\n' "$unseen" | sed 's/^/  /' | tee -a "$log"
+fi
+if [ $total_runs -eq 0 ]; then
+  echo "SANITIZER FAILED: nothing ran (no bundled binary${filter:+ matches '$filter'}) (log: $log)" | tee -a "$log"
+  exit 1
+fi
+if [ ${#failures[@]} -eq 0 ]; then
+  echo "ALL SANITIZER RUNS CLEAN ($total_runs runs, tools $tools${filter:+, filter '$filter'}$([ $quick = 1 ] && echo ', --quick'); $total_allowed allowed API errors; log: $log)" | tee -a "$log"
+  exit 0
+fi
+echo "SANITIZER FAILED: $(join "${failures[@]}") (log: $log)" | tee -a "$log"
+exit 1
