@@ -28,14 +28,14 @@
 //!    per-thread default stream, clones and parents sharing host buffers,
 //!    host memory in conditional bodies, a free of part of an allocation.
 //! 10. Kernel parameter and element-type attacks are compile errors now
-//!    (`Pod` element types; sealed `FillValue`, `CopySource`,
-//!    `CopyDestination` and `KernelArgs`; `unsafe trait KernelParam`), so
-//!    they live in the compile-fail suite, run by `cargo test -p ui-tests`:
-//!    `ui-tests/tests/ui/attack_*.rs` (graph allocations of `Box<u64>` and
-//!    `NonZeroU32`, copies into `bool`/`Box`/`NonZero` slices, fills of
-//!    `NonZero`, hand-written `FillValue`, `CopySource`, `CopyDestination`,
-//!    `KernelArgs` and safe `KernelParam` impls). Nothing of them reaches a
-//!    GPU.
+//!     (`Pod` element types; sealed `FillValue`, `CopySource`,
+//!     `CopyDestination` and `KernelArgs`; `unsafe trait KernelParam`), so
+//!     they live in the compile-fail suite, run by `cargo test -p ui-tests`:
+//!     `ui-tests/tests/ui/attack_*.rs` (graph allocations of `Box<u64>` and
+//!     `NonZeroU32`, copies into `bool`/`Box`/`NonZero` slices, fills of
+//!     `NonZero`, hand-written `FillValue`, `CopySource`, `CopyDestination`,
+//!     `KernelArgs` and safe `KernelParam` impls). Nothing of them reaches a
+//!     GPU.
 //!
 //! Three attacks this suite found first got through and are fixed: the
 //! first kernel node added on a fresh thread (SIGSEGV in `cuGraphAddNode`,
