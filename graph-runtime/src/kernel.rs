@@ -472,6 +472,20 @@ struct Bounds {
     per_block: (u64, usize),
 }
 
+/// Keeps the smaller of `bound` and (`value`, `index`).
+fn lower(bound: &mut (u64, usize), value: u64, index: usize) {
+    if value < bound.0 {
+        *bound = (value, index);
+    }
+}
+
+/// Keeps the larger of `bound` and (`value`, `index`).
+fn raise(bound: &mut (u64, usize), value: u64, index: usize) {
+    if value > bound.0 {
+        *bound = (value, index);
+    }
+}
+
 impl Default for Bounds {
     fn default() -> Self {
         Bounds {
@@ -590,9 +604,13 @@ impl<'a> ArgEncoder<'a> {
     }
 
     fn bound_buffer(&mut self, len: usize, index: usize) {
-        if (len as u64) < self.bounds.shortest.0 {
-            self.bounds.shortest = (len as u64, index);
-        }
+        lower(&mut self.bounds.shortest, len as u64, index);
+    }
+
+    /// Passes a buffer's address and reports its use.
+    fn push_buffer<T>(&mut self, buffer: &Buf<'a, T>, write: bool) {
+        self.push_bytes(&buffer.device_ptr().to_ne_bytes());
+        self.push_use(buffer.as_use(write));
     }
 
     /// The execs the encoded arguments let the kernel launch.
@@ -729,8 +747,7 @@ unsafe impl<T: 'static> KernelParam for In<T> {
         index: usize,
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
-        out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.push_use(arg.as_use(false));
+        out.push_buffer(arg, false);
         out.bound_buffer(arg.len(), index);
         Ok(())
     }
@@ -756,8 +773,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
         at_least(index, arg.len(), N)?;
-        out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.push_use(arg.as_use(false));
+        out.push_buffer(arg, false);
         Ok(())
     }
 }
@@ -782,8 +798,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
     ) -> std::result::Result<(), String> {
         writable(arg, index)?;
         at_least(index, arg.len(), N)?;
-        out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.push_use(arg.as_use(true));
+        out.push_buffer(arg, true);
         Ok(())
     }
 }
@@ -798,11 +813,8 @@ unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
         writable(arg, index)?;
-        out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.push_use(arg.as_use(true));
-        if (arg.len() as u64) < out.bounds.per_block.0 {
-            out.bounds.per_block = (arg.len() as u64, index);
-        }
+        out.push_buffer(arg, true);
+        lower(&mut out.bounds.per_block, arg.len() as u64, index);
         Ok(())
     }
 }
@@ -817,9 +829,7 @@ unsafe impl KernelParam for Len {
         out: &mut ArgEncoder<'_>,
     ) -> std::result::Result<(), String> {
         out.push_bytes(&arg.to_ne_bytes());
-        if u64::from(*arg) >= out.bounds.count.0 {
-            out.bounds.count = (u64::from(*arg), index);
-        }
+        raise(&mut out.bounds.count, u64::from(*arg), index);
         Ok(())
     }
 }
@@ -833,9 +843,7 @@ unsafe impl KernelParam for Index {
         out: &mut ArgEncoder<'_>,
     ) -> std::result::Result<(), String> {
         out.push_bytes(&arg.to_ne_bytes());
-        if u64::from(*arg) + 1 > out.bounds.index_end.0 {
-            out.bounds.index_end = (u64::from(*arg) + 1, index);
-        }
+        raise(&mut out.bounds.index_end, u64::from(*arg) + 1, index);
         Ok(())
     }
 }
@@ -851,8 +859,7 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
         writable(arg, index)?;
-        out.push_bytes(&arg.device_ptr().to_ne_bytes());
-        out.push_use(arg.as_use(true));
+        out.push_buffer(arg, true);
         out.bound_buffer(arg.len(), index);
         Ok(())
     }
