@@ -50,7 +50,7 @@ all_tools=memcheck,racecheck,synccheck,initcheck
 # status says that); indented lines are a report's details. Clean means:
 # every "Program hit ..." line is on the allow-list, no other report, no
 # non-zero LEAK or RACECHECK summary, and an ERROR SUMMARY whose count the
-# allowed lines explain. Last line printed: "allowed N errors E".
+# allowed lines explain (racecheck prints only its RACECHECK SUMMARY). Last line printed: "allowed N errors E".
 # mode=unseen instead prints the allow-list entries missing from a file of
 # normalised entries that matched (what the classifier appends to `seen`).
 classify_awk='
@@ -104,6 +104,9 @@ mode == "unseen" { saw[$0] = 1; next }
     next
   }
   if (body ~ /^(LEAK|RACECHECK) SUMMARY:/) {
+    # racecheck prints no ERROR SUMMARY: its "RACECHECK SUMMARY: N hazards
+    # displayed (E errors, W warnings)" is the summary, and any hazard fails.
+    if (body ~ /^RACECHECK/) nsum++
     if (match(body, /[0-9]+/) && substr(body, RSTART, RLENGTH) + 0 > 0)
       report(body ~ /^LEAK/ ? "leak" : "race", body)
     next
