@@ -25,6 +25,10 @@
 #       printed before an outer limit kills the run; what did not run counts
 #       as a failure.
 #
+# The soak (tests/gpu_soak.rs) runs CUDA_GRAPH_SOAK_CYCLES cycles (10,000;
+# 100 under --sanitize), the concurrency test CUDA_GRAPH_STRESS_SECS
+# seconds (30; 3 under --sanitize).
+#
 # FILTER keeps the runs whose name ("test gpu_runtime", "example updates",
 # "bench graphs") contains it. CUDA_GRAPH_REQUIRE_GPU=1 is set, so a test
 # fails rather than skips without a driver; an example or bench that prints
@@ -173,6 +177,12 @@ for t in ${tools//,/ }; do
 done
 
 export CUDA_GRAPH_REQUIRE_GPU=1 RUST_BACKTRACE=1
+if [ "$mode" = sanitize ]; then
+  # The soak and the concurrency test exist to run long; under the
+  # sanitizers (10-100x slower) a short run checks the same code paths.
+  export CUDA_GRAPH_SOAK_CYCLES=${CUDA_GRAPH_SOAK_CYCLES:-100}
+  export CUDA_GRAPH_STRESS_SECS=${CUDA_GRAPH_STRESS_SECS:-3}
+fi
 logdir=${OUT:-$here}
 mkdir -p "$logdir"
 
@@ -357,6 +367,9 @@ for tool in ${tools//,/ }; do
   runs=0 clean=0 failed=0 notrun=0 skipped=0 allowed_tool=0
   opts=(--tool "$tool")
   [ "$tool" = memcheck ] && opts+=(--leak-check full)
+  # Not the child processes tests spawn: gpu_faults' trap test runs a
+  # kernel that traps, on purpose, in a child (its every later call fails).
+  opts+=(--target-processes application-only)
   for t in "$here"/tests/*; do [ -x "$t" ] && sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1; done
   for e in "$here"/examples/*; do [ -x "$e" ] && sanitize "example ${e##*/}" "$example_limit" "$e"; done
   line="$tool: $runs runs, $clean clean, $failed failed, $notrun not run (deadline), $skipped skipped; $allowed_tool allowed API errors"

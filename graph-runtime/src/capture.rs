@@ -18,6 +18,12 @@ impl<'a> Graph<'a> {
     /// capture, which invalidates it: call `ctx.disable_event_tracking()`
     /// before allocating the slices such work uses. The error says so.
     ///
+    /// While the capture is in progress, a context-wide synchronize on any
+    /// thread fails (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`), and cudarc's
+    /// `CudaContext::new_stream` makes one when the context goes from no
+    /// stream to one: keep a stream alive in programs that capture while
+    /// other threads create their first streams.
+    ///
     /// # Safety
     /// The memory the captured work touches must stay valid while this graph
     /// or any exec made from it may run (the graph cannot see it to borrow it).

@@ -81,10 +81,27 @@ pub enum GraphError {
     #[error("the graph is unusable: a conditional body was replaced (mem::swap or mem::replace) while it was built")]
     Poisoned,
 
+    /// A host node's closure panicked in an earlier launch (the panic was
+    /// caught on the runtime's host-node thread; the graph's work went on).
+    #[error("host node `{label}` panicked in an earlier launch: {message}{}", more_faults(*.more))]
+    HostPanicked {
+        label: String,
+        message: String,
+        /// How many more panics were dropped with this report.
+        more: usize,
+    },
+
     /// A handle (node, buffer, conditional handle) was used with a graph it
     /// does not belong to.
     #[error("{what} belongs to another graph")]
     ForeignHandle { what: String },
+}
+
+fn more_faults(more: usize) -> String {
+    match more {
+        0 => String::new(),
+        n => format!(" (and {n} more host-node panic(s))"),
+    }
 }
 
 fn at_node(label: &Option<String>) -> String {

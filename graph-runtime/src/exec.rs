@@ -13,6 +13,7 @@ use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
+use crate::user_object::HostFaults;
 use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::marker::PhantomData;
@@ -120,6 +121,9 @@ pub struct Exec<'a> {
     /// and the graph it was last updated from (same topology). Two, not a
     /// list of every update: a long update loop must not slow per-node calls.
     instances: [u64; 2],
+    /// Where the host closures of the graph it was last updated from report
+    /// panics (those of the original graph are in `registry`).
+    updated_faults: Vec<Arc<HostFaults>>,
     /// The stream of the last launch, kept alive (cudarc tracks slices
     /// across streams only while extra streams exist) and synchronized on
     /// drop: the exec keeps everything its queued work touches borrowed
@@ -281,6 +285,7 @@ impl<'a> Graph<'a> {
             graph: self.owner.clone(),
             registry: self.registry.clone(),
             instances: [self.instance; 2],
+            updated_faults: Vec::new(),
             last_stream: None,
             resource_id: self.resource_id,
             resources,
@@ -298,7 +303,12 @@ impl<'a> Exec<'a> {
     /// for it.
     ///
     /// The exec keeps `stream` alive, and its drop waits for the last launch.
+    ///
+    /// A host node's closure that panicked in an earlier launch is reported
+    /// here ([`GraphError::HostPanicked`], naming the node), instead of
+    /// launching; the next call launches.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.take_host_fault()?;
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
@@ -319,6 +329,24 @@ impl<'a> Exec<'a> {
             self.last_stream = Some(stream.clone());
         }
         Ok(())
+    }
+
+    /// Waits for the exec's last launch. An error the GPU hit in it (a
+    /// kernel that trapped or faulted) is returned as the driver's error,
+    /// without a node label: the driver does not say which node failed.
+    /// Such an error is sticky: the context, and everything made in it, is
+    /// unusable from then on (every later call fails); drop them all and
+    /// make a new context (the primary context is reset when its last
+    /// holder is dropped). A host node's panic in the launch is returned as
+    /// [`GraphError::HostPanicked`], naming the node.
+    pub fn synchronize(&mut self) -> Result<()> {
+        self.wait_for_last_launch()?;
+        self.take_host_fault()
+    }
+
+    fn take_host_fault(&self) -> Result<()> {
+        self.registry.take_host_fault()?;
+        self.updated_faults.iter().try_for_each(|f| f.take())
     }
 
     /// The graph (root instance) the exec was instantiated from.
@@ -422,6 +450,7 @@ impl<'a> Exec<'a> {
         self.tracking = self.resources.clone();
         self.resource_id = graph.resource_id;
         self.instances[1] = graph.instance;
+        self.updated_faults.clone_from(&graph.registry.host_faults);
         // Same topology, so the same nodes; their handles are now the
         // other graph's.
         self.registry.setters.clone_from(&graph.registry.setters);

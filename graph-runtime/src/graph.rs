@@ -17,6 +17,7 @@ use crate::error::{DriverResultExt, GraphError, Result};
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
+use crate::user_object::HostFaults;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::marker::PhantomData;
@@ -151,9 +152,25 @@ pub(crate) struct Registry {
     pub host_buffers: usize,
     /// Whether a copy node (or a child's) touches host memory.
     pub host_copies: bool,
+    /// Where this graph's host closures report panics (made with the first
+    /// host node), and those of graphs added as children.
+    pub host_faults: Vec<Arc<HostFaults>>,
 }
 
 impl Registry {
+    /// This graph's host-fault slot (the first), made on first use.
+    pub fn host_faults(&mut self) -> &Arc<HostFaults> {
+        if self.host_faults.is_empty() {
+            self.host_faults.push(Arc::default());
+        }
+        &self.host_faults[0]
+    }
+
+    /// Reports the first host-node panic not yet reported.
+    pub fn take_host_fault(&self) -> Result<()> {
+        self.host_faults.iter().try_for_each(|f| f.take())
+    }
+
     pub fn label_of(&self, raw: sys::CUgraphNode) -> Option<String> {
         if raw.is_null() {
             return None;
@@ -916,6 +933,16 @@ impl<'a> Graph<'a> {
         }
         self.registry.user_objects.extend(objects);
         self.registry.host_copies |= child.registry.host_copies;
+        for faults in &child.registry().host_faults {
+            if !self
+                .registry
+                .host_faults
+                .iter()
+                .any(|f| Arc::ptr_eq(f, faults))
+            {
+                self.registry.host_faults.push(faults.clone());
+            }
+        }
         if !Arc::ptr_eq(&self.resources, &child.resources) {
             let mut children = lock(&child.resources).children.clone();
             children.push(child.resources.clone());

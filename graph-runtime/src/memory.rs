@@ -72,6 +72,15 @@ impl<'a> Graph<'a> {
                     ),
                 )
             })?;
+        // Refuse what can never fit here, where the error can name the node
+        // (the physical memory is taken at launch, where it could not).
+        let total = self.ctx.total_mem().op_at("cuDeviceTotalMem", label)?;
+        if bytes > total {
+            return Err(GraphError::invalid(
+                label,
+                format!("allocates {bytes} bytes, more than the device's {total} bytes of memory"),
+            ));
+        }
         let device = self.ctx.ordinal() as i32;
         let location = |id: i32| sys::CUmemLocation {
             type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,

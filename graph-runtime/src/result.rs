@@ -205,7 +205,9 @@ pub unsafe fn debug_dot_print(graph: CUgraph, path: &CStr, flags: u32) -> R<()> 
 /// # Safety
 /// `stream` and `graph` are live.
 pub unsafe fn begin_capture_to_graph(stream: CUstream, graph: CUgraph) -> R<()> {
-    let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    // Relaxed: a capture in thread-local mode was seen to make other
+    // threads' cuStreamCreate fail (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+    let mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
     // SAFETY: forwarded from the caller; no dependencies.
     unsafe {
         sys::cuStreamBeginCaptureToGraph(stream, graph, std::ptr::null(), std::ptr::null(), 0, mode)

@@ -14,14 +14,16 @@
 //! closure's call can deadlock (with the graph it waits on, or with another
 //! thread destroying an exec), so host closures should do host work only.
 
-use crate::error::{DriverResultExt, Result};
+use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{zeroed_params, Graph};
 use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::sys;
+use std::any::Any;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
 /// Boxes `value` into a user object whose only reference moves into
 /// `graph`'s root. Returns the boxed value's address (valid while any graph
@@ -86,18 +88,78 @@ fn drop_elsewhere(value: Box<dyn Send>) {
 
 type HostFn = Box<dyn Fn() + Send + Sync>;
 
-/// A host node's call, handed to the host-node thread: the closure and
-/// where to say it returned (`true`) or panicked (`false`).
-struct HostCall {
-    f: *const HostFn,
-    done: mpsc::SyncSender<bool>,
+/// A host node's closure, with what its callback needs to report a panic.
+struct HostClosure {
+    f: HostFn,
+    label: String,
+    faults: Arc<HostFaults>,
 }
 
-// SAFETY: `f` points to a `HostFn` (Send + Sync) that the user object keeps
-// alive until the node's work is done, and the callback waits for `done`.
+/// Panics of host-node closures, waiting to be reported by the next launch
+/// or synchronize of an exec that runs them. One per graph family (a graph,
+/// its bodies, and the graphs that add it as a child share it).
+#[derive(Debug, Default)]
+pub(crate) struct HostFaults {
+    any: AtomicBool,
+    panics: Mutex<Vec<(String, String)>>,
+}
+
+impl HostFaults {
+    fn push(&self, label: &str, message: String) {
+        lock_ignoring_poison(&self.panics).push((label.to_string(), message));
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// The first panic not yet reported, as an error (the others are
+    /// dropped with it: one launch reports one fault).
+    pub(crate) fn take(&self) -> Result<()> {
+        if !self.any.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut panics = lock_ignoring_poison(&self.panics);
+        self.any.store(false, Ordering::Release);
+        let mut taken = std::mem::take(&mut *panics).into_iter();
+        let more = taken.len().saturating_sub(1);
+        match taken.next() {
+            Some((label, message)) => Err(GraphError::HostPanicked {
+                label,
+                message,
+                more,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    match (
+        payload.downcast_ref::<&str>(),
+        payload.downcast_ref::<String>(),
+    ) {
+        (Some(s), _) => s.to_string(),
+        (_, Some(s)) => s.clone(),
+        _ => "a non-string panic payload".to_string(),
+    }
+}
+
+/// A host node's call, handed to the host-node thread: the closure and
+/// where to say it is done.
+struct HostCall {
+    closure: *const HostClosure,
+    done: mpsc::SyncSender<()>,
+}
+
+// SAFETY: `closure` points to a `HostClosure` (Send + Sync) that the user
+// object keeps alive until the node's work is done, and the callback waits
+// for `done`.
 unsafe impl Send for HostCall {}
 
-/// Runs host-node closures, one at a time, off the driver's thread.
+/// Runs host-node closures, one at a time, off the driver's thread. A panic
+/// is caught (it must not unwind into the driver) and kept for the exec.
 fn host_thread() -> Option<&'static Mutex<mpsc::Sender<HostCall>>> {
     static HOST: OnceLock<Option<Mutex<mpsc::Sender<HostCall>>>> = OnceLock::new();
     HOST.get_or_init(|| {
@@ -108,9 +170,13 @@ fn host_thread() -> Option<&'static Mutex<mpsc::Sender<HostCall>>> {
                 for call in receive {
                     // SAFETY: see HostCall: the closure is alive until the
                     // callback, which waits for our answer, returns.
-                    let f = unsafe { &*call.f };
-                    let returned = catch_unwind(AssertUnwindSafe(f)).is_ok();
-                    let _ = call.done.send(returned);
+                    let closure = unsafe { &*call.closure };
+                    if let Err(payload) = catch_unwind(AssertUnwindSafe(&closure.f)) {
+                        closure
+                            .faults
+                            .push(&closure.label, panic_message(payload.as_ref()));
+                    }
+                    let _ = call.done.send(());
                 }
             })
             .ok()
@@ -121,18 +187,18 @@ fn host_thread() -> Option<&'static Mutex<mpsc::Sender<HostCall>>> {
 
 unsafe extern "C" fn call_host(data: *mut c_void) {
     let (done, answer) = mpsc::sync_channel(1);
-    let call = HostCall {
-        f: data.cast::<HostFn>().cast_const(),
-        done,
-    };
+    let closure = data.cast::<HostClosure>().cast_const();
+    let call = HostCall { closure, done };
     let sent = host_thread()
-        .map(|h| h.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        .map(|h| lock_ignoring_poison(h).clone())
         .is_some_and(|sender| sender.send(call).is_ok());
-    // A panic must not unwind into the driver; it is reported on stderr.
-    match sent.then(|| answer.recv()) {
-        Some(Ok(true)) => {}
-        Some(_) => eprintln!("graph-runtime: a host node's closure panicked"),
-        None => eprintln!("graph-runtime: no thread to run a host node's closure on"),
+    if !sent || answer.recv().is_err() {
+        // SAFETY: as in HostCall; the closure is alive during the callback.
+        let closure = unsafe { &*closure };
+        closure.faults.push(
+            &closure.label,
+            "no thread to run the host node's closure on".to_string(),
+        );
     }
 }
 
@@ -145,16 +211,26 @@ impl Graph<'_> {
     /// for it, so a CUDA call in it is not undefined behaviour; but it can
     /// deadlock (a call that waits for this graph's own work never returns,
     /// and one was seen to deadlock with another thread's exec destruction),
-    /// so a host closure should do host work only. A panic is caught and
-    /// reported on stderr; the graph goes on.
+    /// so a host closure should do host work only.
+    ///
+    /// A panic never unwinds into the driver: it is caught (the panic hook
+    /// prints it as usual), the graph's work goes on, and the next
+    /// [`Exec::launch`](crate::Exec::launch) or
+    /// [`Exec::synchronize`](crate::Exec::synchronize) of an exec of this
+    /// graph returns [`GraphError::HostPanicked`] naming the node.
     pub fn add_host(
         &mut self,
         label: &str,
         f: impl Fn() + Send + Sync + 'static,
         deps: &[Node],
     ) -> Result<Node> {
-        let boxed: HostFn = Box::new(f);
-        let data = attach(self, boxed, label)?;
+        let faults = self.registry.host_faults().clone();
+        let closure = HostClosure {
+            f: Box::new(f),
+            label: label.to_string(),
+            faults,
+        };
+        let data = attach(self, closure, label)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_HOST);
         params.__bindgen_anon_1.host = sys::CUDA_HOST_NODE_PARAMS_v2 {
             fn_: Some(call_host),
