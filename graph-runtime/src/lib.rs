@@ -101,7 +101,13 @@
 //!   while it is built (`mem::swap` on the `&mut Graph` the builder gets)
 //!   poisons the graph: every later call returns [`GraphError::Poisoned`].
 //! - *Unwinding.* A panic in a body builder hands the records back; a panic
-//!   in captured work ends the capture.
+//!   in captured work ends the capture; a panic in a host-node closure never
+//!   unwinds into the driver: it is caught, and the next launch or
+//!   [`Exec::synchronize`] returns [`GraphError::HostPanicked`] naming the node.
+//! - *Faults.* A kernel that traps or faults makes its context unusable (a
+//!   CUDA rule): the next synchronize returns the driver's error, without a
+//!   label (the driver does not say which node), and every later call in
+//!   that context fails with a typed error; nothing panics or hangs.
 //!
 //! **What `unsafe` entry points make the caller promise.**
 //!
