@@ -251,3 +251,162 @@ extern "C" int perf_loop_free(Loop* loop) {
     delete loop;
     return 0;
 }
+
+// The launch loop: `iters` iterations of [update,] launch, copy bufs[0][0]
+// back (4 bytes) and synchronize, on the exec's stream; the time of each
+// iteration into us[i]. mode 0: launch only; 1: a per-node update of the
+// first kernel's arguments (the same arguments) before each launch; 2: the
+// graph rebuilt and the exec updated from it (whole-graph) before each
+// launch. Fails unless the copied value counts every launch (from `start`).
+extern "C" int perf_exec_loop(PerfExec* e, int width, float* const* bufs, int mode, int iters,
+                              float start, double* us) {
+    static unsigned n = 32;
+    size_t count = 0;
+    CHECK(cudaGraphGetNodes(e->graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CHECK(cudaGraphGetNodes(e->graph, nodes.data(), &count));
+    void* args[] = {(void*)&bufs[0], &n};
+    cudaKernelNodeParams p = {};
+    p.func = (void*)add_one; p.gridDim = dim3(1); p.blockDim = dim3(32); p.kernelParams = args;
+    float value = 0.0f;
+    for (int i = 0; i < iters; ++i) {
+        auto t = Clock::now();
+        if (mode == 1) CHECK(cudaGraphExecKernelNodeSetParams(e->exec, nodes[0], &p));
+        if (mode == 2) {
+            cudaGraph_t rebuilt;
+            if (build_chains(width, 1, bufs, &rebuilt)) return 1;
+            cudaGraphExecUpdateResultInfo info;
+            CHECK(cudaGraphExecUpdate(e->exec, rebuilt, &info));
+            CHECK(cudaGraphDestroy(rebuilt));
+        }
+        CHECK(cudaGraphLaunch(e->exec, e->stream));
+        CHECK(cudaMemcpyAsync(&value, bufs[0], sizeof(float), cudaMemcpyDeviceToHost, e->stream));
+        CHECK(cudaStreamSynchronize(e->stream));
+        us[i] = us_since(t);
+        if (value != start + (float)(i + 1)) {
+            std::snprintf(last_error, sizeof last_error, "launch loop read %f, not %f", value, start + (float)(i + 1));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// The Jacobi solver of examples/jacobi.rs, with nvcc's code (the kernels
+// are kernels/cuda/jacobi.cu's, as CUDA runtime code).
+__global__ void jacobi_sweep(const float* u, const float* f, float* out, unsigned width, float h2, unsigned len) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= len || width == 0) return;
+    unsigned row = i / width, col = i % width, rows = len / width;
+    if (row == 0 || col == 0 || row + 1 >= rows || col + 1 == width) { out[i] = 0.0f; return; }
+    out[i] = 0.25f * (u[i - 1] + u[i + 1] + u[i - width] + u[i + width] + h2 * f[i]);
+}
+
+__global__ void sq_diff_sum(const float* a, const float* b, double* out, unsigned len) {
+    __shared__ double part[256];
+    double acc = 0.0;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < len; i += gridDim.x * blockDim.x) {
+        double d = (double)a[i] - (double)b[i];
+        acc += d * d;
+    }
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+
+__global__ void jacobi_continue(cudaGraphConditionalHandle handle, const double* residual,
+                                unsigned* iterations, double tol2, unsigned limit) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    unsigned done = *iterations + 1;
+    *iterations = done;
+    cudaGraphSetConditional(handle, (*residual > tol2 && done < limit) ? 1u : 0u);
+}
+
+// Adds reset, two sweeps and the norm (and, with a handle, the test) to g.
+static int jacobi_nodes(cudaGraph_t g, float** u, float** v, float** f, double** residual, unsigned** iterations,
+                        unsigned* width, float* h2, unsigned* len, cudaGraphConditionalHandle* handle,
+                        double* tol2, unsigned* limit) {
+    cudaMemsetParams m = {};
+    m.dst = *residual; m.elementSize = 4; m.width = 2; m.height = 1; m.value = 0;
+    cudaGraphNode_t reset, forth, back, norm, test;
+    CHECK(cudaGraphAddMemsetNode(&reset, g, nullptr, 0, &m));
+    unsigned blocks = (*len + 255) / 256, norm_blocks = blocks < 264 ? blocks : 264;
+    void* fa[] = {u, f, v, width, h2, len};
+    cudaKernelNodeParams p = {};
+    p.func = (void*)jacobi_sweep; p.gridDim = dim3(blocks); p.blockDim = dim3(256); p.kernelParams = fa;
+    CHECK(cudaGraphAddKernelNode(&forth, g, nullptr, 0, &p));
+    void* ba[] = {v, f, u, width, h2, len};
+    p.kernelParams = ba;
+    CHECK(cudaGraphAddKernelNode(&back, g, &forth, 1, &p));
+    void* na[] = {u, v, residual, len};
+    p.func = (void*)sq_diff_sum; p.gridDim = dim3(norm_blocks); p.kernelParams = na;
+    cudaGraphNode_t before_norm[] = {back, reset};
+    CHECK(cudaGraphAddKernelNode(&norm, g, before_norm, 2, &p));
+    if (handle) {
+        void* ta[] = {handle, residual, iterations, tol2, limit};
+        p.func = (void*)jacobi_continue; p.gridDim = dim3(1); p.blockDim = dim3(1); p.kernelParams = ta;
+        CHECK(cudaGraphAddKernelNode(&test, g, &norm, 1, &p));
+    }
+    return 0;
+}
+
+// Solves from u = v = 0: device_loop 0 is the host loop (launch, copy the
+// norm back, decide), 1 the WHILE graph. The exec is built, instantiated and
+// uploaded first; `us` times the solve alone. steps: the steps it took.
+extern "C" int perf_jacobi(int device_loop, unsigned width, float h2, unsigned len, float* u, float* v, float* f,
+                           double* residual, unsigned* iterations, double tol2, unsigned limit,
+                           double* us, unsigned* steps) {
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK(cudaMemsetAsync(u, 0, len * sizeof(float), stream));
+    CHECK(cudaMemsetAsync(v, 0, len * sizeof(float), stream));
+    CHECK(cudaMemsetAsync(iterations, 0, sizeof(unsigned), stream));
+    cudaGraph_t graph;
+    CHECK(cudaGraphCreate(&graph, 0));
+    if (device_loop) {
+        cudaGraphConditionalHandle handle;
+        CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+        cudaGraphNodeParams cp = {};
+        cp.type = cudaGraphNodeTypeConditional;
+        cp.conditional.handle = handle; cp.conditional.type = cudaGraphCondTypeWhile; cp.conditional.size = 1;
+        cudaGraphNode_t cond;
+#if CUDART_VERSION >= 13000
+        CHECK(cudaGraphAddNode(&cond, graph, nullptr, nullptr, 0, &cp));
+#else
+        CHECK(cudaGraphAddNode(&cond, graph, nullptr, 0, &cp));
+#endif
+        if (jacobi_nodes(cp.conditional.phGraph_out[0], &u, &v, &f, &residual, &iterations, &width, &h2, &len,
+                         &handle, &tol2, &limit)) return 1;
+    } else {
+        if (jacobi_nodes(graph, &u, &v, &f, &residual, &iterations, &width, &h2, &len, nullptr, &tol2, &limit))
+            return 1;
+    }
+    cudaGraphExec_t exec;
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(cudaGraphUpload(exec, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    auto t = Clock::now();
+    if (device_loop) {
+        CHECK(cudaGraphLaunch(exec, stream));
+        CHECK(cudaMemcpyAsync(steps, iterations, sizeof(unsigned), cudaMemcpyDeviceToHost, stream));
+        CHECK(cudaStreamSynchronize(stream));
+    } else {
+        double norm2 = 0.0;
+        unsigned done = 0;
+        do {
+            CHECK(cudaGraphLaunch(exec, stream));
+            CHECK(cudaMemcpyAsync(&norm2, residual, sizeof(double), cudaMemcpyDeviceToHost, stream));
+            CHECK(cudaStreamSynchronize(stream));
+            ++done;
+        } while (norm2 > tol2 && done < limit);
+        *steps = done;
+    }
+    *us = us_since(t);
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaStreamDestroy(stream));
+    return 0;
+}

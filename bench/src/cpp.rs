@@ -110,6 +110,33 @@ type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) 
 type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
 type LoopFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 type LastErrorFn = unsafe extern "C" fn() -> *const c_char;
+type ExecLoopFn =
+    unsafe extern "C" fn(*mut c_void, c_int, *const u64, c_int, c_int, f32, *mut f64) -> c_int;
+type JacobiFn = unsafe extern "C" fn(
+    c_int,
+    u32,
+    f32,
+    u32,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    f64,
+    u32,
+    *mut f64,
+    *mut u32,
+) -> c_int;
+
+/// The device buffers of one Jacobi solve (device pointers), for [`CppLib::jacobi`].
+#[derive(Debug, Clone, Copy)]
+pub struct JacobiBuffers {
+    pub u: u64,
+    pub v: u64,
+    pub f: u64,
+    pub residual: u64,
+    pub iterations: u64,
+}
 
 impl CppLib {
     /// The entry point `name` of perf.cu.
@@ -189,6 +216,47 @@ impl CppLib {
         };
         self.status("streams", status)?;
         Ok((out[0], out[1]))
+    }
+
+    /// One Jacobi solve from zero (examples/jacobi.rs's algorithm with
+    /// nvcc's kernels): the host loop, or the WHILE graph when
+    /// `device_loop`. Built, instantiated and uploaded first; returns (us of
+    /// the solve alone, steps taken).
+    #[allow(clippy::too_many_arguments)]
+    pub fn jacobi(
+        &self,
+        device_loop: bool,
+        width: u32,
+        h2: f32,
+        len: u32,
+        bufs: JacobiBuffers,
+        tol2: f64,
+        limit: u32,
+    ) -> Result<(f64, u32)> {
+        let (mut us, mut steps) = (0.0, 0u32);
+        // SAFETY: perf_jacobi has this signature; the buffers are live device
+        // memory of the primary context: u, v and f of `len` floats, residual
+        // one double, iterations one unsigned (caller).
+        let status = unsafe {
+            let f = self.entry::<JacobiFn>("perf_jacobi")?;
+            f(
+                c_int::from(device_loop),
+                width,
+                h2,
+                len,
+                bufs.u,
+                bufs.v,
+                bufs.f,
+                bufs.residual,
+                bufs.iterations,
+                tol2,
+                limit,
+                &mut us,
+                &mut steps,
+            )
+        };
+        self.status("jacobi", status)?;
+        Ok((us, steps))
     }
 
     /// The driver function of C++'s `add_one` (loaded by the CUDA runtime).
@@ -279,6 +347,38 @@ impl CppExec<'_> {
             device,
             ..Row::UNMEASURED
         })
+    }
+}
+
+impl CppExec<'_> {
+    /// The launch loop over an exec of width x 1 chains (see perf.cu's
+    /// `perf_exec_loop`): us of each of `iters` iterations. mode 0: launch
+    /// and read back; 1: with a per-node update; 2: with a rebuild and a
+    /// whole-graph update. `start` is the value of `bufs[0][0]` before.
+    pub fn launch_loop(
+        &mut self,
+        bufs: &[u64],
+        mode: u32,
+        iters: usize,
+        start: f32,
+    ) -> Result<Vec<f64>> {
+        let mut us = vec![0.0f64; iters];
+        // SAFETY: perf_exec_loop has this signature and writes `iters`
+        // doubles; the handle is live and `bufs` are the exec's buffers.
+        let status = unsafe {
+            let f = self.lib.entry::<ExecLoopFn>("perf_exec_loop")?;
+            f(
+                self.handle,
+                bufs.len() as c_int,
+                bufs.as_ptr(),
+                mode as c_int,
+                iters as c_int,
+                start,
+                us.as_mut_ptr(),
+            )
+        };
+        self.lib.status("launch loop", status)?;
+        Ok(us)
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod chains;
 pub mod cpp;
+pub mod launch_loop;
 pub mod pdl;
 pub mod raw_while;
 pub mod scaling;
@@ -291,6 +292,13 @@ pub fn run() -> Result<String> {
 
     pdl_section(&ctx, &stream, &mut report, &mut full, &mut misses)?;
 
+    match cpp.ready() {
+        Some(lib) => launch_loop_section(&ctx, lib, &mut report, &mut full, &mut misses)?,
+        None => {
+            let _ = writeln!(report, "\n## Launch loops and the solver\n\nskipped: they compare with C++, and there is no nvcc");
+        }
+    }
+
     let _ = writeln!(report, "\n## Targets\n");
     if misses.is_empty() {
         let _ = writeln!(report, "all targets met");
@@ -305,6 +313,85 @@ pub fn run() -> Result<String> {
 
 /// Ordinary vs programmatic vs launch-order edges on chains of PDL-aware
 /// kernels: the table, the full numbers and the targets' misses.
+/// The launch loop (1, 4 and 16 bound buffers; plain, per-node update,
+/// rebuild + whole-graph update; tracking on and off) and the Jacobi
+/// solver's time to solution, each against C++.
+fn launch_loop_section(
+    ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
+    cpp: &cpp::CppLib,
+    report: &mut String,
+    full: &mut String,
+    misses: &mut Vec<String>,
+) -> Result {
+    let rows = launch_loop::launch_loops(ctx, cpp)?;
+    let _ = writeln!(
+        report,
+        "\n## Launch loop: launch, read 4 bytes of a bound buffer back, relaunch (us per iteration; ratio: median of per-round ratios, interleaved with C++)\n"
+    );
+    let _ = writeln!(report, "| cudarc tracking | bound buffers | before each launch | ours | C++ | ours : C++ |\n| --- | --- | --- | --- | --- | --- |");
+    for r in &rows {
+        let _ = writeln!(
+            report,
+            "| {} | {} | {} | {:.2} | {:.2} | {:.3} |",
+            if r.tracking { "on" } else { "off" },
+            r.buffers,
+            launch_loop::MODES[r.mode],
+            r.rust_us,
+            r.cpp_us,
+            r.ratio
+        );
+        if r.tracking && r.ratio > 1.02 {
+            misses.push(format!(
+                "launch loop, tracking on, {} buffers, {}: {:.3}x C++ (target 1.02)",
+                r.buffers,
+                launch_loop::MODES[r.mode],
+                r.ratio
+            ));
+        }
+    }
+    let _ = writeln!(full, "launch loop rows {rows:?}");
+    let solver = launch_loop::solver(ctx, cpp, 64, 1e-6, 7)?;
+    let medians: Vec<f64> = solver
+        .us
+        .iter()
+        .map(|s| timing::median(s.clone()))
+        .collect();
+    let _ = writeln!(
+        report,
+        "\n## Jacobi solver to a tolerance (examples/jacobi.rs: {n} x {n}, update norm below {:e}; ms to solution, median of {} rounds)\n",
+        solver.tolerance,
+        solver.us[0].len(),
+        n = solver.n
+    );
+    let _ = writeln!(
+        report,
+        "| {} | host loop : C++ | WHILE : C++ WHILE | steps |",
+        launch_loop::SOLVER_VARIANTS.join(" | ")
+    );
+    let _ = writeln!(report, "|{}", " --- |".repeat(7));
+    let _ = writeln!(
+        report,
+        "| {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:?} |",
+        medians[0] / 1e3,
+        medians[1] / 1e3,
+        medians[2] / 1e3,
+        medians[3] / 1e3,
+        medians[0] / medians[2],
+        medians[1] / medians[3],
+        solver.steps
+    );
+    let _ = writeln!(full, "solver {solver:?}");
+    for (ours, theirs, name) in [(0, 2, "host loop"), (1, 3, "WHILE")] {
+        if medians[ours] > 1.02 * medians[theirs] {
+            misses.push(format!(
+                "solver {name}: {:.3}x C++ (target 1.02)",
+                medians[ours] / medians[theirs]
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn pdl_section(
     ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
     stream: &std::sync::Arc<graph_runtime::cudarc::driver::CudaStream>,

@@ -48,6 +48,8 @@ pub const REDUCE_SOURCE: &str = include_str!("../cuda/reduce.cu");
 pub const CONDITIONAL_SOURCE: &str = include_str!("../cuda/conditional.cu");
 /// Device graph launch (`cuda/launch.cu`).
 pub const LAUNCH_SOURCE: &str = include_str!("../cuda/launch.cu");
+/// The Jacobi solver's kernels (`cuda/jacobi.cu`; see [`jacobi`]).
+pub const JACOBI_SOURCE: &str = include_str!("../cuda/jacobi.cu");
 /// Programmatic dependent launch chains (`cuda/pdl.cu`, after the prelude).
 pub const PDL_SOURCE: &str = with_pdl!(include_str!("../cuda/pdl.cu"));
 
@@ -140,6 +142,24 @@ graph_runtime::declare_kernel! {
     // SAFETY: matches `mark(int* visits, unsigned slot)`; touches visits[slot] only.
     pub Mark: (Out<i32>, Index) = unsafe cuda_c(CONDITIONAL_SOURCE, "mark");
 
+    /// One Jacobi sweep of `-Laplace(u) = f`: `out = (u's four neighbours + h2 f) / 4`
+    /// inside a grid of `width` columns, 0 on its boundary (see [`jacobi`]).
+    // SAFETY: matches `jacobi_sweep(const float* u, const float* f, float* out,
+    // unsigned width, float h2, unsigned len)`; touches indices below len (a
+    // Len) only: interior points' neighbours are inside the grid.
+    pub JacobiSweep: (In<f32>, In<f32>, Out<f32>, u32, f32, Len) = unsafe cuda_c(JACOBI_SOURCE, "jacobi_sweep");
+    /// `out[0] += sum((a - b)^2)` in f64 (at most 256 threads per block; zero `out` first).
+    // SAFETY: matches `sq_diff_sum(const float* a, const float* b, double* out,
+    // unsigned len)`; reads a and b below len, writes out[0] only, and returns
+    // at once from blocks of more than 256 threads (its shared array).
+    pub SqDiffSum: (In<f32>, In<f32>, OutFirst<f64, 1>, Len) = unsafe cuda_c(JACOBI_SOURCE, "sq_diff_sum");
+    /// WHILE test of the device solver: `iterations += 1`; go on while
+    /// `residual > tol2` and `iterations < limit`.
+    // SAFETY: matches `jacobi_continue(unsigned long long handle, const double*
+    // residual, unsigned* iterations, double tol2, unsigned limit)`; touches
+    // residual[0] and iterations[0] only.
+    pub JacobiContinue: (Cond, InFirst<f64, 1>, OutFirst<u32, 1>, f64, u32) = unsafe cuda_c(JACOBI_SOURCE, "jacobi_continue");
+
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.
     pub LaunchGraph: (ExecParam, u32) = unsafe cuda_c(LAUNCH_SOURCE, "launch_graph");
@@ -157,6 +177,58 @@ graph_runtime::declare_kernel! {
     // the prologue touches only registers, and every thread calls pdl_wait()
     // before touching x.
     pub PdlPrologueStep: (Out<f32>, Len, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_prologue_step");
+}
+
+/// The Jacobi solver's problem and its CPU reference (what [`JacobiSweep`]
+/// computes, in the same order, in f32).
+pub mod jacobi {
+    /// A square `n x n` grid on the unit square: spacing `h = 1 / (n - 1)`,
+    /// `f = 1` everywhere, `u = 0` on the boundary.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Problem {
+        pub n: u32,
+    }
+
+    impl Problem {
+        pub fn len(&self) -> usize {
+            (self.n * self.n) as usize
+        }
+
+        pub fn is_empty(&self) -> bool {
+            self.n == 0
+        }
+
+        /// `h^2`, the sweep's factor of `f`.
+        pub fn h2(&self) -> f32 {
+            let h = 1.0 / (self.n.max(2) - 1) as f32;
+            h * h
+        }
+
+        /// The right-hand side.
+        pub fn f(&self) -> Vec<f32> {
+            vec![1.0; self.len()]
+        }
+
+        /// `sweeps` Jacobi sweeps from `u = 0`, on the CPU.
+        pub fn cpu(&self, sweeps: usize) -> Vec<f32> {
+            let (w, len, h2) = (self.n as usize, self.len(), self.h2());
+            let f = self.f();
+            let mut u = vec![0.0f32; len];
+            let mut v = vec![0.0f32; len];
+            for _ in 0..sweeps {
+                for i in 0..len {
+                    let (row, col) = (i / w, i % w);
+                    v[i] = if row == 0 || col == 0 || row + 1 >= w || col + 1 == w {
+                        0.0
+                    } else {
+                        0.25 * (u[i - 1] + u[i + 1] + u[i - w] + u[i + w] + h2 * f[i])
+                    };
+                }
+                std::mem::swap(&mut u, &mut v);
+            }
+            u
+        }
+    }
 }
 
 /// What [`PdlPrologueStep`] computes before it waits, for thread `i`: the
@@ -214,6 +286,9 @@ mod tests {
             (super::CONDITIONAL_SOURCE, name::<super::CountdownStep>()),
             (super::CONDITIONAL_SOURCE, name::<super::CountdownFlag>()),
             (super::CONDITIONAL_SOURCE, name::<super::Mark>()),
+            (super::JACOBI_SOURCE, name::<super::JacobiSweep>()),
+            (super::JACOBI_SOURCE, name::<super::SqDiffSum>()),
+            (super::JACOBI_SOURCE, name::<super::JacobiContinue>()),
             (super::LAUNCH_SOURCE, name::<super::LaunchGraph>()),
             (super::LAUNCH_SOURCE, name::<super::RelaunchCountdown>()),
             (super::PDL_SOURCE, name::<super::PdlAddOne>()),

@@ -301,6 +301,21 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 ::core::result::Result::Ok(outcome)
             }
 
+            /// Waits for the last launch; a host node's panic in it is
+            /// returned here, naming the node ([`graph_runtime::Exec::synchronize`]).
+            pub fn synchronize(&mut self) -> ::graph_runtime::Result<()> {
+                self.exec.synchronize()
+            }
+
+            /// A buffer the graph binds (from [`Self::bound`]'s fields), to read
+            /// or write between launches ([`graph_runtime::Exec::bound_mut`]).
+            pub fn bound_mut<T: 'static>(
+                &mut self,
+                buf: ::graph_runtime::Buf<'a, T>,
+            ) -> ::graph_runtime::Result<::graph_runtime::BoundMut<'_, 'a, T>> {
+                self.exec.bound_mut(buf)
+            }
+
             /// The untyped exec.
             pub fn exec(&mut self) -> &mut ::graph_runtime::Exec<'a> {
                 &mut self.exec
