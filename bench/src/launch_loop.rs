@@ -81,6 +81,10 @@ fn loops_of(
     tracking: bool,
 ) -> Result<Vec<LoopRow>> {
     let width = bufs.len();
+    // Earlier rows launched on these buffers too: start the count at zero.
+    for b in bufs.iter_mut() {
+        stream.memset_zeros(b)?;
+    }
     let ptrs: Vec<u64> = bufs.iter().map(|b| ptr(b, stream)).collect();
     let add_one = kernels::AddOne::load(ctx)?;
     let config = LaunchConfig::new(1, 32);

@@ -3,7 +3,7 @@
 
 use crate::error::{DriverResultExt, GraphError, Result};
 use cudarc::driver::CudaContext;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Whether libcuda can be loaded on this machine (looked up once).
 pub fn driver_available() -> bool {
@@ -37,9 +37,29 @@ pub(crate) fn require_nvrtc() -> Result<()> {
 
 /// The primary context of device `ordinal`, or [`GraphError::NoDriver`] on
 /// a machine without CUDA (where cudarc itself would panic).
+///
+/// Calls return the same `Arc` while any clone of it lives. cudarc counts
+/// streams per `Arc`, and the first `new_stream` of a fresh one synchronizes
+/// the whole context, which fails (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`)
+/// while another thread is capturing; sharing the `Arc` keeps that to the
+/// first stream of the process.
 pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
+    static OPEN: Mutex<Vec<(usize, Weak<CudaContext>)>> = Mutex::new(Vec::new());
     require_driver()?;
-    CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")
+    // A poisoned lock only means another thread panicked while holding it;
+    // the list of weak references is still valid.
+    let mut open = OPEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(ctx) = open
+        .iter()
+        .find(|(o, _)| *o == ordinal)
+        .and_then(|(_, weak)| weak.upgrade())
+    {
+        return Ok(ctx);
+    }
+    let ctx = CudaContext::new(ordinal).op("cuDevicePrimaryCtxRetain")?;
+    open.retain(|(o, weak)| *o != ordinal && weak.strong_count() > 0);
+    open.push((ordinal, Arc::downgrade(&ctx)));
+    Ok(ctx)
 }
 
 #[cfg(test)]

@@ -118,3 +118,18 @@ fn control_raw_launch_without_tracking_races() {
         "expected the untracked read to race"
     );
 }
+
+/// `driver::context` hands out one `Arc` per device while a clone lives, so
+/// cudarc's stream count (and its synchronize on the first stream) is
+/// shared; once every clone is gone, the next call opens it again.
+#[test]
+fn the_primary_context_is_one_arc_while_it_lives() {
+    let Some(first) = crate::common::gpu() else {
+        return;
+    };
+    let second = graph_runtime::driver::context(0).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &second));
+    let stream = second.new_stream().unwrap();
+    let x = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
+    assert_eq!(stream.clone_dtoh(&x).unwrap(), vec![1.0, 2.0]);
+}
