@@ -50,9 +50,6 @@ fn main() -> common::Result {
     let Some(ctx) = common::device_or_dot(&[ReduceNodes::DOT, ReduceCaptured::DOT])? else {
         return Ok(());
     };
-    // SAFETY: every slice here is used on this one stream, so cudarc's
-    // cross-stream tracking (which would break stream capture) is not needed.
-    unsafe { ctx.disable_event_tracking() };
     let stream = ctx.new_stream()?;
     let (n, blocks) = (1u32 << 22, 264u32);
     let x_h: Vec<f32> = (0..n).map(|i| ((i * 7) % 13) as f32 * 0.5).collect();
