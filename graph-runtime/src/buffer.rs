@@ -6,7 +6,7 @@
 
 use crate::exec::DeviceTarget;
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+    sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -141,15 +141,72 @@ pub(crate) struct BufferUse {
 
 /// A bound cudarc slice, tracked at every launch.
 pub(crate) enum Binding<'a> {
-    Read(&'a (dyn TrackedRead + 'a)),
-    /// With the slice's device address, to find it again (`bound_mut`).
-    Write(u64, &'a mut (dyn TrackedWrite + 'a)),
+    /// With the slice's read event.
+    Read(&'a (dyn TrackedRead + 'a), UseEvent),
+    /// With the slice's device address, to find it again (`bound_mut`),
+    /// and its write event.
+    Write(u64, &'a mut (dyn TrackedWrite + 'a), UseEvent),
+}
+
+/// The cudarc event a launch records its use of a bound slice in (the read
+/// event of a slice bound for reading, the write event of one bound for
+/// writing), taken once when the slice is bound; None where cudarc made
+/// none (tracking was off when the slice was allocated). The event belongs
+/// to the slice, which the binding borrows for `'a`: it is neither dropped
+/// nor replaced meanwhile (cudarc creates a slice's events with it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UseEvent(Option<sys::CUevent>);
+
+// SAFETY: an event handle has no thread affinity; the binding that holds it
+// is Send or Sync as its slice is.
+unsafe impl Send for UseEvent {}
+// SAFETY: as above; the handle is only read.
+unsafe impl Sync for UseEvent {}
+
+impl UseEvent {
+    /// The event a cudarc guard would record on drop, taken out of it so
+    /// that dropping it records nothing.
+    fn take(mut guard: SyncOnDrop<'_>) -> Self {
+        match &mut guard {
+            SyncOnDrop::Record(target) => {
+                UseEvent(target.take().map(|(event, _)| event.cu_event()))
+            }
+            SyncOnDrop::Sync(_) => UseEvent(None),
+        }
+    }
+
+    /// The read event of a slice bound for reading.
+    pub(crate) fn read_of<T>(slice: &CudaSlice<T>) -> Self {
+        // cudarc's read access makes the slice's own stream wait for its
+        // last write (already ordered there) and hands out the read event.
+        Self::take(slice.device_ptr(slice.stream()).1)
+    }
+
+    /// The write event of a slice bound for writing.
+    pub(crate) fn write_of<T>(slice: &mut CudaSlice<T>) -> Self {
+        let stream = slice.stream().clone();
+        let event = Self::take(slice.device_ptr_mut(&stream).1);
+        event
+    }
+
+    /// Records `stream`'s work so far in the event (a cudarc error is kept
+    /// in the context, as cudarc keeps those of its own records).
+    fn record(self, stream: &CudaStream) {
+        if let Some(event) = self.0 {
+            // SAFETY: the event is the bound slice's (alive for the
+            // binding); the stream is live and of the same context, which
+            // the launch bound to this thread.
+            let recorded =
+                unsafe { cudarc::driver::result::event::record(event, stream.cu_stream()) };
+            stream.context().record_err(recorded);
+        }
+    }
 }
 
 impl std::fmt::Debug for Binding<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Binding::Read(_) => "Binding::Read",
+            Binding::Read(..) => "Binding::Read",
             Binding::Write(..) => "Binding::Write",
         })
     }
@@ -160,8 +217,14 @@ impl Binding<'_> {
     /// records this use when dropped (after the launch is enqueued).
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         match self {
-            Binding::Read(slice) => slice.acquire_read(stream),
-            Binding::Write(_, slice) => slice.acquire_write(stream),
+            Binding::Read(slice, _) => slice.acquire_read(stream),
+            Binding::Write(_, slice, _) => slice.acquire_write(stream),
+        }
+    }
+
+    fn use_event(&self) -> UseEvent {
+        match self {
+            Binding::Read(_, event) | Binding::Write(_, _, event) => *event,
         }
     }
 }
@@ -226,7 +289,7 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
         let mut found = None;
         let mut resources = resources;
         for binding in resources.bindings.iter_mut() {
-            let Binding::Write(base, slice) = binding else {
+            let Binding::Write(base, slice, _) = binding else {
                 continue;
             };
             let base = *base;
@@ -242,6 +305,9 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
             }
         }
         let (slice, range) = found?;
+        // The caller's cudarc work on the views records the slice's events
+        // on its streams: the next launch must wait for them.
+        resources.tracked_on = None;
         Some(BoundMut {
             _resources: resources,
             slice,
@@ -288,6 +354,11 @@ pub(crate) struct Resources<'a> {
     pub children: Vec<SharedResources<'a>>,
     /// Execs launched from the device by this graph's kernels.
     pub device_targets: Vec<DeviceTarget<'a>>,
+    /// The stream of the last tracked launch of these bindings, while
+    /// nothing but such launches has recorded their events since: a launch
+    /// on it is ordered after that one by the stream and after every
+    /// earlier cudarc use by that one's waits, so it only records.
+    pub tracked_on: Option<Arc<CudaStream>>,
 }
 
 impl std::fmt::Debug for Resources<'_> {
@@ -310,7 +381,7 @@ pub(crate) trait ResourceSet: Send + Sync {
     /// and device targets not yet in `visited`), calls `launch`, records.
     fn track(
         &self,
-        stream: &CudaStream,
+        stream: &Arc<CudaStream>,
         visited: &mut Vec<usize>,
         launch: &mut dyn FnMut(&mut Vec<usize>),
     );
@@ -319,7 +390,7 @@ pub(crate) trait ResourceSet: Send + Sync {
 impl ResourceSet for Mutex<Resources<'_>> {
     fn track(
         &self,
-        stream: &CudaStream,
+        stream: &Arc<CudaStream>,
         visited: &mut Vec<usize>,
         launch: &mut dyn FnMut(&mut Vec<usize>),
     ) {
@@ -338,7 +409,7 @@ pub(crate) fn lock<'r, 'a>(resources: &'r Mutex<Resources<'a>>) -> MutexGuard<'r
 /// before, records after.
 pub(crate) fn with_tracked<R>(
     root: &SharedResources<'_>,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     launch: impl FnOnce() -> R,
 ) -> R {
     let mut launch = Some(launch);
@@ -355,7 +426,7 @@ pub(crate) fn with_tracked<R>(
 
 fn tracked(
     set: &Mutex<Resources<'_>>,
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     visited: &mut Vec<usize>,
     launch: &mut dyn FnMut(&mut Vec<usize>),
 ) {
@@ -376,19 +447,41 @@ fn tracked(
         .iter()
         .flat_map(|r| r.device_targets.iter().map(|t| t.tracking.clone()))
         .collect();
+    // cudarc's tracking is live (several streams, tracking on): sets last
+    // launched on this stream only record; the others wait through cudarc
+    // for the slices' pending work, then record.
+    let managing = stream.context().is_managing_stream_synchronization();
+    let follows = |r: &Resources<'_>| {
+        managing
+            && r.tracked_on
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, stream))
+    };
+    let records: Vec<UseEvent> = locked
+        .iter()
+        .filter(|r| follows(r))
+        .flat_map(|r| r.bindings.iter().map(Binding::use_event))
+        .collect();
     let guards: Vec<SyncOnDrop<'_>> = locked
         .iter_mut()
+        .filter(|r| !follows(r))
         .flat_map(|r| r.bindings.iter_mut())
         .map(|b| b.acquire(stream))
         .collect();
     nest(&targets, stream, visited, launch);
     drop(guards);
+    for event in records {
+        event.record(stream);
+    }
+    for r in &mut locked {
+        r.tracked_on = managing.then(|| stream.clone());
+    }
 }
 
 /// Tracks each of `targets` in turn around `launch`.
 fn nest(
     targets: &[Arc<dyn ResourceSet + '_>],
-    stream: &CudaStream,
+    stream: &Arc<CudaStream>,
     visited: &mut Vec<usize>,
     launch: &mut dyn FnMut(&mut Vec<usize>),
 ) {

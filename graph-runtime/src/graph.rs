@@ -11,7 +11,7 @@
 //! (cudaGraph_t, CUgraph) are not internally synchronized and must not be
 //! accessed concurrently from multiple threads."
 
-use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources};
+use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
 use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
@@ -465,7 +465,10 @@ impl<'a> Graph<'a> {
         if !self.same_context(slice.context()) {
             return Buf::new(ptr, slice.len(), false, FOREIGN_ROOT, None);
         }
-        lock(&self.resources).bindings.push(Binding::Read(slice));
+        let event = UseEvent::read_of(slice);
+        lock(&self.resources)
+            .bindings
+            .push(Binding::Read(slice, event));
         Buf::new(ptr, slice.len(), false, self.resource_id, None)
     }
 
@@ -484,9 +487,10 @@ impl<'a> Graph<'a> {
         if !self.same_context(slice.context()) {
             return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
         }
+        let event = UseEvent::write_of(slice);
         lock(&self.resources)
             .bindings
-            .push(Binding::Write(ptr, slice));
+            .push(Binding::Write(ptr, slice, event));
         Buf::new(ptr, len, true, self.resource_id, None)
     }
 

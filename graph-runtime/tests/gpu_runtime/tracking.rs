@@ -133,3 +133,135 @@ fn the_primary_context_is_one_arc_while_it_lives() {
     let x = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
     assert_eq!(stream.clone_dtoh(&x).unwrap(), vec![1.0, 2.0]);
 }
+
+/// A graph of one slow fill of `y` with `value`, and its node.
+fn slow_fill_graph<'a>(
+    ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
+    slow: &'a graph_runtime::Kernel<<kernels::SlowFill as KernelDef>::Args>,
+    y: &'a mut graph_runtime::cudarc::driver::CudaSlice<f32>,
+    value: f32,
+) -> (
+    Graph<'a>,
+    graph_runtime::Buf<'a, f32>,
+    graph_runtime::KernelNode<<kernels::SlowFill as KernelDef>::Args>,
+) {
+    let mut g = Graph::new(ctx).unwrap();
+    let yb = g.bind_mut(y);
+    let node = g
+        .add_kernel(
+            "slow_fill",
+            slow,
+            LaunchConfig::new(132, 256),
+            (yb, value, N, SPIN),
+            &[],
+        )
+        .unwrap();
+    (g, yb, node)
+}
+
+/// A launch that follows the exec's last one on the same stream skips
+/// cudarc's waits and only records its use: a read on another stream still
+/// waits for it (not only for the launch before).
+#[test]
+fn a_second_launch_on_one_stream_is_still_waited_for() {
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
+    a.synchronize().unwrap();
+    let (g, yb, node) = slow_fill_graph(&ctx, &slow, &mut y, 1.0);
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&a).unwrap();
+    exec.set_kernel_args(&node, (yb, 2.0, N, SPIN)).unwrap();
+    exec.launch(&a).unwrap();
+    let read = b.clone_dtoh(&exec.bound_mut(yb).unwrap().view()).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 2.0),
+        "stream b read {:?} before the second launch finished",
+        &read[..4]
+    );
+}
+
+/// The same with the exec forgotten (its drop would wait): cudarc's free
+/// of the slice waits for the second launch, whose use was recorded.
+#[test]
+fn a_forgotten_exec_s_second_launch_still_delays_the_free() {
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let mut y = b.alloc_zeros::<f32>(N as usize).unwrap();
+    b.synchronize().unwrap();
+    {
+        let (g, yb, node) = slow_fill_graph(&ctx, &slow, &mut y, 5.0);
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&a).unwrap();
+        exec.set_kernel_args(&node, (yb, 7.0, N, SPIN)).unwrap();
+        exec.launch(&a).unwrap();
+        std::mem::forget(exec);
+    }
+    drop(y);
+    let z = b.clone_htod(&vec![3.0f32; N as usize]).unwrap();
+    a.synchronize().unwrap();
+    b.synchronize().unwrap();
+    let read = b.clone_dtoh(&z).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 3.0),
+        "freed memory was written by the graph's second launch"
+    );
+}
+
+/// Work the caller queues through `bound_mut` on another stream between
+/// two launches on one stream is waited for by the second launch.
+#[test]
+fn a_launch_waits_for_work_queued_through_bound_mut_on_another_stream() {
+    use graph_runtime::cudarc::driver::{LaunchConfig as CudarcConfig, PushKernelArg};
+    let Some(ctx) = own_context() else { return };
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut x = a.alloc_zeros::<f32>(N as usize).unwrap();
+    a.synchronize().unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel(
+            "bump",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (xb, N),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&a).unwrap();
+        exec.launch(&a).unwrap();
+        {
+            let mut bound = exec.bound_mut(xb).unwrap();
+            let mut view = bound.view_mut();
+            let config = CudarcConfig {
+                grid_dim: (132, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: slow_fill(float* x, float value, unsigned n, long long
+            // cycles) over the view's N elements.
+            unsafe {
+                b.launch_builder(slow.function())
+                    .arg(&mut view)
+                    .arg(&10.0f32)
+                    .arg(&N)
+                    .arg(&SPIN)
+                    .launch(config)
+                    .unwrap();
+            }
+        }
+        exec.launch(&a).unwrap();
+    }
+    a.synchronize().unwrap();
+    let read = a.clone_dtoh(&x).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 11.0),
+        "the third launch ran before the fill on stream b: {:?}",
+        &read[..4]
+    );
+}
