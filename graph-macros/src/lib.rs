@@ -54,7 +54,42 @@
 /// `capture` is written `unsafe capture(stream) |s| { ... }` (the design
 /// sketch had no `unsafe` and no stream): the graph cannot see which memory
 /// captured work touches, so the caller promises it outlives the graph, and
-/// names the (non-legacy) stream to capture on.
+/// names the (non-legacy) stream to capture on. A capture whose closure
+/// names a conditional handle sets it (its captured kernels call
+/// `cudaGraphSetConditional` with `handle.raw()`), so a `while` can be
+/// driven by captured work, and the setter rules below apply to it. A
+/// capture may sit in a conditional body; what it captured is checked when
+/// the graph is built: memory nodes (captured `cudaMallocAsync` and
+/// `cudaFreeAsync`) anywhere, and in a body anything but kernel, device
+/// copy, fill, empty, child graph and conditional nodes, are refused,
+/// naming the node.
+///
+/// ```
+/// use graph_runtime::cuda_graph;
+/// use graph_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+/// use graph_runtime::kernel::KernelDef;
+/// use std::sync::Arc;
+///
+/// cuda_graph! {
+///     /// Counts `counter` down to zero, one captured launch per iteration.
+///     graph CapturedCountdown(stream: &Arc<CudaStream>, counter: &mut CudaSlice<i32>) {
+///         cond again = 1;
+///         spin: while again {
+///             // SAFETY: the counter is bound to the graph for 'a; the
+///             // captured kernel touches only it and sets only `again`.
+///             step: unsafe capture(stream) |s| {
+///                 let step = kernels::CountdownStep::load(s.context())?;
+///                 let (handle, ptr) = (again.raw(), counter.device_ptr());
+///                 let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+///                 // SAFETY: countdown_step(unsigned long long handle, int* counter).
+///                 unsafe { s.launch_builder(step.function()).arg(&handle).arg(&ptr).launch(one) }
+///                     .map(|_| ())
+///                     .map_err(|e| graph_runtime::capture::captured("countdown_step", e))
+///             };
+///         }
+///     }
+/// }
+/// ```
 ///
 /// # What is checked at compile time
 ///
@@ -68,7 +103,9 @@
 ///   only inside the scope;
 /// - a handle drives one conditional node; a handle without a default is set
 ///   upstream of its conditional node (by a kernel taking it as an
-///   argument); a `while` body takes its handle; `switch` arms are exactly
+///   argument, or a capture naming it); a `while` body takes its handle;
+///   two setters of one handle are ordered (or in different arms of one
+///   conditional); `switch` arms are exactly
 ///   `0..n`; conditional bodies hold only kernel, empty, copy, fill, child
 ///   graph and conditional nodes;
 /// - a `#[device_launch]` graph holds only kernel, copy, fill and child graph

@@ -2,11 +2,12 @@
 //! (library calls such as cuBLAS) joins a graph. If the driver invalidates
 //! the capture, it is ended and discarded and the error names the operation.
 
+use crate::conditional::CondHandle;
 use crate::error::{GraphError, Result};
 use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
 use crate::node::{Node, NodeKind};
 use crate::result;
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::{sys, CudaStream, DriverError};
 use std::sync::Arc;
 
 impl<'a> Graph<'a> {
@@ -24,6 +25,12 @@ impl<'a> Graph<'a> {
     /// stream to one: keep a stream alive in programs that capture while
     /// other threads create their first streams.
     ///
+    /// What the work captures must be something a child graph node may
+    /// hold: no graph memory nodes (captured `cudaMallocAsync` and
+    /// `cudaFreeAsync` become those), and inside a conditional body only
+    /// kernel, copy (of device memory), fill, empty, child graph and
+    /// conditional nodes. Anything else is refused here, naming the node.
+    ///
     /// # Safety
     /// The memory the captured work touches must stay valid while this graph
     /// or any exec made from it may run (the graph cannot see it to borrow it).
@@ -34,6 +41,30 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         work: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
     ) -> Result<Node> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.add_capture_setting(label, stream, deps, &[], work) }
+    }
+
+    /// [`Graph::add_capture`] for work whose kernels set conditional
+    /// handles of this graph (`cudaGraphSetConditional` with
+    /// [`CondHandle::raw`]): `sets` declares them, so the node is checked
+    /// and counted as their setter like a kernel node taking them (the
+    /// handles must be this graph's, and another setter of one of them
+    /// must be ordered with this node).
+    ///
+    /// # Safety
+    /// As for [`Graph::add_capture`]; and the captured kernels set no
+    /// handle but those in `sets` (a kernel that sets another graph's
+    /// handle faults).
+    pub unsafe fn add_capture_setting(
+        &mut self,
+        label: &str,
+        stream: &Arc<CudaStream>,
+        deps: &[Node],
+        sets: &[CondHandle],
+        work: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
+    ) -> Result<Node> {
+        self.check_setters(label, deps, sets)?;
         let hint = if stream.context().is_managing_stream_synchronization() {
             "; cudarc's event tracking is active in this context and breaks capture: \
              call ctx.disable_event_tracking() before allocating the slices the captured work uses"
@@ -88,13 +119,78 @@ impl<'a> Graph<'a> {
             }
             (Ok(()), Ok(graph)) => graph,
         };
+        if let Some(reason) = refusal(captured.raw, self.is_body())
+            .map_err(|e| GraphError::driver("cuGraphGetNodes", e.0, Some(label)))?
+        {
+            return Err(GraphError::invalid(label, reason));
+        }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
         params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS {
             graph: captured.raw,
         };
         // The driver clones the captured graph into the node; ours is dropped.
-        self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)
+        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)?;
+        for handle in sets {
+            self.registry.setters.push((handle.raw(), node.index));
+        }
+        Ok(node)
     }
+}
+
+/// Why the captured `graph` cannot become a child graph node (of a
+/// conditional body, if `in_body`), or None if it can. Child graphs in it
+/// are looked into.
+fn refusal(graph: sys::CUgraph, in_body: bool) -> std::result::Result<Option<String>, DriverError> {
+    use sys::CUgraphNodeType as T;
+    // SAFETY: the graph is live (owned by the caller); so are its nodes and
+    // the graphs its child nodes own.
+    for node in unsafe { result::graph_nodes(graph) }? {
+        // SAFETY: as above.
+        let kind = unsafe { result::node_type(node) }?;
+        let what = match kind {
+            T::CU_GRAPH_NODE_TYPE_MEM_ALLOC | T::CU_GRAPH_NODE_TYPE_MEM_FREE => {
+                return Ok(Some(
+                    "the captured work allocates or frees graph memory (a captured \
+                     cudaMallocAsync or cudaFreeAsync becomes a memory node, which a child \
+                     graph node may not hold); allocate outside the capture: a bound slice, \
+                     or an `alloc` node ordered before this one"
+                        .to_string(),
+                ))
+            }
+            T::CU_GRAPH_NODE_TYPE_GRAPH => {
+                // SAFETY: a live child graph node.
+                match refusal(unsafe { result::child_graph(node) }?, in_body)? {
+                    Some(reason) => return Ok(Some(reason)),
+                    None => continue,
+                }
+            }
+            T::CU_GRAPH_NODE_TYPE_KERNEL
+            | T::CU_GRAPH_NODE_TYPE_MEMSET
+            | T::CU_GRAPH_NODE_TYPE_EMPTY
+            | T::CU_GRAPH_NODE_TYPE_CONDITIONAL => continue,
+            T::CU_GRAPH_NODE_TYPE_MEMCPY => {
+                // SAFETY: a live copy node.
+                let (src, dst) = unsafe { result::memcpy_memory_types(node) }?;
+                let host = sys::CUmemorytype::CU_MEMORYTYPE_HOST;
+                if src != host && dst != host {
+                    continue;
+                }
+                "a copy of host memory"
+            }
+            T::CU_GRAPH_NODE_TYPE_HOST => "a host function (cudaLaunchHostFunc)",
+            T::CU_GRAPH_NODE_TYPE_WAIT_EVENT | T::CU_GRAPH_NODE_TYPE_EVENT_RECORD => {
+                "an event record or wait"
+            }
+            _ => "a node kind other than kernel, copy, fill, empty, child graph and conditional",
+        };
+        if in_body {
+            return Ok(Some(format!(
+                "the captured work holds {what}, which a conditional body may not hold \
+                 (only kernel, copy of device memory, fill, empty, child graph and conditional nodes)"
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// A stream capturing into the graph it owns; the capture is ended on drop

@@ -584,7 +584,12 @@ impl<'a> Graph<'a> {
     /// set one handle must be ordered (CUDA: concurrent
     /// `cudaGraphSetConditional` calls on one handle are undefined), unless
     /// they sit in different arms of one conditional node.
-    fn check_setters(&self, label: &str, deps: &[Node], handles: &[CondHandle]) -> Result<()> {
+    pub(crate) fn check_setters(
+        &self,
+        label: &str,
+        deps: &[Node],
+        handles: &[CondHandle],
+    ) -> Result<()> {
         let registry = &self.registry;
         for handle in handles {
             if handle.graph() != self.instance {

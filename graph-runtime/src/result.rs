@@ -342,3 +342,50 @@ pub unsafe fn capture_id(stream: CUstream) -> R<u64> {
         _ => Ok(id),
     }
 }
+
+/// # Safety
+/// `graph` is live.
+pub unsafe fn graph_nodes(graph: CUgraph) -> R<Vec<CUgraphNode>> {
+    let mut count = 0usize;
+    // SAFETY: a null array asks for the count only.
+    unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count) }.result()?;
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    // SAFETY: the array has room for `count` nodes.
+    unsafe { sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count) }.result()?;
+    nodes.truncate(count);
+    Ok(nodes)
+}
+
+/// # Safety
+/// `node` is live.
+pub unsafe fn node_type(node: CUgraphNode) -> R<sys::CUgraphNodeType> {
+    let mut kind = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphNodeGetType(node, kind.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { kind.assume_init() })
+}
+
+/// The graph a child graph node holds (owned by the node).
+///
+/// # Safety
+/// `node` is a live child graph node.
+pub unsafe fn child_graph(node: CUgraphNode) -> R<CUgraph> {
+    let mut graph = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphChildGraphNodeGetGraph(node, graph.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { graph.assume_init() })
+}
+
+/// The memory types of a copy node's source and destination.
+///
+/// # Safety
+/// `node` is a live copy node.
+pub unsafe fn memcpy_memory_types(node: CUgraphNode) -> R<(sys::CUmemorytype, sys::CUmemorytype)> {
+    // SAFETY: a plain C struct; all-zero is a valid value to overwrite.
+    let mut params: sys::CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
+    // SAFETY: forwarded from the caller; the out-pointer is valid.
+    unsafe { sys::cuGraphMemcpyNodeGetParams(node, &mut params) }.result()?;
+    Ok((params.srcMemoryType, params.dstMemoryType))
+}

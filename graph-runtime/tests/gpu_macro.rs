@@ -2,7 +2,10 @@
 //! the device. Skipped without a CUDA driver unless CUDA_GRAPH_REQUIRE_GPU=1.
 
 use graph_runtime::cuda_graph;
-use graph_runtime::cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use graph_runtime::cudarc::driver::{
+    CudaEvent, CudaSlice, CudaStream, LaunchConfig as CudarcConfig, PushKernelArg,
+};
+use graph_runtime::kernel::KernelDef;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -121,6 +124,25 @@ cuda_graph! {
         s0 -> s1 -> s2 -> s3;
     }
 
+    /// A WHILE whose handle a captured kernel sets: the capture names
+    /// `again`, so it counts as the loop's setter.
+    graph CapturedCountdown(stream: &Arc<CudaStream>, counter: &mut CudaSlice<i32>) {
+        cond again = 1;
+        spin: while again {
+            // SAFETY: the counter is bound to the graph for 'a; the captured
+            // kernel touches only it and sets only `again`.
+            step: unsafe capture(stream) |s| {
+                let step = kernels::CountdownStep::load(s.context())?;
+                let (handle, ptr) = (again.raw(), counter.device_ptr());
+                let config = CudarcConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+                // SAFETY: countdown_step(unsigned long long handle, int* counter).
+                unsafe { s.launch_builder(step.function()).arg(&handle).arg(&ptr).launch(config) }
+                    .map(|_| ())
+                    .map_err(|e| graph_runtime::capture::captured("countdown_step", e))
+            };
+        }
+    }
+
     /// A child graph type built by the macro.
     graph Inner(x: &mut CudaSlice<f32>, n: u32) {
         bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
@@ -202,6 +224,22 @@ fn alloc_scopes_and_escaping_allocation() {
         out, escaped,
         "the escaping allocation holds the same values"
     );
+}
+
+#[test]
+fn a_while_driven_by_a_captured_kernel() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut counter = stream.clone_htod(&[9i32]).unwrap();
+    {
+        let mut exec = CapturedCountdown::build(&ctx, &stream, &mut counter)
+            .unwrap()
+            .instantiate()
+            .unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
 }
 
 #[test]

@@ -50,10 +50,11 @@ impl Model<'_> {
         }
     }
 
-    /// The handles a kernel node sets: those it takes as arguments.
+    /// The handles a kernel node sets (those it takes as arguments), or a
+    /// capture node (those its closure names: its captured kernels set them).
     pub fn handles_set_by(&self, node: NodeId) -> impl Iterator<Item = HandleId> + '_ {
         let node = &self.nodes[node];
-        let uses = if node.kind == Kind::Kernel {
+        let uses = if matches!(node.kind, Kind::Kernel | Kind::Capture) {
             &node.uses[..]
         } else {
             &[]

@@ -168,3 +168,15 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    capture_setting_a_while_handle,
+    r#"
+    graph CapturedLoop(stream: &Arc<CudaStream>, counter: &mut CudaSlice<i32>) {
+        cond again = 1;
+        spin: while again {
+            step: unsafe capture(stream) |s| { countdown(s, again.raw(), counter) };
+        }
+    }
+"#
+);

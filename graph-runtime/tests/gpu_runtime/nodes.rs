@@ -257,3 +257,104 @@ fn eight_byte_fills_write_every_element() {
     assert!(d[..n].iter().all(|v| *v == -1));
     assert_eq!(d[n], 0, "the element past the slice is untouched");
 }
+
+/// Captured `cudaMallocAsync`/`cudaFreeAsync` become memory nodes, which a
+/// child graph node may not hold: refused at the capture node, naming it,
+/// and the graph and stream go on.
+#[test]
+fn a_capture_that_allocates_is_refused_naming_the_node() {
+    let Some(ctx) = own_context() else { return };
+    // SAFETY: this context's slices are all used on one stream.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    // SAFETY: the work touches only the memory it allocates.
+    let err = unsafe {
+        g.add_capture("scratch", &stream, &[], |s| {
+            let tmp = s
+                .alloc_zeros::<f32>(256)
+                .map_err(|e| graph_runtime::capture::captured("alloc_zeros", e))?;
+            drop(tmp);
+            Ok(())
+        })
+    }
+    .unwrap_err();
+    assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("`scratch`") && text.contains("allocates or frees graph memory"),
+        "{text}"
+    );
+    g.add_empty("after", &[]).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.synchronize().unwrap();
+}
+
+extern "C" fn nothing(_: *mut std::ffi::c_void) {}
+
+/// A capture inside a conditional body may hold only what bodies allow:
+/// captured kernels are accepted (the WHILE runs), a captured host function
+/// is refused naming the node.
+#[test]
+fn a_capture_in_a_body_holds_only_what_bodies_allow() {
+    use graph_runtime::cudarc::driver::{LaunchConfig as CudarcConfig, PushKernelArg};
+    let Some(ctx) = own_context() else { return };
+    // SAFETY: this context's slices are all used on one stream.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream().unwrap();
+    let step = kernels::CountdownStep::load(&ctx).unwrap();
+    let mut counter = stream.clone_htod(&[5i32]).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let cb = g.bind_mut(&mut counter);
+        let again = g.cond_handle(Some(1)).unwrap();
+        g.add_while("spin", again, &[], |body| {
+            let host_work = |s: &Arc<cudarc::driver::CudaStream>| {
+                // SAFETY: a function that does nothing, no argument.
+                unsafe {
+                    cudarc::driver::result::stream::launch_host_function(
+                        s.cu_stream(),
+                        nothing,
+                        std::ptr::null_mut(),
+                    )
+                }
+                .map_err(|e| graph_runtime::capture::captured("cuLaunchHostFunc", e))
+            };
+            // SAFETY: the work touches no memory.
+            let err = unsafe { body.add_capture("host", &stream, &[], host_work) }.unwrap_err();
+            assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
+            let text = err.to_string();
+            assert!(
+                text.contains("`host`") && text.contains("a host function"),
+                "{text}"
+            );
+            let (handle, ptr) = (again.raw(), cb.device_ptr());
+            let step_work = |s: &Arc<cudarc::driver::CudaStream>| {
+                let config = CudarcConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (1, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: countdown_step(unsigned long long, int*).
+                unsafe {
+                    s.launch_builder(step.function())
+                        .arg(&handle)
+                        .arg(&ptr)
+                        .launch(config)
+                }
+                .map(|_| ())
+                .map_err(|e| graph_runtime::capture::captured("countdown_step", e))
+            };
+            // SAFETY: the counter is bound to the graph (it outlives the
+            // graph and its execs); the kernel sets only `again`, declared.
+            unsafe { body.add_capture_setting("step", &stream, &[], &[again], step_work) }?;
+            Ok(())
+        })
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    assert_eq!(stream.clone_dtoh(&counter).unwrap(), vec![0]);
+}

@@ -198,8 +198,8 @@ fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics)
                 .map_or_else(|| quote::quote!(#name), |ident| quote::quote!(#ident));
             diag.error_with_help(
                 tokens,
-                format!("`while {name}` can never stop: no kernel in its body takes `{name}`"),
-                format!("pass `{name}` to a kernel in the body that calls cudaGraphSetConditional"),
+                format!("`while {name}` can never stop: no kernel or capture in its body takes `{name}`"),
+                format!("pass `{name}` to a kernel in the body that calls cudaGraphSetConditional, or name it in a capture node whose captured kernels do"),
             );
         }
     }

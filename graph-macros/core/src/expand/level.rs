@@ -429,10 +429,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 ..
             } => {
                 let work = internal("__work");
+                let handles: Vec<&Ident> = self
+                    .model
+                    .handles_set_by(id)
+                    .map(|h| &self.model.handles[h].syntax.name)
+                    .collect();
+                let add = if handles.is_empty() {
+                    quote! { #g.add_capture(#label, #stream, #deps, #work) }
+                } else {
+                    quote! { #g.add_capture_setting(#label, #stream, #deps, &[#(#handles),*], #work) }
+                };
                 quote! {
                     let #var = {
                         let #work = ::graph_runtime::__private::capture_work(#closure);
-                        #unsafe_token { #g.add_capture(#label, #stream, #deps, #work) }?
+                        #unsafe_token { #add }?
                     };
                 }
             }
