@@ -33,9 +33,59 @@
 /// `#[use_node_priority]`. Node attributes: `#[disabled]` (kernel, copy and
 /// fill nodes start disabled), `#[priority(N)]` (kernel nodes, with
 /// `#[use_node_priority]`), `#[escape]` (an alloc node whose buffer outlives
-/// the graph's launch and is handed to the caller through `bound()`; it
-/// stays allocated until the next launch frees it (auto-free-on-launch) or
-/// the exec is dropped, which frees it).
+/// the graph's launch: its buffer is in `bound()`, and after a launch
+/// `exec.take_escaped(buf)` hands the allocation out as an owned
+/// [`Escaped<T>`](../graph_runtime/struct.Escaped.html), which cudarc reads
+/// and writes and dropping frees; until it is freed, the exec does not
+/// launch again. Not taken, it is freed by the next launch or the exec's
+/// drop).
+///
+/// A parameter of type `Escaped<T>` binds an allocation another graph
+/// made: nodes use it like a buffer, and `done: free data;` frees it (the
+/// runtime checks, when the graph is built, that its uses come before the
+/// free). The two graphs then launch in turn, as in the Programming
+/// Guide's producer and consumer: the allocation keeps its address from
+/// launch to launch, every launch waits for the one before on the
+/// allocation, and a launch out of turn is refused with an error naming
+/// the alloc node.
+///
+/// ```
+/// use graph_runtime::cudarc::driver::CudaSlice;
+/// use graph_runtime::{cuda_graph, Escaped};
+///
+/// cuda_graph! {
+///     graph Make(n: u32) {
+///         #[escape]
+///         data: alloc f32[n];
+///         fill: kernel kernels::Iota<<<n.div_ceil(256), 256>>>(data, n);
+///         data -> fill;
+///     }
+///
+///     graph UseAndFree(data: Escaped<f32>, out: &mut CudaSlice<f32>, n: u32) {
+///         bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(data, n);
+///         copy: copy data => out;
+///         done: free data;
+///         bump -> copy -> done;
+///     }
+/// }
+///
+/// fn run(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>) -> graph_runtime::Result<()> {
+///     let stream = ctx.new_stream().unwrap();
+///     let mut out = stream.alloc_zeros::<f32>(1024).unwrap();
+///     let make = Make::build(ctx, 1024)?;
+///     let data = make.bound().data;
+///     let mut maker = make.instantiate()?;
+///     maker.launch(&stream)?;
+///     let consume = UseAndFree::build(ctx, maker.take_escaped(data)?, &mut out, 1024)?;
+///     let mut consumer = consume.instantiate()?;
+///     for _ in 0..3 {
+///         consumer.launch(&stream)?; // uses and frees it
+///         maker.launch(&stream)?; // makes it again, at the same address
+///     }
+///     consumer.launch(&stream)?;
+///     consumer.synchronize()
+/// }
+/// ```
 ///
 /// `kernel PATH` names a kernel declared with
 /// [`declare_kernel!`](../graph_runtime/macro.declare_kernel.html): each

@@ -359,6 +359,10 @@ pub(crate) struct Resources<'a> {
     /// on it is ordered after that one by the stream and after every
     /// earlier cudarc use by that one's waits, so it only records.
     pub tracked_on: Option<Arc<CudaStream>>,
+    /// Allocations other graphs made, bound here (`bind_escaped`): freed
+    /// when the last of the graph and its execs is gone, unless a free
+    /// node did it.
+    pub escapes: Vec<crate::escape::Held>,
 }
 
 impl std::fmt::Debug for Resources<'_> {

@@ -9,6 +9,7 @@
 
 use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
+use crate::escape::{around_launch, EscapeState, Escaped, Role};
 use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
@@ -136,6 +137,10 @@ pub struct Exec<'a> {
     /// per-node updates, and their kernels' modules must stay loaded.
     _original: SharedResources<'a>,
     device_launch: bool,
+    /// Allocations that outlive a launch: those its alloc nodes make and
+    /// nothing frees (unless auto-freed on launch), and those of other
+    /// graphs it uses or frees (see `escape`).
+    escapes: Vec<(Arc<EscapeState>, Role)>,
     _live: Option<LiveExec>,
     _borrows: PhantomData<&'a mut ()>,
 }
@@ -162,11 +167,27 @@ impl Drop for Exec<'_> {
             // driver does not free them with the exec: free them here. No
             // safe code can reach them any more (a `Buf` of them is refused
             // by every other graph).
-            for alloc in self.registry.allocs.iter().filter(|a| a.freed_by.is_none()) {
-                // SAFETY: the last launch allocated `ptr` on this stream's
-                // timeline; it is freed once, after that launch.
-                let freed =
-                    unsafe { cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream()) };
+            for alloc in self
+                .registry
+                .allocs
+                .iter()
+                .filter(|a| a.node.is_some() && a.freed_by.is_none())
+            {
+                let made = self
+                    .escapes
+                    .iter()
+                    .find(|(state, role)| *role == Role::Make && state.ptr == alloc.ptr);
+                let freed = match made {
+                    // Freed here only if live and not taken (an `Escaped`
+                    // or a graph holding it frees it).
+                    Some((state, _)) => state.free(&stream, true),
+                    // SAFETY: the last launch allocated `ptr` on this
+                    // stream's timeline (auto-freed at the next launch,
+                    // which will not come); it is freed once, after it.
+                    None => unsafe {
+                        cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream())
+                    },
+                };
                 self.ctx.record_err(freed);
             }
             // The borrows of `'a` end with this drop: wait for the work that
@@ -271,6 +292,7 @@ impl<'a> Graph<'a> {
                 label: self.registry().label_of(params.hErrNode_out),
             }
         })?;
+        let escapes = escape_roles(&self.ctx, self.registry(), options.auto_free_on_launch)?;
         self.owner.share_with_exec();
         let resources = self.resources.clone();
         Ok(Exec {
@@ -290,6 +312,7 @@ impl<'a> Graph<'a> {
             resource_id: self.resource_id,
             resources,
             device_launch: options.device_launch,
+            escapes,
             _live: live,
             _borrows: PhantomData,
         })
@@ -312,13 +335,18 @@ impl<'a> Exec<'a> {
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
-        with_tracked(&self.resources, stream, || {
-            // SAFETY: the exec and stream are live; everything the exec
-            // references is borrowed for 'a or owned by user objects, and
-            // stays so until the work queued here is done (see Drop).
-            unsafe { result::launch(raw, stream.cu_stream()) }
-        })
-        .op("cuGraphLaunch")?;
+        let resources = &self.resources;
+        around_launch(&self.escapes, stream, || {
+            with_tracked(resources, stream, || {
+                // SAFETY: the exec and stream are live; everything the exec
+                // references is borrowed for 'a or owned by user objects,
+                // and stays so until the work queued here is done (see
+                // Drop); the allocations of other graphs it uses are live
+                // (checked by `around_launch`).
+                unsafe { result::launch(raw, stream.cu_stream()) }
+            })
+            .op("cuGraphLaunch")
+        })?;
         // Launches of one exec run in order, so waiting for the last one
         // that was queued waits for them all.
         if !self
@@ -454,6 +482,11 @@ impl<'a> Exec<'a> {
         // Same topology, so the same nodes; their handles are now the
         // other graph's.
         self.registry.setters.clone_from(&graph.registry.setters);
+        // The other graph's bound allocations of other graphs (its memory
+        // nodes are this graph's: the update was refused otherwise).
+        self.escapes.retain(|(_, role)| *role == Role::Make);
+        self.escapes
+            .extend(escape_roles(&self.ctx, graph.registry(), true)?);
         Ok(())
     }
 
@@ -616,6 +649,47 @@ impl<'a> Exec<'a> {
             .op_at("cuGraphNodeSetEnabled", &label)
     }
 
+    /// Takes the allocation behind `buf` that the last launch made and
+    /// nothing in the graph frees (an `#[escape]` alloc node, or any alloc
+    /// node without a free node, instantiated without auto-free-on-launch):
+    /// an owned [`Escaped`] to read, write, hand to another graph
+    /// ([`Graph::bind_escaped`], which may free it with a free node) or
+    /// drop (which frees it). Until it is freed, the exec does not launch
+    /// again; an allocation not taken is freed by the next launch or the
+    /// exec's drop. `buf` is the alloc node's buffer, or a prefix of it.
+    pub fn take_escaped<T>(&mut self, buf: Buf<'a, T>) -> Result<Escaped<T>> {
+        let not_ours = || {
+            GraphError::invalid(
+                "take_escaped",
+                "the buffer is not an allocation this exec makes and leaves live: an alloc node \
+                 of its graph without a free node (and no auto-free-on-launch), from its start",
+            )
+        };
+        let alloc = buf.as_use(false).alloc.ok_or_else(not_ours)?;
+        let info = self
+            .registry
+            .allocs
+            .get(alloc.index as usize)
+            .filter(|info| alloc.graph == self.original_graph() && info.node.is_some())
+            .ok_or_else(not_ours)?;
+        if info.ptr != buf.device_ptr() {
+            return Err(not_ours());
+        }
+        let (state, _) = self
+            .escapes
+            .iter()
+            .find(|(state, role)| *role == Role::Make && state.ptr == info.ptr)
+            .ok_or_else(not_ours)?;
+        let stream = self.last_stream.clone().ok_or_else(|| {
+            GraphError::invalid(
+                &state.label,
+                "has no live allocation to take: launch the exec first (each launch makes one)",
+            )
+        })?;
+        state.hand_out()?;
+        Ok(Escaped::new(state.clone(), stream, buf.len()))
+    }
+
     /// The handle a kernel uses to launch this exec from the device. The
     /// exec must be instantiated with `device_launch` and uploaded.
     pub fn device_handle(&self) -> Result<DeviceExec<'_>> {
@@ -623,6 +697,13 @@ impl<'a> Exec<'a> {
             return Err(GraphError::invalid(
                 "device_handle",
                 "instantiate with `device_launch: true` to launch from the device",
+            ));
+        }
+        if let Some((state, _)) = self.escapes.iter().find(|(_, role)| *role != Role::Make) {
+            return Err(GraphError::invalid(
+                &state.label,
+                "a graph that uses an allocation of another graph cannot be launched from the \
+                 device (its launches could not be ordered after the one that makes it)",
             ));
         }
         Ok(DeviceExec {
@@ -763,4 +844,33 @@ fn explain_update(result: sys::CUgraphExecUpdateResult) -> &'static str {
         }
         R::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED => "a node's attributes changed",
     }
+}
+
+/// The allocations outliving a launch of a graph with `registry`: those
+/// its alloc nodes make and leave live (a state each, unless the exec
+/// auto-frees them on launch), and those of other graphs it binds.
+fn escape_roles(
+    ctx: &Arc<CudaContext>,
+    registry: &Registry,
+    auto_free_on_launch: bool,
+) -> Result<Vec<(Arc<EscapeState>, Role)>> {
+    let mut roles = Vec::new();
+    for info in &registry.allocs {
+        match (info.node, &info.escaped) {
+            (Some(node), _) if info.freed_by.is_none() && !auto_free_on_launch => roles.push((
+                EscapeState::new(ctx, registry.label(node as usize), info.ptr)?,
+                Role::Make,
+            )),
+            (None, Some(state)) => roles.push((
+                state.clone(),
+                if info.freed_by.is_some() {
+                    Role::Free
+                } else {
+                    Role::Use
+                },
+            )),
+            _ => {}
+        }
+    }
+    Ok(roles)
 }

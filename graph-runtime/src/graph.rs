@@ -28,7 +28,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// The resource id of no graph (ids start at 1): a buffer bound from
 /// another context carries it, so every node refuses it.
-const FOREIGN_ROOT: u64 = 0;
+pub(crate) const FOREIGN_ROOT: u64 = 0;
 
 pub(crate) fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
@@ -123,7 +123,11 @@ impl Drop for RawGraph {
 /// A graph allocation: its alloc node, its free node, the nodes using it.
 #[derive(Debug, Clone)]
 pub(crate) struct AllocInfo {
-    pub node: u32,
+    /// Its alloc node; None for an allocation another graph made, bound
+    /// with `bind_escaped` (live from this graph's start).
+    pub node: Option<u32>,
+    /// The latter's shared state.
+    pub escaped: Option<Arc<crate::escape::EscapeState>>,
     /// Its device address (fixed at the alloc node).
     pub ptr: u64,
     pub freed_by: Option<u32>,
@@ -212,8 +216,8 @@ impl Registry {
     pub fn alloc_use_error(&self, index: usize, alloc: u32) -> Option<String> {
         let info = self.allocs.get(alloc as usize)?;
         let top = self.nodes.get(index)?.top as usize;
-        let alloc_label = self.label(info.node as usize);
-        if self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
+        let alloc_label = self.alloc_label(info);
+        if info.node.is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
             return Some(format!(
                 "uses the allocation of `{alloc_label}` but is not ordered after it"
             ));
@@ -224,6 +228,16 @@ impl Registry {
                 self.label(free as usize)
             )),
             _ => None,
+        }
+    }
+
+    /// An allocation's name in messages: its alloc node's label (that of
+    /// the graph that made it, for one bound with `bind_escaped`).
+    pub fn alloc_label<'r>(&'r self, info: &'r AllocInfo) -> &'r str {
+        match (info.node, &info.escaped) {
+            (Some(node), _) => self.label(node as usize),
+            (None, Some(state)) => &state.label,
+            (None, None) => "an allocation",
         }
     }
 
@@ -679,7 +693,7 @@ impl<'a> Graph<'a> {
             }
             let alloc = alloc.index;
             let info = registry.allocs.get(alloc as usize).ok_or_else(unknown)?;
-            let alloc_label = registry.label(info.node as usize);
+            let alloc_label = registry.alloc_label(info);
             if let Some(free) = info.freed_by {
                 return Err(GraphError::invalid(
                     label,
@@ -689,7 +703,7 @@ impl<'a> Graph<'a> {
                     ),
                 ));
             }
-            if ordered.binary_search(&alloc).is_err() {
+            if info.node.is_some() && ordered.binary_search(&alloc).is_err() {
                 return Err(GraphError::invalid(
                     label,
                     format!("uses the allocation of `{alloc_label}` but is not ordered after it; add `{alloc_label}` to its dependencies"),
@@ -914,6 +928,14 @@ impl<'a> Graph<'a> {
             return Err(GraphError::invalid(
                 label,
                 "a graph with host buffers cannot be a child graph; add its nodes to this graph",
+            ));
+        }
+        if child.registry.allocs.iter().any(|a| a.node.is_none()) {
+            // Its uses could not be ordered after the launch that makes it.
+            return Err(GraphError::invalid(
+                label,
+                "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a \
+                 child graph; bind it in this graph instead",
             ));
         }
         if child.registry.host_copies && self.is_body() {

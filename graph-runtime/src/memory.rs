@@ -117,7 +117,8 @@ impl<'a> Graph<'a> {
         let registry = &mut self.registry;
         let alloc = registry.allocs.len() as u32;
         registry.allocs.push(AllocInfo {
-            node: node.index,
+            node: Some(node.index),
+            escaped: None,
             ptr,
             freed_by: None,
             users: Vec::new(),
@@ -140,8 +141,38 @@ impl<'a> Graph<'a> {
         ))
     }
 
-    /// Adds a free node for a graph allocation. Every node that uses the
-    /// buffer must be ordered before it (through `deps`).
+    /// Records an allocation another graph made as one of this graph's,
+    /// live from the start (see [`Graph::bind_escaped`]).
+    pub(crate) fn register_escaped<T>(
+        &mut self,
+        state: &Arc<crate::escape::EscapeState>,
+        len: usize,
+    ) -> Buf<'a, T> {
+        let registry = &mut self.registry;
+        let alloc = registry.allocs.len() as u32;
+        registry.allocs.push(AllocInfo {
+            node: None,
+            escaped: Some(state.clone()),
+            ptr: state.ptr,
+            freed_by: None,
+            users: Vec::new(),
+        });
+        Buf::new(
+            state.ptr,
+            len,
+            true,
+            self.resource_id,
+            Some(AllocRef {
+                graph: self.instance,
+                index: alloc,
+            }),
+        )
+    }
+
+    /// Adds a free node for a graph allocation: one of this graph's alloc
+    /// nodes, or one another graph made and this graph bound
+    /// ([`Graph::bind_escaped`]). Every node that uses the buffer must be
+    /// ordered before it (through `deps`).
     pub fn add_free<T>(&mut self, label: &str, buffer: Buf<'a, T>, deps: &[Node]) -> Result<Node> {
         if self.is_body() {
             return Err(GraphError::invalid(
@@ -176,7 +207,7 @@ impl<'a> Graph<'a> {
                     .ok_or_else(|| GraphError::ForeignHandle {
                         what: format!("the allocation freed by `{label}`"),
                     })?;
-            let alloc_label = registry.label(info.node as usize);
+            let alloc_label = registry.alloc_label(info);
             if buffer.device_ptr() != info.ptr {
                 return Err(GraphError::invalid(
                     label,
@@ -207,7 +238,7 @@ impl<'a> Graph<'a> {
                 }
                 stack.extend_from_slice(registry.deps(n as usize));
             }
-            for &user in info.users.iter().chain(std::iter::once(&info.node)) {
+            for &user in info.users.iter().chain(info.node.as_ref()) {
                 if !ancestor[user as usize] {
                     let user_label = registry.label(user as usize);
                     return Err(GraphError::invalid(

@@ -49,6 +49,13 @@ impl<'a, T: 'static> Operand<'a> for &'a mut CudaSlice<T> {
     }
 }
 
+impl<'a, T> Operand<'a> for crate::escape::Escaped<T> {
+    type Out = Buf<'a, T>;
+    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
+        graph.bind_escaped(self)
+    }
+}
+
 impl<'a, T> Operand<'a> for Buf<'a, T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, _graph: &mut Graph<'a>) -> Buf<'a, T> {

@@ -1,11 +1,11 @@
 //! GPU tests of graphs built by `cuda_graph!`: every construct, checked on
 //! the device. Skipped without a CUDA driver unless CUDA_GRAPH_REQUIRE_GPU=1.
 
-use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::{
     CudaEvent, CudaSlice, CudaStream, LaunchConfig as CudarcConfig, PushKernelArg,
 };
 use graph_runtime::kernel::KernelDef;
+use graph_runtime::{cuda_graph, Escaped};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -143,6 +143,22 @@ cuda_graph! {
         }
     }
 
+    /// Makes an allocation that escapes (the Programming Guide's producer).
+    graph MakeData(n: u32) {
+        #[escape]
+        data: alloc f32[n];
+        fill: kernel kernels::Iota<<<n.div_ceil(256), 256>>>(data, n);
+        data -> fill;
+    }
+
+    /// Uses and frees an allocation another graph made.
+    graph UseAndFree(data: Escaped<f32>, out: &mut CudaSlice<f32>, n: u32) {
+        bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(data, n);
+        copy: copy data => out;
+        done: free data;
+        bump -> copy -> done;
+    }
+
     /// A child graph type built by the macro.
     graph Inner(x: &mut CudaSlice<f32>, n: u32) {
         bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
@@ -203,20 +219,11 @@ fn alloc_scopes_and_escaping_allocation() {
         let kept = g.bound().kept;
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();
-        stream.synchronize().unwrap();
-        let mut host = vec![0.0f32; N as usize];
-        // SAFETY: `kept` escaped the graph: it stays allocated after the launch.
-        unsafe {
-            graph_runtime::cudarc::driver::result::memcpy_dtoh_async(
-                &mut host,
-                kept.device_ptr(),
-                stream.cu_stream(),
-            )
-        }
-        .unwrap();
-        stream.synchronize().unwrap();
-        escaped = host;
-        // The exec frees the escaped allocation when it is dropped.
+        // `kept` escaped the graph: taken from the exec, read by cudarc
+        // (ordered after the launch), freed when dropped.
+        escaped = stream
+            .clone_dtoh(&exec.take_escaped(kept).unwrap())
+            .unwrap();
     }
     let out = stream.clone_dtoh(&out).unwrap();
     assert!(out.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
@@ -240,6 +247,34 @@ fn a_while_driven_by_a_captured_kernel() {
         exec.synchronize().unwrap();
     }
     assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
+}
+
+#[test]
+fn an_escaped_allocation_passes_to_a_graph_that_frees_it() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let make = MakeData::build(&ctx, N).unwrap();
+    let data = make.bound().data;
+    let mut maker = make.instantiate().unwrap();
+    maker.launch(&stream).unwrap();
+    let escaped = maker.take_escaped(data).unwrap();
+    {
+        let consume = UseAndFree::build(&ctx, escaped, &mut out, N).unwrap();
+        let mut consumer = consume.instantiate().unwrap();
+        consumer.launch(&stream).unwrap();
+        // The next round: the maker makes it again (same address), the
+        // consumer uses and frees it again.
+        maker.launch(&stream).unwrap();
+        consumer.launch(&stream).unwrap();
+        consumer.synchronize().unwrap();
+    }
+    let got = stream.clone_dtoh(&out).unwrap();
+    assert!(
+        got.iter().enumerate().all(|(i, v)| *v == i as f32 + 1.0),
+        "{:?}",
+        &got[..4]
+    );
 }
 
 #[test]

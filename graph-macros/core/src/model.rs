@@ -508,10 +508,25 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn resolve_buffers(&mut self) {
+        let mut freed_params: Vec<(String, NodeId)> = Vec::new();
         for &(node, ident) in &self.frees {
             let name = ident.to_string();
             let Some(&buffer) = self.buffer_names.get(&name) else {
-                let is_param = self.model.def.params.iter().any(|p| p.name == *ident);
+                let param = self.model.def.params.iter().find(|p| p.name == *ident);
+                if param.is_some_and(|p| is_escaped_type(&p.ty)) {
+                    // An allocation another graph made: freed here once (the
+                    // runtime checks that its uses are ordered before).
+                    match freed_params.iter().find(|(n, _)| *n == name) {
+                        Some(&(_, first)) => self.diag.error_with_help(
+                            ident,
+                            format!("`{name}` is freed twice"),
+                            format!("it is already freed by `{}`", self.model.nodes[first].name),
+                        ),
+                        None => freed_params.push((name, node)),
+                    }
+                    continue;
+                }
+                let is_param = param.is_some();
                 let what = if is_param {
                     format!("`{name}` is a parameter of the graph")
                 } else {
@@ -520,7 +535,8 @@ impl<'a> Lowering<'a, '_> {
                 self.diag.error_with_help(
                     ident,
                     format!("cannot free `{name}`: {what}"),
-                    "only buffers made by `alloc` in this graph can be freed; memory that \
+                    "only buffers made by `alloc` in this graph, and parameters of type \
+                     `Escaped<T>` (allocations another graph made), can be freed; memory that \
                      comes from outside is freed by its owner",
                 );
                 continue;
@@ -949,4 +965,10 @@ fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
             TokenTree::Literal(_) => prev_punct = None,
         }
     }
+}
+
+/// Whether a parameter's type is `Escaped<T>` (an allocation another
+/// graph's launch made, which this graph may free).
+fn is_escaped_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Escaped"))
 }

@@ -180,3 +180,15 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    escaped_parameter_used_and_freed,
+    r#"
+    graph UseAndFree(data: Escaped<f32>, out: &mut CudaSlice<f32>, n: u32) {
+        bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(data, n);
+        copy: copy data => out;
+        done: free data;
+        bump -> copy -> done;
+    }
+"#
+);

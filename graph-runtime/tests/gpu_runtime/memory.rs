@@ -281,3 +281,105 @@ fn disjoint_allocations_reserve_one_allocation() {
         "overlapping reserved {overlapping}"
     );
 }
+
+/// The Programming Guide's pattern: one graph makes an allocation that
+/// escapes, another uses and frees it, and the two launch in turn (the
+/// allocation keeps its address). cudarc reads the taken allocation
+/// safely; every out-of-turn launch is refused with an error naming it.
+#[test]
+fn an_escaped_allocation_is_used_and_freed_by_another_graph() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let (stream, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let iota = kernels::Iota::load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let config = LaunchConfig::for_elements(N, 256);
+    let mut make = Graph::new(&ctx).unwrap();
+    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
+    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
+        .unwrap();
+    let mut maker = make.instantiate().unwrap();
+    assert!(maker.take_escaped(data).is_err(), "nothing made yet");
+    maker.launch(&stream).unwrap();
+    let escaped = maker.take_escaped(data).unwrap();
+    assert_eq!(
+        (escaped.device_ptr(), escaped.len()),
+        (data.device_ptr(), N as usize)
+    );
+    assert_eq!(escaped.label(), "data");
+    assert!(maker.take_escaped(data).is_err(), "taken twice");
+    // Read on another stream: ordered after the launch that made it.
+    assert_eq!(other.clone_dtoh(&escaped).unwrap(), expected);
+    let err = maker.launch(&stream).unwrap_err();
+    assert!(err.to_string().contains("still live"), "{err}");
+    {
+        let mut use_free = Graph::new(&ctx).unwrap();
+        let e = use_free.bind_escaped(escaped);
+        let ob = use_free.bind_mut(&mut out);
+        let bump = use_free
+            .add_kernel("bump", &add_one, config, (e, N), &[])
+            .unwrap();
+        let copy = use_free.add_copy("copy", e, ob, &[*bump]).unwrap();
+        let err = use_free.add_free("early", e, &[*bump]).unwrap_err();
+        assert!(err.to_string().contains("may still use it"), "{err}");
+        use_free.add_free("free", e, &[copy]).unwrap();
+        let mut consumer = use_free.instantiate().unwrap();
+        for round in 0..3 {
+            // Alternate streams: each launch waits for the one before.
+            let s = if round % 2 == 0 { &other } else { &stream };
+            consumer.launch(s).unwrap();
+            let err = consumer.launch(s).unwrap_err();
+            assert!(err.to_string().contains("freed since it was made"), "{err}");
+            maker.launch(&stream).unwrap();
+        }
+        consumer.launch(&other).unwrap();
+        consumer.synchronize().unwrap();
+    }
+    let plus_one: Vec<f32> = expected.iter().map(|v| v + 1.0).collect();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), plus_one);
+    // Freed by the consumer's last launch: the maker launches again, and
+    // its drop frees what that launch made (not taken).
+    maker.launch(&stream).unwrap();
+    maker.synchronize().unwrap();
+}
+
+/// An `Escaped` dropped frees its allocation; one held by the caller keeps
+/// a graph that would free it from launching.
+#[test]
+fn an_escaped_allocation_held_by_the_caller_is_not_freed_under_it() {
+    let Some(ctx) = gpu() else { return };
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let iota = kernels::Iota::load(&ctx).unwrap();
+    let config = LaunchConfig::for_elements(N, 256);
+    let mut make = Graph::new(&ctx).unwrap();
+    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
+    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
+        .unwrap();
+    let mut maker = make.instantiate().unwrap();
+    maker.launch(&stream).unwrap();
+    let first = maker.take_escaped(data).unwrap();
+    let mut free_it = Graph::new(&ctx).unwrap();
+    let e = free_it.bind_escaped(first);
+    free_it.add_free("free", e, &[]).unwrap();
+    let mut freer = free_it.instantiate().unwrap();
+    freer.launch(&stream).unwrap();
+    maker.launch(&stream).unwrap();
+    // The caller takes the new one and keeps it: the freeing graph waits.
+    let kept = maker.take_escaped(data).unwrap();
+    let err = freer.launch(&stream).unwrap_err();
+    assert!(err.to_string().contains("held by an `Escaped`"), "{err}");
+    let values = stream.clone_dtoh(&kept).unwrap();
+    assert_eq!(values[N as usize - 1], (N - 1) as f32);
+    // Dropping it frees it; the maker may launch again.
+    drop(kept);
+    let err = freer.launch(&stream).unwrap_err();
+    assert!(err.to_string().contains("freed since it was made"), "{err}");
+    maker.launch(&stream).unwrap();
+    freer.launch(&stream).unwrap();
+    freer.synchronize().unwrap();
+    let usage = graph_mem_usage(&ctx).unwrap();
+    assert_eq!(usage.used_current, 0, "{usage:?}");
+}

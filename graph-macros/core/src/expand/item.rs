@@ -316,6 +316,16 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 self.exec.bound_mut(buf)
             }
 
+            /// Takes an allocation the last launch made and the graph leaves
+            /// live (an `#[escape]` buffer from [`Self::bound`]), to read, hand
+            /// to another graph, or drop ([`graph_runtime::Exec::take_escaped`]).
+            pub fn take_escaped<T>(
+                &mut self,
+                buf: ::graph_runtime::Buf<'a, T>,
+            ) -> ::graph_runtime::Result<::graph_runtime::Escaped<T>> {
+                self.exec.take_escaped(buf)
+            }
+
             /// The untyped exec.
             pub fn exec(&mut self) -> &mut ::graph_runtime::Exec<'a> {
                 &mut self.exec
@@ -382,14 +392,17 @@ fn options(model: &Model<'_>) -> TokenStream {
 
 /// `&CudaSlice<T>` or `&mut CudaSlice<T>` -> `T`.
 fn slice_element(ty: &Type) -> Option<Type> {
-    let Type::Reference(reference) = ty else {
-        return None;
-    };
-    let Type::Path(path) = &*reference.elem else {
-        return None;
+    let (path, wanted) = match ty {
+        Type::Reference(reference) => match &*reference.elem {
+            Type::Path(path) => (path, "CudaSlice"),
+            _ => return None,
+        },
+        // An allocation another graph's launch made, taken by value.
+        Type::Path(path) => (path, "Escaped"),
+        _ => return None,
     };
     let last = path.path.segments.last()?;
-    if last.ident != "CudaSlice" {
+    if last.ident != wanted {
         return None;
     }
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else {

@@ -1,0 +1,397 @@
+//! Graph allocations that outlive the launch that made them (`#[escape]`,
+//! or an alloc node nothing in its graph frees). The exec that made one
+//! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): cudarc
+//! reads and writes it (it is a `DevicePtr`), another graph binds it
+//! ([`Graph::bind_escaped`]) to use it in nodes and free it with a free
+//! node, and dropping it frees it.
+//!
+//! Every operation on one allocation (the launches that make, use or free
+//! it, cudarc's copies, the free on drop) waits for the one before through
+//! one event, and the allocation's state says whether it is live: an exec
+//! does not launch again while the allocation its last launch handed out is
+//! live, and a graph that freed it does not launch again until it is made
+//! again (graph allocations keep their address from launch to launch).
+//!
+//! [`Exec::take_escaped`]: crate::Exec::take_escaped
+
+use crate::buffer::Buf;
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::graph::Graph;
+use cudarc::driver::{
+    sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
+    SyncOnDrop,
+};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One allocation's shared state: its event and whether it is live.
+pub(crate) struct EscapeState {
+    /// The alloc node's label in the graph that makes it.
+    pub label: String,
+    pub ptr: u64,
+    /// Recorded after the last operation on the allocation (an `Option` for
+    /// cudarc's `SyncOnDrop::record_event`; always `Some`).
+    after: Option<CudaEvent>,
+    phase: Mutex<Phase>,
+}
+
+#[derive(Debug, Default)]
+struct Phase {
+    /// Made by the last launch of its exec and not freed since.
+    live: bool,
+    /// Taken from the exec (held by an `Escaped` or a graph), which then
+    /// does not free it.
+    handed_out: bool,
+    /// An `Escaped` the caller holds refers to it: no graph may free it
+    /// meanwhile (the caller could still read it).
+    user_held: bool,
+    /// Whether `after` was ever recorded (waiting on a fresh event is a
+    /// no-op, but costs a call).
+    recorded: bool,
+}
+
+impl std::fmt::Debug for EscapeState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EscapeState")
+            .field("label", &self.label)
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .finish()
+    }
+}
+
+/// What a launch does with an allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The launching exec's own alloc node makes it.
+    Make,
+    /// A graph it was bound to uses it.
+    Use,
+    /// A graph it was bound to uses and frees it.
+    Free,
+}
+
+impl EscapeState {
+    pub(crate) fn new(ctx: &Arc<CudaContext>, label: &str, ptr: u64) -> Result<Arc<Self>> {
+        let event = ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .op_at("cuEventCreate", label)?;
+        Ok(Arc::new(EscapeState {
+            label: label.to_string(),
+            ptr,
+            after: Some(event),
+            phase: Mutex::new(Phase::default()),
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Phase> {
+        // A panic while holding it leaves three flags, each meaningful.
+        self.phase.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn event(&self) -> &CudaEvent {
+        match &self.after {
+            Some(event) => event,
+            None => unreachable!("made with an event"),
+        }
+    }
+
+    /// Makes `stream` wait for the last operation on the allocation.
+    fn order(&self, phase: &Phase, stream: &CudaStream) -> Result<()> {
+        if phase.recorded {
+            stream
+                .wait(self.event())
+                .op_at("cuStreamWaitEvent", &self.label)?;
+        }
+        Ok(())
+    }
+
+    fn record(&self, phase: &mut Phase, stream: &CudaStream) -> Result<()> {
+        self.event()
+            .record(stream)
+            .op_at("cuEventRecord", &self.label)?;
+        phase.recorded = true;
+        Ok(())
+    }
+
+    /// Frees the allocation on `stream` after its last operation, if it is
+    /// live and (with `only_if_kept`) was not handed out. For destructors:
+    /// the driver's error, for them to keep in the context.
+    pub(crate) fn free(
+        &self,
+        stream: &CudaStream,
+        only_if_kept: bool,
+    ) -> std::result::Result<(), DriverError> {
+        let mut phase = self.lock();
+        if !phase.live || (only_if_kept && phase.handed_out) {
+            return Ok(());
+        }
+        stream.context().bind_to_thread()?;
+        if phase.recorded {
+            stream.wait(self.event())?;
+        }
+        // SAFETY: the allocation is live (made by a launch, not freed since:
+        // every free goes through this state), and the stream waits for
+        // every earlier operation on it.
+        unsafe { cudarc::driver::result::free_async(self.ptr, stream.cu_stream()) }?;
+        phase.live = false;
+        self.event().record(stream)?;
+        phase.recorded = true;
+        Ok(())
+    }
+
+    /// Hands the allocation out of the exec that made it.
+    pub(crate) fn hand_out(&self) -> Result<()> {
+        let mut phase = self.lock();
+        if !phase.live {
+            return Err(GraphError::invalid(
+                &self.label,
+                "has no live allocation to take: launch the exec first (each launch makes one)",
+            ));
+        }
+        if phase.handed_out {
+            return Err(GraphError::invalid(
+                &self.label,
+                "was already taken since the last launch",
+            ));
+        }
+        phase.handed_out = true;
+        phase.user_held = true;
+        Ok(())
+    }
+
+    /// An `Escaped` the caller held is gone (bound to a graph, or dropped).
+    fn release_user(&self) {
+        self.lock().user_held = false;
+    }
+}
+
+/// Runs `launch` on `stream` with the allocations in `states` checked and
+/// ordered for their roles, and records it as their last operation.
+pub(crate) fn around_launch(
+    states: &[(Arc<EscapeState>, Role)],
+    stream: &CudaStream,
+    launch: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    if states.is_empty() {
+        return launch();
+    }
+    // One lock order for every launch (by address), so two launches that
+    // share allocations cannot wait for each other.
+    let mut order: Vec<usize> = (0..states.len()).collect();
+    order.sort_by_key(|&i| Arc::as_ptr(&states[i].0) as usize);
+    if let Some(twice) = order
+        .windows(2)
+        .find(|w| Arc::ptr_eq(&states[w[0]].0, &states[w[1]].0))
+    {
+        return Err(GraphError::invalid(
+            &states[twice[0]].0.label,
+            "the graph binds an allocation that it makes itself; use its alloc node's buffer",
+        ));
+    }
+    let mut phases: Vec<(usize, MutexGuard<'_, Phase>)> =
+        order.iter().map(|&i| (i, states[i].0.lock())).collect();
+    for (i, phase) in &mut phases {
+        let (state, role) = (&states[*i].0, states[*i].1);
+        match role {
+            Role::Make if phase.live && phase.handed_out => {
+                return Err(GraphError::invalid(
+                    &state.label,
+                    "the allocation of the last launch was taken and is still live: free it \
+                     (drop its `Escaped`, or launch the graph that frees it) before launching again",
+                ))
+            }
+            Role::Make if phase.live => {
+                // Nobody took it: the exec frees it before making the next.
+                state.order(phase, stream)?;
+                // SAFETY: live, kept by the exec, ordered after its last use.
+                unsafe { cudarc::driver::result::free_async(state.ptr, stream.cu_stream()) }
+                    .op_at("cuMemFreeAsync", &state.label)?;
+                phase.live = false;
+            }
+            Role::Free if phase.user_held => {
+                return Err(GraphError::invalid(
+                    &state.label,
+                    "the allocation made by another graph is held by an `Escaped` the caller \
+                     still has: bind it to a graph (`bind_escaped`) or drop it before launching \
+                     a graph that frees it",
+                ))
+            }
+            Role::Use | Role::Free if !phase.live => {
+                return Err(GraphError::invalid(
+                    &state.label,
+                    "an allocation made by another graph was freed since it was made: launch \
+                     the graph that makes it again first",
+                ))
+            }
+            _ => state.order(phase, stream)?,
+        }
+    }
+    launch()?;
+    for (i, phase) in &mut phases {
+        let (state, role) = (&states[*i].0, states[*i].1);
+        match role {
+            Role::Make => {
+                phase.live = true;
+                phase.handed_out = false;
+            }
+            Role::Free => phase.live = false,
+            Role::Use => {}
+        }
+        state.record(phase, stream)?;
+    }
+    Ok(())
+}
+
+/// An allocation held for freeing: by an [`Escaped`], or by a graph it was
+/// bound to (in the graph's resources). Dropping it frees the allocation
+/// if it is live.
+pub(crate) struct Held {
+    pub state: Arc<EscapeState>,
+    pub stream: Arc<CudaStream>,
+    /// Held by the caller's `Escaped` (not yet bound to a graph).
+    by_user: bool,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.state.fmt(f)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // A failure cannot be returned from Drop: it is kept in the context,
+        // as cudarc keeps its own, for the next checked call to report.
+        let freed = self.state.free(&self.stream, false);
+        self.stream.context().record_err(freed);
+        if self.by_user {
+            self.state.release_user();
+        }
+    }
+}
+
+/// A graph allocation taken from the exec whose launch made it
+/// ([`Exec::take_escaped`](crate::Exec::take_escaped)): `len` elements of
+/// `T` at a fixed address, live until freed. Read and write it with
+/// cudarc's copies (`stream.clone_dtoh(&escaped)`); hand it to another graph
+/// with [`Graph::bind_escaped`] to use it there and free it with a free
+/// node; or drop it to free it. Its exec launches again only once it is
+/// freed (the next launch makes it anew, at the same address).
+pub struct Escaped<T> {
+    held: Held,
+    len: usize,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Escaped<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Escaped")
+            .field("label", &self.held.state.label)
+            .field("ptr", &format_args!("{:#x}", self.held.state.ptr))
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T> Escaped<T> {
+    pub(crate) fn new(state: Arc<EscapeState>, stream: Arc<CudaStream>, len: usize) -> Self {
+        Escaped {
+            held: Held {
+                state,
+                stream,
+                by_user: true,
+            },
+            len,
+            _element: PhantomData,
+        }
+    }
+
+    /// The device address (fixed across launches of the exec that makes it).
+    pub fn device_ptr(&self) -> u64 {
+        self.held.state.ptr
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The alloc node's label in the graph that made it.
+    pub fn label(&self) -> &str {
+        &self.held.state.label
+    }
+
+    /// Makes `stream` wait for the allocation's last operation; the guard
+    /// records `stream`'s use when dropped (as cudarc does for its slices).
+    fn access<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        let state = &self.held.state;
+        let phase = state.lock();
+        if phase.recorded {
+            stream.context().record_err(stream.wait(state.event()));
+        }
+        drop(phase);
+        // cudarc records the guard's event only while it tracks streams
+        // (several streams, tracking on); otherwise the guard waits for the
+        // use itself, so a later free is never queued before it.
+        if stream.context().is_managing_stream_synchronization() {
+            SyncOnDrop::Record(Some((state.event(), stream)))
+        } else {
+            SyncOnDrop::Sync(Some(stream))
+        }
+    }
+}
+
+impl<T> DeviceSlice<T> for Escaped<T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.held.stream
+    }
+}
+
+impl<T> DevicePtr<T> for Escaped<T> {
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        (self.held.state.ptr, self.access(stream))
+    }
+}
+
+impl<T> DevicePtrMut<T> for Escaped<T> {
+    fn device_ptr_mut<'a>(
+        &'a mut self,
+        stream: &'a CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        (self.held.state.ptr, self.access(stream))
+    }
+}
+
+impl<'a> Graph<'a> {
+    /// Binds an allocation another graph's launch made: nodes of this graph
+    /// may use it (it is live from the graph's start), and one free node may
+    /// free it ([`Graph::add_free`]). The graph owns it from now on: it is
+    /// freed by that free node when an exec of this graph launches, or when
+    /// the graph and its execs are gone. A launch of this graph after the
+    /// allocation was freed is refused until the exec that makes it
+    /// launches again (which makes it at the same address).
+    pub fn bind_escaped<T>(&mut self, escaped: Escaped<T>) -> Buf<'a, T> {
+        let len = escaped.len;
+        let mut held = escaped.held;
+        // Bound: the graph holds it now, and may free it.
+        held.by_user = false;
+        held.state.release_user();
+        if held.stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            let ptr = held.state.ptr;
+            // Dropping it frees it; a buffer of another context is refused
+            // by every node.
+            drop(held);
+            return Buf::new(ptr, len, true, crate::graph::FOREIGN_ROOT, None);
+        }
+        let buf = self.register_escaped(&held.state, len);
+        crate::buffer::lock(&self.resources).escapes.push(held);
+        buf
+    }
+}
