@@ -154,8 +154,15 @@ pub(crate) enum Binding<'a> {
 /// none (tracking was off when the slice was allocated). The event belongs
 /// to the slice, which the binding borrows for `'a`: it is neither dropped
 /// nor replaced meanwhile (cudarc creates a slice's events with it).
+///
+/// `stale` marks a slice that work outside the set's launches may have
+/// touched since its last one (a `bound_mut` view): its next launch waits
+/// through cudarc again.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct UseEvent(Option<sys::CUevent>);
+pub(crate) struct UseEvent {
+    event: Option<sys::CUevent>,
+    stale: bool,
+}
 
 // SAFETY: an event handle has no thread affinity; the binding that holds it
 // is Send or Sync as its slice is.
@@ -167,12 +174,11 @@ impl UseEvent {
     /// The event a cudarc guard would record on drop, taken out of it so
     /// that dropping it records nothing.
     fn take(mut guard: SyncOnDrop<'_>) -> Self {
-        match &mut guard {
-            SyncOnDrop::Record(target) => {
-                UseEvent(target.take().map(|(event, _)| event.cu_event()))
-            }
-            SyncOnDrop::Sync(_) => UseEvent(None),
-        }
+        let event = match &mut guard {
+            SyncOnDrop::Record(target) => target.take().map(|(event, _)| event.cu_event()),
+            SyncOnDrop::Sync(_) => None,
+        };
+        UseEvent { event, stale: true }
     }
 
     /// The read event of a slice bound for reading.
@@ -192,7 +198,7 @@ impl UseEvent {
     /// Records `stream`'s work so far in the event (a cudarc error is kept
     /// in the context, as cudarc keeps those of its own records).
     fn record(self, stream: &CudaStream) {
-        if let Some(event) = self.0 {
+        if let Some(event) = self.event {
             // SAFETY: the event is the bound slice's (alive for the
             // binding); the stream is live and of the same context, which
             // the launch bound to this thread.
@@ -222,9 +228,9 @@ impl Binding<'_> {
         }
     }
 
-    fn use_event(&self) -> UseEvent {
+    fn use_event(&mut self) -> &mut UseEvent {
         match self {
-            Binding::Read(_, event) | Binding::Write(_, _, event) => *event,
+            Binding::Read(_, event) | Binding::Write(_, _, event) => event,
         }
     }
 }
@@ -289,7 +295,7 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
         let mut found = None;
         let mut resources = resources;
         for binding in resources.bindings.iter_mut() {
-            let Binding::Write(base, slice, _) = binding else {
+            let Binding::Write(base, slice, event) = binding else {
                 continue;
             };
             let base = *base;
@@ -301,13 +307,13 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
             if buf.device_ptr() >= base && buf.device_ptr() + (buf.len() as u64) * size <= end {
                 let start = ((buf.device_ptr() - base) / size) as usize;
                 found = Some((std::ptr::NonNull::from(slice), start..start + buf.len()));
+                // The caller's cudarc work on the views records the slice's
+                // events on its streams: the next launch must wait for them.
+                event.stale = true;
                 break;
             }
         }
         let (slice, range) = found?;
-        // The caller's cudarc work on the views records the slice's events
-        // on its streams: the next launch must wait for them.
-        resources.tracked_on = None;
         Some(BoundMut {
             _resources: resources,
             slice,
@@ -354,10 +360,10 @@ pub(crate) struct Resources<'a> {
     pub children: Vec<SharedResources<'a>>,
     /// Execs launched from the device by this graph's kernels.
     pub device_targets: Vec<DeviceTarget<'a>>,
-    /// The stream of the last tracked launch of these bindings, while
-    /// nothing but such launches has recorded their events since: a launch
-    /// on it is ordered after that one by the stream and after every
-    /// earlier cudarc use by that one's waits, so it only records.
+    /// The stream of the last tracked launch of these bindings: a launch on
+    /// it is ordered after that one by the stream, and after every earlier
+    /// cudarc use by that one's waits, so it only records the bindings
+    /// nothing else touched since (those not `stale`).
     pub tracked_on: Option<Arc<CudaStream>>,
     /// Allocations other graphs made, bound here (`bind_escaped`): freed
     /// when the last of the graph and its execs is gone, unless a free
@@ -461,17 +467,19 @@ fn tracked(
                 .as_ref()
                 .is_some_and(|s| Arc::ptr_eq(s, stream))
     };
-    let records: Vec<UseEvent> = locked
-        .iter()
-        .filter(|r| follows(r))
-        .flat_map(|r| r.bindings.iter().map(Binding::use_event))
-        .collect();
-    let guards: Vec<SyncOnDrop<'_>> = locked
-        .iter_mut()
-        .filter(|r| !follows(r))
-        .flat_map(|r| r.bindings.iter_mut())
-        .map(|b| b.acquire(stream))
-        .collect();
+    let mut records: Vec<UseEvent> = Vec::new();
+    let mut guards: Vec<SyncOnDrop<'_>> = Vec::new();
+    for r in &mut locked {
+        let set_follows = follows(r);
+        for binding in &mut r.bindings {
+            let event = *binding.use_event();
+            if set_follows && !event.stale {
+                records.push(event);
+            } else {
+                guards.push(binding.acquire(stream));
+            }
+        }
+    }
     nest(&targets, stream, visited, launch);
     drop(guards);
     for event in records {
@@ -479,6 +487,9 @@ fn tracked(
     }
     for r in &mut locked {
         r.tracked_on = managing.then(|| stream.clone());
+        for binding in &mut r.bindings {
+            binding.use_event().stale = !managing;
+        }
     }
 }
 
