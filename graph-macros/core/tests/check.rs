@@ -260,7 +260,7 @@ fn conditional_rules() {
     assert_ok("graph G() { cond c; s: kernel k::SET<<<1, 1>>>(c); i: if c { a: empty; } s -> i; }");
     assert_errors(
         "graph G() { cond c = 1; w: while c { a: empty; } }",
-        &["`while c` can never stop: no kernel in its body takes `c`"],
+        &["`while c` can never stop: no kernel or capture in its body takes `c`"],
     );
     assert_errors(
         "graph G() { cond c = 0; s: switch c { 0 => { a: empty; } 2 => { b: empty; } } }",
