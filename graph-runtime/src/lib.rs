@@ -73,7 +73,17 @@
 //! - *cudarc's event tracking.* Every launch waits for pending cudarc work
 //!   on the bound slices (its own, its child graphs', its device-launched
 //!   execs') and records itself as their latest use, so cudarc work on any
-//!   stream, a slice's free included, is ordered after it.
+//!   stream, a slice's free included, is ordered after it. A launch that
+//!   follows the last one on the same stream skips the waits of slices
+//!   nothing else reached since (only `bound_mut` can), never the record.
+//! - *Allocations that outlive their launch.* [`Exec::take_escaped`] hands
+//!   one out as an owned [`Escaped`]; every launch that makes, uses or
+//!   frees it, every cudarc copy of it and its free on drop wait for the
+//!   operation before through one event, and launches out of turn (making
+//!   it while it is live and taken, using or freeing it once freed, freeing
+//!   it while the caller still holds an `Escaped` of it) are refused. A
+//!   graph binding one is neither a child graph nor launched from the
+//!   device (those launches could not be ordered).
 //! - *Plain data.* Element types of graph allocations, copies and fills are
 //!   [`bytemuck::Pod`]: a copy cannot forge an owning pointer or an invalid
 //!   value. The traits that say which bytes a node writes or which buffers a
