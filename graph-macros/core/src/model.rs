@@ -672,7 +672,11 @@ impl<'a> Lowering<'a, '_> {
         self.labels
             .keys()
             .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-            .filter(|(score, _)| *score > 0.85)
+            // Jaro-Winkler misses one-letter slips in short labels (`abd`
+            // for `abc` scores 0.82): one edit is close enough there.
+            .filter(|(score, candidate)| {
+                *score > 0.85 || (name.len() >= 2 && strsim::damerau_levenshtein(name, candidate) <= 1)
+            })
             .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
             .map(|(_, candidate)| candidate.as_str())
     }

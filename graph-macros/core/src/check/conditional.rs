@@ -151,7 +151,21 @@ fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
         }
         for (index, arm) in arms.iter().enumerate() {
             let value = arm.value.base10_parse::<u64>();
-            if value.as_ref().ok() != Some(&(index as u64)) {
+            let repeated = value.as_ref().ok().and_then(|v| {
+                arms[..index]
+                    .iter()
+                    .position(|earlier| earlier.value.base10_parse::<u64>().ok() == Some(*v))
+            });
+            if let Some(first) = repeated {
+                diag.error_with_help(
+                    &arm.value,
+                    format!("switch arm `{}` is written twice", arm.value),
+                    format!(
+                        "arm {first} is already `{}`; number the arms 0, 1, 2, ... in order, each once",
+                        arm.value
+                    ),
+                );
+            } else if value.as_ref().ok() != Some(&(index as u64)) {
                 diag.error_with_help(
                     &arm.value,
                     format!(

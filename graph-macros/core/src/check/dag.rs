@@ -158,12 +158,7 @@ fn find_cycle(
 
 fn report_cycle(model: &Model<'_>, cycle: &[NodeId], diag: &Diagnostics) {
     let Some(&first) = cycle.first() else { return };
-    let mut text = String::from("cycle: ");
-    for &v in cycle {
-        text.push_str(&model.nodes[v].name);
-        text.push_str(" -> ");
-    }
-    text.push_str(&model.nodes[first].name);
+    let text = cycle_text(cycle.iter().map(|&v| model.nodes[v].name.as_str()));
     // Point at the edge of the cycle written last: the one that closed it.
     let level = model.nodes[first].level;
     let edges = &model.levels[level].edges;
@@ -178,5 +173,56 @@ fn report_cycle(model: &Model<'_>, cycle: &[NodeId], diag: &Diagnostics) {
     match closing.and_then(|e| e.tokens.as_ref()) {
         Some(tokens) => diag.error_with_help(tokens, text, help),
         None => diag.error_with_help(&model.nodes[first].label, text, help),
+    }
+}
+
+/// `cycle: a -> b -> c -> a`; a long cycle keeps its first and last
+/// `SHOWN` nodes (`a -> b -> ... (4,990 more) ... -> y -> z -> a`).
+fn cycle_text<'n>(names: impl ExactSizeIterator<Item = &'n str>) -> String {
+    const SHOWN: usize = 5;
+    let len = names.len();
+    let mut text = String::from("cycle: ");
+    let mut first = None;
+    for (i, name) in names.enumerate() {
+        first.get_or_insert(name);
+        if len > 3 * SHOWN && i == SHOWN {
+            text.push_str(&format!("... ({} more) ... -> ", group_thousands(len - 2 * SHOWN)));
+        }
+        if len <= 3 * SHOWN || i < SHOWN || i >= len - SHOWN {
+            text.push_str(name);
+            text.push_str(" -> ");
+        }
+    }
+    text.push_str(first.unwrap_or_default());
+    text
+}
+
+/// 4990 as `4,990`.
+fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cycle_text;
+
+    #[test]
+    fn short_cycles_are_whole_and_long_ones_shortened() {
+        assert_eq!(cycle_text(["a", "b", "c"].into_iter()), "cycle: a -> b -> c -> a");
+        let names: Vec<String> = (0..5000).map(|i| format!("n{i}")).collect();
+        let text = cycle_text(names.iter().map(String::as_str));
+        assert_eq!(
+            text,
+            "cycle: n0 -> n1 -> n2 -> n3 -> n4 -> ... (4,990 more) ... -> \
+             n4995 -> n4996 -> n4997 -> n4998 -> n4999 -> n0"
+        );
     }
 }

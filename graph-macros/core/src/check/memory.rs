@@ -9,7 +9,8 @@
 use super::bits::BitMatrix;
 use super::{top_level_node, Topology};
 use crate::diag::Diagnostics;
-use crate::model::{BufferId, Model, NodeId, ScopeId, TOP};
+use crate::model::{BufferId, Model, NodeId, Origin, ScopeId, TOP};
+use crate::parse::NodeKind;
 use std::collections::HashMap;
 
 pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
@@ -46,6 +47,9 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
             before_free.union_into(v, s);
         }
     }
+    // A free not ordered after its alloc is the one error of its buffer's
+    // free ordering (its uses are then unordered with it too).
+    let misplaced_frees = check_free_after_alloc(model, topology, &after_alloc, diag);
     // Report each (buffer, node) pair once, however often the node names it.
     let mut reported: HashMap<(BufferId, NodeId), ()> = HashMap::new();
     for (id, node) in model.nodes.iter().enumerate() {
@@ -87,14 +91,18 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
                         "`{ident}` is used by `{}` before it is allocated: `{user_name}`{through} is not ordered after the alloc node `{alloc_name}`",
                         node.name
                     ),
-                    format!("add an edge {alloc_name} -> {user_name} so that `{ident}` is allocated before its first use"),
+                    if reaches(topology, user, buffer.alloc) {
+                        format!("`{user_name}` runs before `{alloc_name}` (the edges order them that way): reverse the edges between them so that `{alloc_name}` comes first")
+                    } else {
+                        format!("add an edge {alloc_name} -> {user_name} so that `{ident}` is allocated before its first use")
+                    },
                 );
                 continue;
             }
             let Some(&free) = buffer.frees.first() else {
                 continue;
             };
-            if model.nodes[free].level != TOP {
+            if model.nodes[free].level != TOP || misplaced_frees.contains(&buffer_id) {
                 continue;
             }
             let free_name = &model.nodes[free].name;
@@ -106,7 +114,11 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
                         "`{ident}` is used by `{}` after it may be freed: `{user_name}`{through} is not ordered before the free node `{free_name}`",
                         node.name
                     ),
-                    format!("add an edge {user_name} -> {free_name} so that {free_name} frees {ident} after its last use"),
+                    if reaches(topology, free, user) {
+                        format!("`{user_name}` runs after `{free_name}` (the edges order them that way): order `{user_name}` before the free instead, as in {user_name} -> {free_name}")
+                    } else {
+                        format!("add an edge {user_name} -> {free_name} so that {free_name} frees {ident} after its last use")
+                    },
                 );
             }
         }
@@ -154,4 +166,63 @@ fn check_freed(model: &Model<'_>, diag: &Diagnostics) {
             );
         }
     }
+}
+
+/// A free node must be ordered after its buffer's alloc node (a free with no
+/// path from the alloc, or with the edge written backwards, would free
+/// memory before, or while, it is allocated).
+fn check_free_after_alloc(
+    model: &Model<'_>,
+    topology: &Topology,
+    after_alloc: &super::bits::BitMatrix,
+    diag: &Diagnostics,
+) -> Vec<BufferId> {
+    let mut misplaced = Vec::new();
+    for (id, buffer) in model.buffers.iter().enumerate() {
+        let Some(&free) = buffer.frees.first() else {
+            continue;
+        };
+        if model.nodes[free].level != TOP || model.nodes[buffer.alloc].level != TOP {
+            continue; // reported: graph memory inside a conditional body
+        }
+        if after_alloc.get(free, id) {
+            continue;
+        }
+        let Origin::Stmt(stmt) = model.nodes[free].origin else {
+            continue; // a scope's free follows its alloc by construction
+        };
+        let NodeKind::Free { buffer: ident, .. } = &stmt.kind else {
+            continue;
+        };
+        let (free_name, alloc_name) = (&model.nodes[free].name, &model.nodes[buffer.alloc].name);
+        let help = if reaches(topology, free, buffer.alloc) {
+            format!("the edges order `{free_name}` before `{alloc_name}`: reverse them, as in {alloc_name} -> ... -> {free_name}")
+        } else {
+            format!("add an edge {alloc_name} -> {free_name} (through the nodes that use `{ident}`)")
+        };
+        diag.error_with_help(
+            ident,
+            format!("`{free_name}` frees `{ident}` but is not ordered after its alloc node `{alloc_name}`"),
+            help,
+        );
+        misplaced.push(id);
+    }
+    misplaced
+}
+
+/// Whether a path of edges leads from `from` to `to` (only for errors: a
+/// walk over the successors).
+fn reaches(topology: &Topology, from: NodeId, to: NodeId) -> bool {
+    let mut seen = vec![false; topology.successors.len()];
+    let mut stack = vec![from];
+    while let Some(v) = stack.pop() {
+        if v == to {
+            return true;
+        }
+        if std::mem::replace(&mut seen[v], true) {
+            continue;
+        }
+        stack.extend(topology.successors[v].iter().copied());
+    }
+    false
 }
