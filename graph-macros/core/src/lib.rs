@@ -37,8 +37,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
                 .unwrap_or_default()
         }
     };
-    let mut out = TokenStream::new();
-    for def in graphs(&parsed) {
+    let (graphs, duplicates) = distinct_graphs(&parsed);
+    let mut out: TokenStream = duplicates
+        .iter()
+        .map(syn::Error::to_compile_error)
+        .collect();
+    for def in graphs {
         let diag = diag::Diagnostics::new();
         let model = model::lower(def, &diag);
         let topology = check::check(&model, &diag);
@@ -66,8 +70,8 @@ pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
         diag::combine(errors)
             .unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "invalid input"))
     })?;
-    let mut all = Vec::new();
-    for def in graphs(&parsed) {
+    let (graphs, mut all) = distinct_graphs(&parsed);
+    for def in graphs {
         let diag = diag::Diagnostics::new();
         let model = model::lower(def, &diag);
         check::check(&model, &diag);
@@ -81,9 +85,31 @@ pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
     }
 }
 
-fn graphs(parsed: &parse::Input) -> Vec<&parse::GraphDef> {
-    match parsed {
-        parse::Input::Items(items) => items.iter().collect(),
-        parse::Input::Expr(def) => vec![def],
+/// The invocation's graphs, each name once: a second graph of one name is
+/// an error at its name, and is not expanded (its items would clash with
+/// the first's, in errors about generated names).
+fn distinct_graphs(parsed: &parse::Input) -> (Vec<&parse::GraphDef>, Vec<syn::Error>) {
+    let items = match parsed {
+        parse::Input::Items(items) => items,
+        parse::Input::Expr(def) => return (vec![def], Vec::new()),
+    };
+    let mut seen: Vec<&syn::Ident> = Vec::new();
+    let (mut graphs, mut errors) = (Vec::new(), Vec::new());
+    for def in items {
+        if let Some(name) = &def.name {
+            if seen.contains(&name) {
+                errors.push(syn::Error::new(
+                    name.span(),
+                    diag::with_help(
+                        format!("graph `{name}` is defined twice in this invocation"),
+                        format!("each graph defines the type `{name}` (and `{name}Exec`); rename one of them"),
+                    ),
+                ));
+                continue;
+            }
+            seen.push(name);
+        }
+        graphs.push(def);
     }
+    (graphs, errors)
 }

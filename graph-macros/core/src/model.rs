@@ -618,6 +618,15 @@ impl<'a> Lowering<'a, '_> {
                 format!("edge crosses a conditional body's boundary: `{name}` is inside a body nested in `{here}`'s body"),
                 "an edge joins nodes of the same body; order the nested conditional node instead".to_string(),
             ),
+            // Two bodies of one conditional node (then/else, switch arms).
+            (Some(here), Some(_))
+                if self.model.levels[edge_level].parent == self.model.levels[node_level].parent =>
+            {
+                (
+                    format!("edge crosses a conditional body's boundary: `{name}` is in another body of `{here}` (another branch or arm)"),
+                    format!("the bodies of `{here}` are separate graphs, and only one runs per launch; an edge joins nodes of the same body"),
+                )
+            }
             (Some(here), _) => (
                 format!("edge crosses a conditional body's boundary: `{name}` is outside the body of `{here}`"),
                 format!("a conditional body is its own graph; order `{here}` itself in the enclosing graph"),
@@ -675,7 +684,8 @@ impl<'a> Lowering<'a, '_> {
             // Jaro-Winkler misses one-letter slips in short labels (`abd`
             // for `abc` scores 0.82): one edit is close enough there.
             .filter(|(score, candidate)| {
-                *score > 0.85 || (name.len() >= 2 && strsim::damerau_levenshtein(name, candidate) <= 1)
+                *score > 0.85
+                    || (name.len() >= 2 && strsim::damerau_levenshtein(name, candidate) <= 1)
             })
             .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
             .map(|(_, candidate)| candidate.as_str())

@@ -186,7 +186,10 @@ fn cycle_text<'n>(names: impl ExactSizeIterator<Item = &'n str>) -> String {
     for (i, name) in names.enumerate() {
         first.get_or_insert(name);
         if len > 3 * SHOWN && i == SHOWN {
-            text.push_str(&format!("... ({} more) ... -> ", group_thousands(len - 2 * SHOWN)));
+            text.push_str(&format!(
+                "... ({} more) ... -> ",
+                group_thousands(len - 2 * SHOWN)
+            ));
         }
         if len <= 3 * SHOWN || i < SHOWN || i >= len - SHOWN {
             text.push_str(name);
@@ -216,7 +219,10 @@ mod tests {
 
     #[test]
     fn short_cycles_are_whole_and_long_ones_shortened() {
-        assert_eq!(cycle_text(["a", "b", "c"].into_iter()), "cycle: a -> b -> c -> a");
+        assert_eq!(
+            cycle_text(["a", "b", "c"].into_iter()),
+            "cycle: a -> b -> c -> a"
+        );
         let names: Vec<String> = (0..5000).map(|i| format!("n{i}")).collect();
         let text = cycle_text(names.iter().map(String::as_str));
         assert_eq!(

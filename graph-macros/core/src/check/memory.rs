@@ -198,7 +198,9 @@ fn check_free_after_alloc(
         let help = if reaches(topology, free, buffer.alloc) {
             format!("the edges order `{free_name}` before `{alloc_name}`: reverse them, as in {alloc_name} -> ... -> {free_name}")
         } else {
-            format!("add an edge {alloc_name} -> {free_name} (through the nodes that use `{ident}`)")
+            format!(
+                "add an edge {alloc_name} -> {free_name} (through the nodes that use `{ident}`)"
+            )
         };
         diag.error_with_help(
             ident,
