@@ -25,6 +25,44 @@ mod sealed {
 
     /// Keeps the element types of fills implementable here only.
     pub trait Scalar {}
+
+    /// Keeps allocation lengths to integers.
+    pub trait Length {}
+}
+
+/// The element count of an alloc node in `cuda_graph!` (`f32[len]`): any
+/// integer type, or a reference to one; never a float, which `as usize`
+/// would truncate silently. A value that does not fit `usize` (a negative
+/// one) becomes `usize::MAX`, which the alloc node refuses, naming itself.
+/// Sealed.
+#[diagnostic::on_unimplemented(
+    message = "an allocation's length must be an integer, not `{Self}`",
+    label = "the number of elements to allocate",
+    note = "write an integer expression (u32, usize, ...), as in `f32[n]`"
+)]
+pub trait AllocLen: sealed::Length {
+    fn to_len(self) -> usize;
+}
+
+macro_rules! alloc_len_for {
+    ($($t:ty),*) => {$(
+        impl sealed::Length for $t {}
+        impl AllocLen for $t {
+            #[inline(always)]
+            fn to_len(self) -> usize {
+                usize::try_from(self).unwrap_or(usize::MAX)
+            }
+        }
+    )*};
+}
+alloc_len_for!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+
+impl<L: AllocLen + Copy> sealed::Length for &L {}
+impl<L: AllocLen + Copy> AllocLen for &L {
+    #[inline(always)]
+    fn to_len(self) -> usize {
+        (*self).to_len()
+    }
 }
 
 /// Options of a graph allocation.

@@ -289,8 +289,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
             Origin::ScopeAlloc(scope) => {
                 let syntax = self.model.scopes[scope].syntax;
                 let (buf, ty, len) = (&syntax.buffer, &syntax.ty, &syntax.len);
+                let len_expr = alloc_len(len);
                 return quote! {
-                    let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?;
+                    let (#var, #buf) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?;
                 };
             }
             Origin::ScopeFree(scope) => {
@@ -448,7 +449,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             NodeKind::Alloc { ty, len, .. } => {
                 let buf = &node.label;
-                quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, (#len) as usize, #deps)?; }
+                let len_expr = alloc_len(len);
+                quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?; }
             }
             NodeKind::Free { buffer, .. } => {
                 quote! { let #var = #g.add_free(#label, #buffer, #deps)?; }
@@ -545,4 +547,11 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             tree
         })
         .collect()
+}
+
+/// An alloc node's length, converted where it is written (an error about its
+/// type points at the user's tokens).
+fn alloc_len(len: &syn::Expr) -> TokenStream {
+    let span = syn::spanned::Spanned::span(len);
+    quote::quote_spanned! {span=> ::graph_runtime::memory::AllocLen::to_len(#len) }
 }
