@@ -161,6 +161,8 @@ pub struct KernelNode {
     pub grid: Expr,
     pub block: Expr,
     pub shared_mem: Option<Expr>,
+    /// The argument list's parentheses (a wrong count is reported there).
+    pub paren: token::Paren,
     pub args: Punctuated<Expr, Token![,]>,
 }
 
@@ -646,7 +648,7 @@ fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
             _ => return Err(syn::Error::new(function.span(), launch_error)),
         };
     let content;
-    parenthesized!(content in input);
+    let paren = parenthesized!(content in input);
     let args = Punctuated::parse_terminated(&content)?;
     Ok(KernelNode {
         keyword,
@@ -654,6 +656,7 @@ fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
         grid,
         block,
         shared_mem,
+        paren,
         args,
     })
 }

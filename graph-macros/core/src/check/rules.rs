@@ -6,7 +6,16 @@ use crate::parse::EdgeKind;
 
 /// Methods of a generated exec type: a node with an accessor may not take
 /// these names.
-const EXEC_METHODS: &[&str] = &["launch", "upload", "update", "exec", "device_handle"];
+const EXEC_METHODS: &[&str] = &[
+    "launch",
+    "upload",
+    "update",
+    "synchronize",
+    "bound_mut",
+    "take_escaped",
+    "exec",
+    "device_handle",
+];
 
 pub fn check(model: &Model<'_>, diag: &Diagnostics) {
     if model.def.name.is_some() {
@@ -153,6 +162,19 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
 /// Labels become accessor methods and buffers become variables: they must
 /// not clash with the exec's methods or the graph's parameters.
 fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
+    // A handle is a variable of the builder too: one named like a parameter
+    // would shadow it (and a kernel meant to take the parameter would get
+    // the handle).
+    for handle in &model.handles {
+        let name = &handle.syntax.name;
+        if model.def.params.iter().any(|p| p.name == *name) {
+            diag.error_with_help(
+                name,
+                format!("the conditional handle `{name}` has the name of a parameter"),
+                "rename the handle or the parameter: inside the graph, one name means one thing",
+            );
+        }
+    }
     for node in &model.nodes {
         let name = node.label.to_string();
         let accessor = matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill)

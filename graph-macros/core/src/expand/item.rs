@@ -49,6 +49,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         None => quote!(#n: #t),
     });
     let graph_var = internal("__graph");
+    // Mixed-site: a parameter of the graph may be called `ctx` too.
+    let ctx = internal("ctx");
     let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
         let n = &p.name;
         quote! { let #n = ::graph_runtime::__private::Operand::into_operand(#n, &mut #graph_var); }
@@ -208,10 +210,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// Builds the graph in `ctx`, binding the slices it uses.
             #[allow(clippy::too_many_arguments)]
             pub fn build(
-                ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
                 #(#build_params),*
             ) -> ::graph_runtime::Result<Self> {
-                Self::__build(::graph_runtime::Graph::new(ctx)?, #(#param_names),*)
+                Self::__build(::graph_runtime::Graph::new(#ctx)?, #(#param_names),*)
             }
 
             /// Builds the same graph again with other arguments, over buffers
@@ -437,6 +439,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
     };
     let names = Names::new(name);
     let (vis, exec_name) = (&def.vis, &names.exec);
+    let ctx = internal("ctx");
     let params = def.params.iter().map(|p| {
         let (n, t) = (&p.name, with_lifetime(&p.ty));
         quote!(#n: #t)
@@ -449,7 +452,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
             pub const DOT: &'static str = "";
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn build(
-                ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
                 #(#params),*
             ) -> ::graph_runtime::Result<Self> {
                 ::core::unreachable!("cuda_graph! reported errors")

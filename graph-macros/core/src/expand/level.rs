@@ -379,11 +379,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let node_handle = self
                     .is_dependency(id)
                     .then(|| quote! { let #var = #handle.node(); });
+                // The argument list as the kernel's parameter tuple, so a
+                // wrong count is reported at the user's parentheses:
+                //   error[E0308]: mismatched types ... expected a tuple with 2 elements, found one with 1 element
+                let args = internal("__args");
+                let parens = k.paren.span.join();
+                let args_check = quote_spanned! {parens=>
+                    let #args: <<#path as ::graph_runtime::kernel::KernelDef>::Args as ::graph_runtime::kernel::KernelArgs>::Args<'_> = (#(#arg_vars,)*);
+                };
                 quote! {
                     #target = {
                         #(#pdl_checks)*
                         #(#arg_checks)*
-                        #g.__add_kernel(&mut #failed, #label, &#loaded, #config, (#(#arg_vars,)*), #deps, #edges)
+                        #args_check
+                        #g.__add_kernel(&mut #failed, #label, &#loaded, #config, #args, #deps, #edges)
                     };
                     #node_handle
                     #priority
