@@ -986,3 +986,15 @@ fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
 fn is_escaped_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Escaped"))
 }
+
+/// `&x` -> (x, false); `&mut x` -> (x, true).
+pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
+    let syn::Expr::Reference(reference) = expr else {
+        return None;
+    };
+    let syn::Expr::Path(path) = &*reference.expr else {
+        return None;
+    };
+    let ident = path.path.get_ident()?;
+    Some((ident.clone(), reference.mutability.is_some()))
+}

@@ -2,7 +2,7 @@
 
 use crate::diag::Diagnostics;
 use crate::model::{Kind, Model, Origin, TOP};
-use crate::parse::EdgeKind;
+use crate::parse::{EdgeKind, NodeKind};
 
 /// Methods of a generated exec type: a node with an accessor may not take
 /// these names.
@@ -20,6 +20,8 @@ const EXEC_METHODS: &[&str] = &[
 pub fn check(model: &Model<'_>, diag: &Diagnostics) {
     if model.def.name.is_some() {
         check_generated_names(model, diag);
+    } else {
+        check_references_to_allocations(model, diag);
     }
     for node in &model.nodes {
         check_attributes(model, node, diag);
@@ -193,6 +195,38 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
                 &node.label,
                 format!("the graph allocation `{name}` has the name of a parameter"),
                 "rename the allocation or the parameter: inside the graph, the name refers to the allocation",
+            );
+        }
+    }
+}
+
+/// In the expression form `&x` / `&mut x` binds the caller's variable `x`;
+/// when the graph also allocates a buffer `x`, the operand would silently
+/// reach the caller's variable while the checker reasons about the
+/// allocation.
+fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
+    let operands = model.nodes.iter().flat_map(|node| {
+        let exprs: Vec<&syn::Expr> = match node.origin {
+            Origin::Stmt(stmt) => match &stmt.kind {
+                NodeKind::Kernel(k) => k.args.iter().collect(),
+                NodeKind::Copy { src, dst, .. } => vec![src, dst],
+                NodeKind::Fill { dst, .. } => vec![dst],
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        exprs
+    });
+    for expr in operands {
+        let Some((ident, mutable)) = crate::model::place(expr) else {
+            continue;
+        };
+        if model.buffers.iter().any(|b| b.name == ident) {
+            let reference = if mutable { "&mut " } else { "&" };
+            diag.error_with_help(
+                expr,
+                format!("`{reference}{ident}` binds the caller's variable `{ident}`, but `{ident}` is also an allocation of this graph"),
+                format!("write `{ident}` to use the allocation, or rename the allocation to use the caller's variable"),
             );
         }
     }

@@ -4,8 +4,9 @@
 //! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
 //! a `Buf`; host slices, vectors and events pass through.
 
-use super::level::{bound_name, internal, place, Emitter};
+use super::level::{bound_name, internal, Emitter};
 use crate::check::Topology;
+use crate::model::place;
 use crate::model::{Model, TOP};
 use crate::parse::NodeKind;
 use proc_macro2::{Span, TokenStream};

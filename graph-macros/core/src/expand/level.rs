@@ -2,7 +2,7 @@
 //! body) into a `graph_runtime::Graph` variable.
 
 use crate::check::Topology;
-use crate::model::{Kind, LevelId, Model, NodeId, Origin};
+use crate::model::{place, Kind, LevelId, Model, NodeId, Origin};
 use crate::parse::{EdgeKind, NodeKind};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -525,18 +525,6 @@ impl Emitter<'_, '_> {
 /// The variable holding the bound operand `&x` / `&mut x` (expression form).
 pub fn bound_name(ident: &Ident) -> Ident {
     format_ident!("__bound_{}", ident, span = ident.span())
-}
-
-/// `&x` -> (x, false); `&mut x` -> (x, true).
-pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
-    let syn::Expr::Reference(reference) = expr else {
-        return None;
-    };
-    let syn::Expr::Path(path) = &*reference.expr else {
-        return None;
-    };
-    let ident = path.path.get_ident()?;
-    Some((ident.clone(), reference.mutability.is_some()))
 }
 
 /// `tokens` with every span set to `span`, so that an error about them
