@@ -1,0 +1,81 @@
+//! Graph and node attributes (`#[device_launch]`, `#[escape]`, ...).
+
+use super::{GraphAttrs, NodeAttrs};
+use crate::diag::Diagnostics;
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::Ident;
+
+pub(super) fn graph_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> GraphAttrs {
+    let mut out = GraphAttrs::default();
+    for attr in attrs {
+        let path = attr.path();
+        let slot = if path.is_ident("device_launch") {
+            &mut out.device_launch
+        } else if path.is_ident("auto_free_on_launch") {
+            &mut out.auto_free_on_launch
+        } else if path.is_ident("use_node_priority") {
+            &mut out.use_node_priority
+        } else if path.is_ident("doc") || path.is_ident("allow") || path.is_ident("cfg_attr") {
+            out.passthrough.push(attr.clone());
+            continue;
+        } else {
+            diag.error_with_help(
+                path,
+                format!("unknown graph attribute `{}`", path.to_token_stream()),
+                "graph attributes are `#[device_launch]`, `#[auto_free_on_launch]` and `#[use_node_priority]`",
+            );
+            continue;
+        };
+        if let Err(e) = attr.meta.require_path_only() {
+            diag.push(e);
+        }
+        if slot.is_some() {
+            diag.error(attr, "duplicate graph attribute");
+        }
+        *slot = Some(
+            attr.path()
+                .get_ident()
+                .map_or_else(Span::call_site, Ident::span),
+        );
+    }
+    out
+}
+
+pub(super) fn node_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> NodeAttrs {
+    let mut out = NodeAttrs::default();
+    for attr in attrs {
+        let path = attr.path();
+        let span = path.get_ident().map_or_else(Span::call_site, Ident::span);
+        let duplicate = if path.is_ident("disabled") {
+            if let Err(e) = attr.meta.require_path_only() {
+                diag.push(e);
+            }
+            out.disabled.replace(span).is_some()
+        } else if path.is_ident("escape") {
+            if let Err(e) = attr.meta.require_path_only() {
+                diag.push(e);
+            }
+            out.escape.replace(span).is_some()
+        } else if path.is_ident("priority") {
+            match attr.parse_args::<syn::Expr>() {
+                Ok(expr) => out.priority.replace((span, expr)).is_some(),
+                Err(_) => {
+                    diag.error(attr, "expected `#[priority(N)]` with an integer priority");
+                    false
+                }
+            }
+        } else {
+            diag.error_with_help(
+                path,
+                format!("unknown node attribute `{}`", path.to_token_stream()),
+                "node attributes are `#[disabled]`, `#[priority(N)]` and, on alloc nodes, `#[escape]`",
+            );
+            false
+        };
+        if duplicate {
+            diag.error(attr, "duplicate node attribute");
+        }
+    }
+    out
+}

@@ -1,0 +1,328 @@
+//! Lowering, first pass: collects nodes, levels, scopes, buffers and
+//! handles from the syntax tree, registering labels.
+
+use super::attrs::{graph_attrs, node_attrs};
+use super::*;
+use crate::diag::Diagnostics;
+use crate::parse::{self, Block, GraphDef, NodeStmt, Stmt};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use std::collections::HashMap;
+use syn::Ident;
+
+/// What a label in an edge names.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LabelTarget {
+    Node(NodeId),
+    /// An alloc scope: as a source its free node, as a target its alloc node.
+    Scope(ScopeId),
+}
+
+/// Builds the model, reporting resolution errors into `diag`.
+pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
+    let mut lowering = Lowering {
+        model: Model {
+            def,
+            attrs: graph_attrs(&def.attrs, diag),
+            nodes: Vec::new(),
+            levels: vec![Level::default()],
+            scopes: Vec::new(),
+            handles: Vec::new(),
+            buffers: Vec::new(),
+            handle_names: HashMap::new(),
+        },
+        diag,
+        labels: HashMap::new(),
+        buffer_names: HashMap::new(),
+        edge_stmts: Vec::new(),
+        frees: Vec::new(),
+        conditionals: Vec::new(),
+    };
+    lowering.collect(&def.body, TOP, None);
+    lowering.resolve_handles();
+    lowering.resolve_buffers();
+    lowering.resolve_edges();
+    lowering.add_scope_edges();
+    lowering.model
+}
+
+pub(super) struct Lowering<'a, 'd> {
+    pub(super) model: Model<'a>,
+    pub(super) diag: &'d Diagnostics,
+    pub(super) labels: HashMap<String, LabelTarget>,
+    pub(super) buffer_names: HashMap<String, BufferId>,
+    /// Edge statements with the level whose block holds them.
+    pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId)>,
+    /// Free nodes with the buffer name they free.
+    pub(super) frees: Vec<(NodeId, &'a Ident)>,
+    /// Conditional nodes with the handle identifier they name.
+    pub(super) conditionals: Vec<(NodeId, &'a Ident)>,
+}
+
+impl<'a> Lowering<'a, '_> {
+    fn collect(&mut self, block: &'a Block, level: LevelId, scope: Option<ScopeId>) {
+        for stmt in &block.stmts {
+            match stmt {
+                Stmt::Node(node) => self.collect_node(node, level, scope),
+                Stmt::Edge(edge) => self.edge_stmts.push((edge, level)),
+                Stmt::Cond(decl) => self.collect_handle(decl, level),
+                Stmt::Scope(syntax) => self.collect_scope(syntax, level, scope),
+            }
+        }
+    }
+
+    fn register_label(&mut self, label: &Ident, target: LabelTarget) {
+        match self.labels.entry(label.to_string()) {
+            std::collections::hash_map::Entry::Occupied(entry) => self.diag.error_with_help(
+                label,
+                format!("the label `{}` is defined more than once", entry.key()),
+                "labels name nodes and alloc scopes, and must be unique in one cuda_graph!",
+            ),
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(target);
+            }
+        }
+    }
+
+    fn push_node(&mut self, node: Node<'a>) -> NodeId {
+        let id = self.model.nodes.len();
+        self.model.levels[node.level].nodes.push(id);
+        self.model.nodes.push(node);
+        id
+    }
+
+    fn collect_node(&mut self, stmt: &'a NodeStmt, level: LevelId, scope: Option<ScopeId>) {
+        use parse::NodeKind as K;
+        let kind = match &stmt.kind {
+            K::Kernel(_) => Kind::Kernel,
+            K::Copy { .. } => Kind::Copy,
+            K::Fill { .. } => Kind::Fill,
+            K::Host { .. } => Kind::Host,
+            K::Empty { .. } => Kind::Empty,
+            K::Child { .. } => Kind::Child,
+            K::Record { .. } => Kind::Record,
+            K::Wait { .. } => Kind::Wait,
+            K::Capture { .. } => Kind::Capture,
+            K::Alloc { .. } => Kind::Alloc,
+            K::Free { .. } => Kind::Free,
+            K::If { .. } => Kind::If,
+            K::While { .. } => Kind::While,
+            K::Switch { .. } => Kind::Switch,
+        };
+        let attrs = node_attrs(&stmt.attrs, self.diag);
+        let id = self.push_node(Node {
+            label: stmt.label.clone(),
+            name: stmt.label.to_string(),
+            kind,
+            origin: Origin::Stmt(stmt),
+            level,
+            scope,
+            attrs,
+            uses: operand_idents(&stmt.kind),
+            handle: None,
+            bodies: Vec::new(),
+            buffer: None,
+        });
+        self.register_label(&stmt.label, LabelTarget::Node(id));
+        match &stmt.kind {
+            K::Alloc { .. } => {
+                let escape = self.model.nodes[id].attrs.escape.is_some();
+                self.add_buffer(&stmt.label, id, None, escape);
+            }
+            K::Free { buffer, .. } => self.frees.push((id, buffer)),
+            K::If {
+                handle,
+                then_body,
+                else_body,
+                ..
+            } => {
+                self.conditionals.push((id, handle));
+                self.collect_body(id, then_body);
+                if let Some(body) = else_body {
+                    self.collect_body(id, body);
+                }
+            }
+            K::While { handle, body, .. } => {
+                self.conditionals.push((id, handle));
+                self.collect_body(id, body);
+            }
+            K::Switch { handle, arms, .. } => {
+                self.conditionals.push((id, handle));
+                for arm in arms {
+                    self.collect_body(id, &arm.body);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn collect_body(&mut self, parent: NodeId, block: &'a Block) {
+        let level = self.model.levels.len();
+        self.model.levels.push(Level {
+            parent: Some(parent),
+            ..Level::default()
+        });
+        self.model.nodes[parent].bodies.push(level);
+        self.collect(block, level, None);
+    }
+
+    fn add_buffer(&mut self, name: &Ident, alloc: NodeId, scope: Option<ScopeId>, escape: bool) {
+        let id = self.model.buffers.len();
+        self.model.buffers.push(Buffer {
+            name: name.clone(),
+            alloc,
+            scope,
+            escape,
+            frees: Vec::new(),
+        });
+        self.model.nodes[alloc].buffer = Some(id);
+        // A duplicate name was reported as a duplicate label; the first wins.
+        self.buffer_names.entry(name.to_string()).or_insert(id);
+    }
+
+    fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId) {
+        if let Some(attr) = decl.attrs.first() {
+            self.diag
+                .error(attr, "attributes are not allowed on conditional handles");
+        }
+        let key = (level, decl.name.to_string());
+        if self.model.handle_names.contains_key(&key) {
+            self.diag.error(
+                &decl.name,
+                format!(
+                    "the conditional handle `{}` is declared more than once",
+                    decl.name
+                ),
+            );
+            return;
+        }
+        let id = self.model.handles.len();
+        self.model.handles.push(Handle {
+            syntax: decl,
+            level,
+            drives: Vec::new(),
+        });
+        self.model.handle_names.insert(key, id);
+    }
+
+    fn collect_scope(
+        &mut self,
+        syntax: &'a parse::AllocScope,
+        level: LevelId,
+        parent: Option<ScopeId>,
+    ) {
+        let attrs = node_attrs(&syntax.attrs, self.diag);
+        if let Some(span) = attrs.escape {
+            self.diag.error_at(
+                span,
+                crate::diag::with_help(
+                    "an alloc scope's buffer is freed at the end of its scope and cannot escape",
+                    "use `buf: alloc T[n];` to hand an allocation to the caller",
+                ),
+            );
+        }
+        if let Some(span) = attrs.disabled.or(attrs.priority.as_ref().map(|p| p.0)) {
+            self.diag
+                .error_at(span, "this attribute does not apply to an alloc scope");
+        }
+        let id = self.model.scopes.len();
+        let buffer_name = syntax.buffer.to_string();
+        let make = |kind, origin, name: String| Node {
+            label: syntax.buffer.clone(),
+            name,
+            kind,
+            origin,
+            level,
+            scope: parent,
+            attrs: NodeAttrs::default(),
+            uses: Vec::new(),
+            handle: None,
+            bodies: Vec::new(),
+            buffer: None,
+        };
+        let alloc = self.push_node(make(
+            Kind::Alloc,
+            Origin::ScopeAlloc(id),
+            buffer_name.clone(),
+        ));
+        self.register_label(&syntax.buffer, LabelTarget::Scope(id));
+        self.model.scopes.push(Scope {
+            syntax,
+            level,
+            parent,
+            alloc,
+            free: usize::MAX,
+            buffer: self.model.buffers.len(),
+        });
+        self.add_buffer(&syntax.buffer, alloc, Some(id), false);
+        self.collect(&syntax.body, level, Some(id));
+        let free = self.push_node(make(
+            Kind::Free,
+            Origin::ScopeFree(id),
+            format!("{buffer_name}.free"),
+        ));
+        let buffer = self.model.scopes[id].buffer;
+        self.model.nodes[free].buffer = Some(buffer);
+        self.model.buffers[buffer].frees.push(free);
+        self.model.scopes[id].free = free;
+    }
+}
+
+/// The identifiers a node's operands name: single-segment paths, not field
+/// names (`x.buf`) nor path segments (`m::buf`).
+fn operand_idents(kind: &parse::NodeKind) -> Vec<Ident> {
+    use parse::NodeKind as K;
+    let mut tokens = TokenStream::new();
+    match kind {
+        K::Kernel(k) => k.args.to_tokens(&mut tokens),
+        K::Copy { src, dst, .. } => {
+            src.to_tokens(&mut tokens);
+            dst.to_tokens(&mut tokens);
+        }
+        K::Fill { dst, value, .. } => {
+            dst.to_tokens(&mut tokens);
+            value.to_tokens(&mut tokens);
+        }
+        K::Host { closure, .. } => closure.to_tokens(&mut tokens),
+        K::Child { graph, .. } => graph.to_tokens(&mut tokens),
+        K::Record { event, .. } | K::Wait { event, .. } => event.to_tokens(&mut tokens),
+        K::Capture {
+            stream, closure, ..
+        } => {
+            stream.to_tokens(&mut tokens);
+            closure.body.to_tokens(&mut tokens);
+        }
+        K::Empty { .. }
+        | K::Alloc { .. }
+        | K::Free { .. }
+        | K::If { .. }
+        | K::While { .. }
+        | K::Switch { .. } => {}
+    }
+    let mut out = Vec::new();
+    collect_idents(tokens, &mut out);
+    out
+}
+
+fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
+    let mut prev_punct: Option<char> = None;
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Ident(ident) => {
+                let next_is_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if !matches!(prev_punct, Some('.') | Some(':')) && !next_is_path {
+                    out.push(ident);
+                }
+                prev_punct = None;
+            }
+            TokenTree::Punct(p) => prev_punct = Some(p.as_char()),
+            TokenTree::Group(g) => {
+                collect_idents(g.stream(), out);
+                prev_punct = None;
+            }
+            TokenTree::Literal(_) => prev_punct = None,
+        }
+    }
+}

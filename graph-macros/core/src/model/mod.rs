@@ -1,0 +1,247 @@
+//! The resolved graph: nodes in source order, the graph levels they live in
+//! (the top graph and one level per conditional body), edges between node
+//! ids, graph allocations and conditional handles.
+//!
+//! Lowering (`lower`, then `resolve`) resolves names (labels, buffers,
+//! handles) and reports the errors that resolution finds: duplicate and
+//! unknown labels, edges that cross a conditional body, unknown handles,
+//! bad attributes (`attrs`). Ordering rules live in `check`.
+
+mod attrs;
+mod lower;
+mod resolve;
+
+pub use lower::lower;
+
+use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
+use proc_macro2::{Span, TokenStream};
+use std::collections::HashMap;
+use syn::Ident;
+
+pub type NodeId = usize;
+pub type LevelId = usize;
+pub type ScopeId = usize;
+pub type HandleId = usize;
+pub type BufferId = usize;
+
+/// The top graph's level.
+pub const TOP: LevelId = 0;
+
+/// A checked-or-being-checked graph, borrowing its syntax tree.
+#[derive(Debug)]
+pub struct Model<'a> {
+    pub def: &'a GraphDef,
+    pub attrs: GraphAttrs,
+    pub nodes: Vec<Node<'a>>,
+    pub levels: Vec<Level>,
+    pub scopes: Vec<Scope<'a>>,
+    pub handles: Vec<Handle<'a>>,
+    pub buffers: Vec<Buffer>,
+    /// Handles by name, per declaring level.
+    handle_names: HashMap<(LevelId, String), HandleId>,
+}
+
+impl Model<'_> {
+    /// The handle named `name` visible from `level`: declared there or in an
+    /// enclosing body.
+    pub fn visible_handle(&self, name: &str, mut level: LevelId) -> Option<HandleId> {
+        loop {
+            if let Some(&id) = self.handle_names.get(&(level, name.to_string())) {
+                return Some(id);
+            }
+            let parent = self.levels[level].parent?;
+            level = self.nodes[parent].level;
+        }
+    }
+
+    /// The handles a kernel node sets (those it takes as arguments), or a
+    /// capture node (those its closure names: its captured kernels set them).
+    pub fn handles_set_by(&self, node: NodeId) -> impl Iterator<Item = HandleId> + '_ {
+        let node = &self.nodes[node];
+        let uses = if matches!(node.kind, Kind::Kernel | Kind::Capture) {
+            &node.uses[..]
+        } else {
+            &[]
+        };
+        uses.iter()
+            .filter_map(move |ident| self.visible_handle(&ident.to_string(), node.level))
+    }
+}
+
+/// Graph-wide attributes (`#[device_launch]` and friends).
+#[derive(Debug, Default, Clone)]
+pub struct GraphAttrs {
+    pub device_launch: Option<Span>,
+    pub auto_free_on_launch: Option<Span>,
+    pub use_node_priority: Option<Span>,
+    /// `///` comments and other attributes passed through to the type.
+    pub passthrough: Vec<syn::Attribute>,
+}
+
+/// What a node is, independent of its operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Kernel,
+    Copy,
+    Fill,
+    Host,
+    Empty,
+    Child,
+    Record,
+    Wait,
+    Capture,
+    Alloc,
+    Free,
+    If,
+    While,
+    Switch,
+}
+
+impl Kind {
+    /// How error messages name it ("a host node").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Kernel => "a kernel node",
+            Kind::Copy => "a copy node",
+            Kind::Fill => "a fill node",
+            Kind::Host => "a host node",
+            Kind::Empty => "an empty node",
+            Kind::Child => "a child graph node",
+            Kind::Record => "an event record node",
+            Kind::Wait => "an event wait node",
+            Kind::Capture => "a capture node",
+            Kind::Alloc => "an alloc node",
+            Kind::Free => "a free node",
+            Kind::If => "an `if` node",
+            Kind::While => "a `while` node",
+            Kind::Switch => "a `switch` node",
+        }
+    }
+
+    /// The DSL keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Kind::Kernel => "kernel",
+            Kind::Copy => "copy",
+            Kind::Fill => "fill",
+            Kind::Host => "host",
+            Kind::Empty => "empty",
+            Kind::Child => "graph",
+            Kind::Record => "record",
+            Kind::Wait => "wait",
+            Kind::Capture => "capture",
+            Kind::Alloc => "alloc",
+            Kind::Free => "free",
+            Kind::If => "if",
+            Kind::While => "while",
+            Kind::Switch => "switch",
+        }
+    }
+
+    pub fn is_conditional(self) -> bool {
+        matches!(self, Kind::If | Kind::While | Kind::Switch)
+    }
+}
+
+/// Where a node comes from in the source.
+#[derive(Debug, Clone, Copy)]
+pub enum Origin<'a> {
+    /// A `label: kind ...;` statement.
+    Stmt(&'a NodeStmt),
+    /// The alloc node of an alloc scope.
+    ScopeAlloc(ScopeId),
+    /// The free node of an alloc scope.
+    ScopeFree(ScopeId),
+}
+
+#[derive(Debug)]
+pub struct Node<'a> {
+    /// The user's label (for a scope's alloc and free nodes: the buffer name).
+    pub label: Ident,
+    /// Unique name for DOT and error messages (`buf.free` for a scope's free).
+    pub name: String,
+    pub kind: Kind,
+    pub origin: Origin<'a>,
+    pub level: LevelId,
+    /// Innermost alloc scope whose body holds this node.
+    pub scope: Option<ScopeId>,
+    pub attrs: NodeAttrs,
+    /// Identifiers the node's operands name (buffers, handles, captures).
+    pub uses: Vec<Ident>,
+    /// Conditional nodes: the handle and the body levels, in source order.
+    pub handle: Option<HandleId>,
+    pub bodies: Vec<LevelId>,
+    /// Alloc and free nodes: the buffer.
+    pub buffer: Option<BufferId>,
+}
+
+/// Per-node attributes.
+#[derive(Debug, Default, Clone)]
+pub struct NodeAttrs {
+    pub disabled: Option<Span>,
+    pub priority: Option<(Span, syn::Expr)>,
+    pub escape: Option<Span>,
+}
+
+/// One graph: the top graph or a conditional body.
+#[derive(Debug, Default)]
+pub struct Level {
+    /// The conditional node whose body this is (None for the top graph).
+    pub parent: Option<NodeId>,
+    pub nodes: Vec<NodeId>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub kind: EdgeKind,
+    /// The tokens `a -> b` that wrote it; None for an alloc scope's implied edge.
+    pub tokens: Option<TokenStream>,
+    /// Where errors about its kind point (see `EdgeLink::span`).
+    pub kind_span: Option<proc_macro2::Span>,
+}
+
+/// `alloc buf: T[n] { ... }`
+#[derive(Debug)]
+pub struct Scope<'a> {
+    pub syntax: &'a parse::AllocScope,
+    pub level: LevelId,
+    /// Enclosing scope.
+    pub parent: Option<ScopeId>,
+    pub alloc: NodeId,
+    pub free: NodeId,
+    pub buffer: BufferId,
+}
+
+/// `cond c;` / `cond c = 1;`
+#[derive(Debug)]
+pub struct Handle<'a> {
+    pub syntax: &'a parse::CondDecl,
+    pub level: LevelId,
+    /// The conditional nodes it drives (more than one is an error).
+    pub drives: Vec<NodeId>,
+}
+
+/// A graph allocation.
+#[derive(Debug)]
+pub struct Buffer {
+    pub name: Ident,
+    pub alloc: NodeId,
+    pub scope: Option<ScopeId>,
+    pub escape: bool,
+    pub frees: Vec<NodeId>,
+}
+
+/// `&x` -> (x, false); `&mut x` -> (x, true).
+pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
+    let syn::Expr::Reference(reference) = expr else {
+        return None;
+    };
+    let syn::Expr::Path(path) = &*reference.expr else {
+        return None;
+    };
+    let ident = path.path.get_ident()?;
+    Some((ident.clone(), reference.mutability.is_some()))
+}
