@@ -655,6 +655,10 @@ impl<'a> ArgEncoder<'a> {
 pub unsafe trait KernelParam: 'static {
     /// The value a kernel node takes for this parameter.
     type Arg<'a>;
+    /// Whether the kernel writes the buffer passed here: `cuda_graph!`
+    /// refuses, at compile time, to pass a slice bound read-only to such a
+    /// parameter (the runtime refuses it at build time as well).
+    const WRITES: bool = false;
     #[doc(hidden)]
     fn encode<'a>(
         arg: &Self::Arg<'a>,
@@ -791,6 +795,7 @@ fn writable(arg: &Buf<'_, impl Sized>, index: usize) -> std::result::Result<(), 
 // SAFETY: as for Out, and checks the N elements the kernel touches.
 unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
     type Arg<'a> = Buf<'a, T>;
+    const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -807,6 +812,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
 // configuration (`ArgEncoder::check_bounds`).
 unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
     type Arg<'a> = Buf<'a, T>;
+    const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -853,6 +859,7 @@ unsafe impl KernelParam for Index {
 // arguments.
 unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
+    const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,

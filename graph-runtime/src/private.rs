@@ -20,6 +20,15 @@ pub fn fill_value<T: crate::memory::FillValue>(value: T) -> T {
     value
 }
 
+/// Whether kernel `K` writes the buffer of its parameter `I` (for the
+/// compile-time check of read-only bindings).
+pub const fn param_writes<K: KernelDef, const I: usize>() -> bool
+where
+    K::Args: crate::kernel::ParamAt<I>,
+{
+    <<K::Args as crate::kernel::ParamAt<I>>::Param as crate::kernel::KernelParam>::WRITES
+}
+
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 

@@ -2,7 +2,7 @@
 //! a typed exec with one accessor per kernel, copy and fill node, and the
 //! graph's DOT text and labels as constants.
 
-use super::level::{internal, Emitter};
+use super::level::{internal, read_only_param, Emitter};
 use crate::check::Topology;
 use crate::model::{Kind, Model, Origin, TOP};
 use crate::parse::{GraphDef, NodeKind, Param};
@@ -171,7 +171,9 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let exec_doc =
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
+    let read_only_checks = read_only_checks(model);
     quote! {
+        #read_only_checks
         #(#docs)*
         #vis struct #name<'a> {
             graph: ::graph_runtime::Graph<'a>,
@@ -467,4 +469,35 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
             }
         }
     }
+}
+
+/// Module-level checks that no slice the graph binds read-only reaches a
+/// kernel parameter that writes (rustc evaluates them when checking, and
+/// points at the argument):
+///   error[E0080]: evaluation panicked: `x` is bound read-only ...
+fn read_only_checks(model: &Model<'_>) -> TokenStream {
+    let mut out = TokenStream::new();
+    for node in &model.nodes {
+        let Origin::Stmt(stmt) = node.origin else {
+            continue;
+        };
+        let NodeKind::Kernel(k) = &stmt.kind else {
+            continue;
+        };
+        let path = &k.function;
+        for (i, arg) in k.args.iter().enumerate() {
+            let Some(name) = read_only_param(model, arg) else {
+                continue;
+            };
+            let index = syn::Index::from(i);
+            let message = format!(
+                "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it: take `{name}: &mut CudaSlice<..>`"
+            );
+            let span = syn::spanned::Spanned::span(arg);
+            out.extend(quote::quote_spanned! {span=>
+                const _: () = ::core::assert!(!::graph_runtime::__private::param_writes::<#path, #index>(), #message);
+            });
+        }
+    }
+    out
 }

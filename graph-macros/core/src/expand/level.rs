@@ -552,3 +552,24 @@ fn alloc_len(len: &syn::Expr) -> TokenStream {
     let span = syn::spanned::Spanned::span(len);
     quote::quote_spanned! {span=> ::graph_runtime::memory::AllocLen::to_len(#len) }
 }
+
+/// The parameter an operand names, when the graph binds it read-only (a
+/// `&CudaSlice<T>` parameter of a named graph).
+pub fn read_only_param<'m>(model: &'m Model<'_>, expr: &syn::Expr) -> Option<&'m Ident> {
+    let syn::Expr::Path(path) = expr else {
+        return None;
+    };
+    let ident = path.path.get_ident()?;
+    // An allocation of the graph shadows a parameter of its name.
+    if model.buffers.iter().any(|b| b.name == *ident) {
+        return None;
+    }
+    let param = model.def.params.iter().find(|p| p.name == *ident)?;
+    match &param.ty {
+        syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+            syn::Type::Path(p) if p.path.segments.last()?.ident == "CudaSlice" => Some(&param.name),
+            _ => None,
+        },
+        _ => None,
+    }
+}
