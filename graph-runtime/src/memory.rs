@@ -164,19 +164,16 @@ impl<'a> Graph<'a> {
         registry.nodes[node.index as usize]
             .allocs_before
             .push(alloc);
-        Ok((
-            node,
-            Buf::new(
-                ptr,
-                len,
-                true,
-                self.resource_id,
-                Some(AllocRef {
-                    graph: self.instance,
-                    index: alloc,
-                }),
-            ),
-        ))
+        Ok((node, self.allocation_buf(ptr, len, alloc)))
+    }
+
+    /// The buffer of this graph's allocation number `alloc`.
+    fn allocation_buf<T>(&self, ptr: u64, len: usize, alloc: u32) -> Buf<'a, T> {
+        let owner = AllocRef {
+            graph: self.instance,
+            index: alloc,
+        };
+        Buf::new(ptr, len, true, self.resource_id, Some(owner))
     }
 
     /// Records an allocation another graph made as one of this graph's,
@@ -195,16 +192,7 @@ impl<'a> Graph<'a> {
             freed_by: None,
             users: Vec::new(),
         });
-        Buf::new(
-            state.ptr,
-            len,
-            true,
-            self.resource_id,
-            Some(AllocRef {
-                graph: self.instance,
-                index: alloc,
-            }),
-        )
+        self.allocation_buf(state.ptr, len, alloc)
     }
 
     /// Adds a free node for a graph allocation: one of this graph's alloc

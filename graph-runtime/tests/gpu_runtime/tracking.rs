@@ -19,16 +19,7 @@ fn a_graph_write_is_seen_by_a_read_on_another_stream() {
     let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
     a.synchronize().unwrap();
     {
-        let mut g = Graph::new(&ctx).unwrap();
-        let yb = g.bind_mut(&mut y);
-        g.add_kernel(
-            "slow_fill",
-            &slow,
-            LaunchConfig::new(132, 256),
-            (yb, 7.0, N, SPIN),
-            &[],
-        )
-        .unwrap();
+        let (g, _, _) = slow_fill_graph(&ctx, &slow, &mut y, 7.0);
         let mut exec = g.instantiate().unwrap();
         exec.launch(&a).unwrap();
     }
@@ -49,16 +40,7 @@ fn a_slice_dropped_after_a_launch_is_not_freed_under_the_graph() {
     let mut y = b.alloc_zeros::<f32>(N as usize).unwrap();
     b.synchronize().unwrap();
     {
-        let mut g = Graph::new(&ctx).unwrap();
-        let yb = g.bind_mut(&mut y);
-        g.add_kernel(
-            "slow_fill",
-            &slow,
-            LaunchConfig::new(132, 256),
-            (yb, 7.0, N, SPIN),
-            &[],
-        )
-        .unwrap();
+        let (g, _, _) = slow_fill_graph(&ctx, &slow, &mut y, 7.0);
         let mut exec = g.instantiate().unwrap();
         exec.launch(&a).unwrap();
     }
