@@ -277,6 +277,9 @@ pub trait ParamAt<const I: usize> {
 pub type ArgOf<'a, K, const I: usize> =
     <<<K as KernelDef>::Args as ParamAt<I>>::Param as KernelParam>::Arg<'a>;
 
+/// The tuple of values a node of kernel `K` takes.
+pub type ArgsOf<'a, K> = <<K as KernelDef>::Args as KernelArgs>::Args<'a>;
+
 /// A loaded kernel with parameter types `A`. Holding it keeps its module
 /// loaded; graphs keep the kernels of their nodes.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use crate::graph::Graph;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::sync::Arc;
 
-pub use crate::kernel::{ArgOf, KernelDef};
+pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
 
 /// Emitted at every programmatic edge, spanned there: rustc's error (from
 /// [`PdlAware`](crate::kernel::PdlAware)'s message) points at the edge when

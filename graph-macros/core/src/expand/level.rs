@@ -385,7 +385,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let args = internal("__args");
                 let parens = k.paren.span.join();
                 let args_check = quote_spanned! {parens=>
-                    let #args: <<#path as ::graph_runtime::kernel::KernelDef>::Args as ::graph_runtime::kernel::KernelArgs>::Args<'_> = (#(#arg_vars,)*);
+                    let #args: ::graph_runtime::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
                 };
                 quote! {
                     #target = {
