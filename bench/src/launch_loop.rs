@@ -6,11 +6,15 @@
 //! examples/jacobi.rs: time to solution of its host loop and of its device
 //! WHILE, against the same algorithm in C++.
 
+#[path = "../../examples/jacobi_graphs.rs"]
+mod jacobi_graphs;
+
 use crate::cpp::{CppLib, JacobiBuffers};
 use crate::timing::{median, Result};
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use graph_runtime::kernel::KernelDef;
-use graph_runtime::{cuda_graph, Graph, LaunchConfig};
+use graph_runtime::{Graph, LaunchConfig};
+use jacobi_graphs::{JacobiSolve, JacobiStep};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,7 +40,9 @@ pub struct LoopRow {
     pub ratio: f64,
 }
 
-fn ptr(slice: &CudaSlice<f32>, stream: &CudaStream) -> u64 {
+/// The raw address of a slice, for the C++ side (its use on `stream` is
+/// recorded by cudarc).
+fn ptr<T>(slice: &CudaSlice<T>, stream: &CudaStream) -> u64 {
     let (ptr, _record) = slice.device_ptr(stream);
     ptr
 }
@@ -162,35 +168,6 @@ fn loops_of(
     Ok(rows)
 }
 
-cuda_graph! {
-    /// examples/jacobi.rs's host-loop step.
-    graph JacobiStep(u: &mut CudaSlice<f32>, v: &mut CudaSlice<f32>, f: &CudaSlice<f32>,
-                     residual: &mut CudaSlice<f64>, width: u32, h2: f32, len: u32) {
-        reset: fill residual = 0.0f64;
-        forth: kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(u, f, v, width, h2, len);
-        back:  kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(v, f, u, width, h2, len);
-        norm:  kernel kernels::SqDiffSum<<<len.div_ceil(256).min(264), 256>>>(u, v, residual, len);
-        forth -> back -> norm;
-        reset -> norm;
-    }
-
-    /// examples/jacobi.rs's device solve.
-    graph JacobiSolve(u: &mut CudaSlice<f32>, v: &mut CudaSlice<f32>, f: &CudaSlice<f32>,
-                      residual: &mut CudaSlice<f64>, iterations: &mut CudaSlice<u32>,
-                      width: u32, h2: f32, len: u32, tol2: f64, limit: u32) {
-        cond again = 1;
-        solve: while again {
-            reset: fill residual = 0.0f64;
-            forth: kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(u, f, v, width, h2, len);
-            back:  kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(v, f, u, width, h2, len);
-            norm:  kernel kernels::SqDiffSum<<<len.div_ceil(256).min(264), 256>>>(u, v, residual, len);
-            test:  kernel kernels::JacobiContinue<<<1, 1>>>(again, residual, iterations, tol2, limit);
-            forth -> back -> norm -> test;
-            reset -> norm;
-        }
-    }
-}
-
 /// The solver variants, in [`SolverTimes::us`]'s order.
 pub const SOLVER_VARIANTS: [&str; 4] = ["host loop", "device WHILE", "C++ host loop", "C++ WHILE"];
 
@@ -226,14 +203,8 @@ pub fn solver(
         u: ptr(&u, &stream),
         v: ptr(&v, &stream),
         f: ptr(&f, &stream),
-        residual: {
-            let (p, _record) = residual.device_ptr(&stream);
-            p
-        },
-        iterations: {
-            let (p, _record) = iterations.device_ptr(&stream);
-            p
-        },
+        residual: ptr(&residual, &stream),
+        iterations: ptr(&iterations, &stream),
     };
     let mut times = SolverTimes {
         n,

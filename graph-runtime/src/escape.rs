@@ -96,20 +96,36 @@ impl EscapeState {
     }
 
     /// Makes `stream` wait for the last operation on the allocation.
-    fn order(&self, phase: &Phase, stream: &CudaStream) -> Result<()> {
+    fn order(&self, phase: &Phase, stream: &CudaStream) -> std::result::Result<(), DriverError> {
         if phase.recorded {
-            stream
-                .wait(self.event())
-                .op_at("cuStreamWaitEvent", &self.label)?;
+            stream.wait(self.event())?;
         }
         Ok(())
     }
 
-    fn record(&self, phase: &mut Phase, stream: &CudaStream) -> Result<()> {
-        self.event()
-            .record(stream)
-            .op_at("cuEventRecord", &self.label)?;
+    /// Records `stream`'s work so far as the last operation.
+    fn record(
+        &self,
+        phase: &mut Phase,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), DriverError> {
+        self.event().record(stream)?;
         phase.recorded = true;
+        Ok(())
+    }
+
+    /// Frees the live allocation on `stream`, after its last operation.
+    fn free_live(
+        &self,
+        phase: &mut Phase,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), DriverError> {
+        self.order(phase, stream)?;
+        // SAFETY: the allocation is live (made by a launch, not freed since:
+        // every free goes through this state), and the stream waits for
+        // every earlier operation on it.
+        unsafe { cudarc::driver::result::free_async(self.ptr, stream.cu_stream()) }?;
+        phase.live = false;
         Ok(())
     }
 
@@ -126,17 +142,8 @@ impl EscapeState {
             return Ok(());
         }
         stream.context().bind_to_thread()?;
-        if phase.recorded {
-            stream.wait(self.event())?;
-        }
-        // SAFETY: the allocation is live (made by a launch, not freed since:
-        // every free goes through this state), and the stream waits for
-        // every earlier operation on it.
-        unsafe { cudarc::driver::result::free_async(self.ptr, stream.cu_stream()) }?;
-        phase.live = false;
-        self.event().record(stream)?;
-        phase.recorded = true;
-        Ok(())
+        self.free_live(&mut phase, stream)?;
+        self.record(&mut phase, stream)
     }
 
     /// Hands the allocation out of the exec that made it.
@@ -200,14 +207,10 @@ pub(crate) fn around_launch(
                      (drop its `Escaped`, or launch the graph that frees it) before launching again",
                 ))
             }
-            Role::Make if phase.live => {
-                // Nobody took it: the exec frees it before making the next.
-                state.order(phase, stream)?;
-                // SAFETY: live, kept by the exec, ordered after its last use.
-                unsafe { cudarc::driver::result::free_async(state.ptr, stream.cu_stream()) }
-                    .op_at("cuMemFreeAsync", &state.label)?;
-                phase.live = false;
-            }
+            // Nobody took it: the exec frees it before making the next.
+            Role::Make if phase.live => state
+                .free_live(phase, stream)
+                .op_at("cuMemFreeAsync", &state.label)?,
             Role::Free if phase.user_held => {
                 return Err(GraphError::invalid(
                     &state.label,
@@ -223,7 +226,9 @@ pub(crate) fn around_launch(
                      the graph that makes it again first",
                 ))
             }
-            _ => state.order(phase, stream)?,
+            _ => state
+                .order(phase, stream)
+                .op_at("cuStreamWaitEvent", &state.label)?,
         }
     }
     launch()?;
@@ -237,7 +242,9 @@ pub(crate) fn around_launch(
             Role::Free => phase.live = false,
             Role::Use => {}
         }
-        state.record(phase, stream)?;
+        state
+            .record(phase, stream)
+            .op_at("cuEventRecord", &state.label)?;
     }
     Ok(())
 }
@@ -329,11 +336,8 @@ impl<T> Escaped<T> {
     /// records `stream`'s use when dropped (as cudarc does for its slices).
     fn access<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         let state = &self.held.state;
-        let phase = state.lock();
-        if phase.recorded {
-            stream.context().record_err(stream.wait(state.event()));
-        }
-        drop(phase);
+        let ordered = state.order(&state.lock(), stream);
+        stream.context().record_err(ordered);
         // cudarc records the guard's event only while it tracks streams
         // (several streams, tracking on); otherwise the guard waits for the
         // use itself, so a later free is never queued before it.

@@ -10,7 +10,7 @@
 use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::escape::{around_launch, EscapeState, Escaped, Role};
-use crate::graph::{with_kernel_params, Graph, RawGraph, Registry};
+use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry};
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
@@ -171,7 +171,7 @@ impl Drop for Exec<'_> {
                 .registry
                 .allocs
                 .iter()
-                .filter(|a| a.node.is_some() && a.freed_by.is_none())
+                .filter(|a| a.node().is_some() && a.freed_by.is_none())
             {
                 let made = self
                     .escapes
@@ -670,7 +670,7 @@ impl<'a> Exec<'a> {
             .registry
             .allocs
             .get(alloc.index as usize)
-            .filter(|info| alloc.graph == self.original_graph() && info.node.is_some())
+            .filter(|info| alloc.graph == self.original_graph() && info.node().is_some())
             .ok_or_else(not_ours)?;
         if info.ptr != buf.device_ptr() {
             return Err(not_ours());
@@ -856,12 +856,13 @@ fn escape_roles(
 ) -> Result<Vec<(Arc<EscapeState>, Role)>> {
     let mut roles = Vec::new();
     for info in &registry.allocs {
-        match (info.node, &info.escaped) {
-            (Some(node), _) if info.freed_by.is_none() && !auto_free_on_launch => roles.push((
-                EscapeState::new(ctx, registry.label(node as usize), info.ptr)?,
-                Role::Make,
-            )),
-            (None, Some(state)) => roles.push((
+        match &info.origin {
+            AllocOrigin::Node(node) if info.freed_by.is_none() && !auto_free_on_launch => roles
+                .push((
+                    EscapeState::new(ctx, registry.label(*node as usize), info.ptr)?,
+                    Role::Make,
+                )),
+            AllocOrigin::Escaped(state) => roles.push((
                 state.clone(),
                 if info.freed_by.is_some() {
                     Role::Free

@@ -120,19 +120,35 @@ impl Drop for RawGraph {
     }
 }
 
+/// Where a graph's allocation comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum AllocOrigin {
+    /// One of its alloc nodes.
+    Node(u32),
+    /// Another graph's launch; bound with `bind_escaped` (live from this
+    /// graph's start), with the allocation's shared state.
+    Escaped(Arc<crate::escape::EscapeState>),
+}
+
 /// A graph allocation: its alloc node, its free node, the nodes using it.
 #[derive(Debug, Clone)]
 pub(crate) struct AllocInfo {
-    /// Its alloc node; None for an allocation another graph made, bound
-    /// with `bind_escaped` (live from this graph's start).
-    pub node: Option<u32>,
-    /// The latter's shared state.
-    pub escaped: Option<Arc<crate::escape::EscapeState>>,
+    pub origin: AllocOrigin,
     /// Its device address (fixed at the alloc node).
     pub ptr: u64,
     pub freed_by: Option<u32>,
     /// Top-level nodes that use it (a body's use counts as its conditional node).
     pub users: Vec<u32>,
+}
+
+impl AllocInfo {
+    /// Its alloc node, if this graph makes it.
+    pub fn node(&self) -> Option<u32> {
+        match self.origin {
+            AllocOrigin::Node(node) => Some(node),
+            AllocOrigin::Escaped(_) => None,
+        }
+    }
 }
 
 /// Node records and bookkeeping shared by a graph and its conditional bodies.
@@ -217,7 +233,7 @@ impl Registry {
         let info = self.allocs.get(alloc as usize)?;
         let top = self.nodes.get(index)?.top as usize;
         let alloc_label = self.alloc_label(info);
-        if info.node.is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
+        if info.node().is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
             return Some(format!(
                 "uses the allocation of `{alloc_label}` but is not ordered after it"
             ));
@@ -234,10 +250,9 @@ impl Registry {
     /// An allocation's name in messages: its alloc node's label (that of
     /// the graph that made it, for one bound with `bind_escaped`).
     pub fn alloc_label<'r>(&'r self, info: &'r AllocInfo) -> &'r str {
-        match (info.node, &info.escaped) {
-            (Some(node), _) => self.label(node as usize),
-            (None, Some(state)) => &state.label,
-            (None, None) => "an allocation",
+        match &info.origin {
+            AllocOrigin::Node(node) => self.label(*node as usize),
+            AllocOrigin::Escaped(state) => &state.label,
         }
     }
 
@@ -703,7 +718,7 @@ impl<'a> Graph<'a> {
                     ),
                 ));
             }
-            if info.node.is_some() && ordered.binary_search(&alloc).is_err() {
+            if info.node().is_some() && ordered.binary_search(&alloc).is_err() {
                 return Err(GraphError::invalid(
                     label,
                     format!("uses the allocation of `{alloc_label}` but is not ordered after it; add `{alloc_label}` to its dependencies"),
@@ -930,7 +945,7 @@ impl<'a> Graph<'a> {
                 "a graph with host buffers cannot be a child graph; add its nodes to this graph",
             ));
         }
-        if child.registry.allocs.iter().any(|a| a.node.is_none()) {
+        if child.registry.allocs.iter().any(|a| a.node().is_none()) {
             // Its uses could not be ordered after the launch that makes it.
             return Err(GraphError::invalid(
                 label,

@@ -3,7 +3,7 @@
 
 use crate::buffer::{AllocRef, Buf, BufferUse};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{zeroed_params, AllocInfo, Graph};
+use crate::graph::{zeroed_params, AllocInfo, AllocOrigin, Graph};
 use crate::host::{HostBuf, HostUse};
 use crate::kernel::LaunchConfig;
 use crate::node::{Node, NodeKind};
@@ -155,8 +155,7 @@ impl<'a> Graph<'a> {
         let registry = &mut self.registry;
         let alloc = registry.allocs.len() as u32;
         registry.allocs.push(AllocInfo {
-            node: Some(node.index),
-            escaped: None,
+            origin: AllocOrigin::Node(node.index),
             ptr,
             freed_by: None,
             users: Vec::new(),
@@ -186,8 +185,7 @@ impl<'a> Graph<'a> {
         let registry = &mut self.registry;
         let alloc = registry.allocs.len() as u32;
         registry.allocs.push(AllocInfo {
-            node: None,
-            escaped: Some(state.clone()),
+            origin: AllocOrigin::Escaped(state.clone()),
             ptr: state.ptr,
             freed_by: None,
             users: Vec::new(),
@@ -264,7 +262,7 @@ impl<'a> Graph<'a> {
                 }
                 stack.extend_from_slice(registry.deps(n as usize));
             }
-            for &user in info.users.iter().chain(info.node.as_ref()) {
+            for &user in info.users.iter().chain(info.node().as_ref()) {
                 if !ancestor[user as usize] {
                     let user_label = registry.label(user as usize);
                     return Err(GraphError::invalid(

@@ -295,6 +295,23 @@ fn disjoint_allocations_reserve_one_allocation() {
     );
 }
 
+/// An exec whose launches each make an allocation of `N` floats (`data`,
+/// filled with 0..N) that nothing in its graph frees, and that buffer.
+fn escaping_iota(
+    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
+) -> (
+    graph_runtime::Exec<'static>,
+    graph_runtime::Buf<'static, f32>,
+) {
+    let iota = kernels::Iota::load(ctx).unwrap();
+    let mut make = Graph::new(ctx).unwrap();
+    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
+    let config = LaunchConfig::for_elements(N, 256);
+    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
+        .unwrap();
+    (make.instantiate().unwrap(), data)
+}
+
 /// The Programming Guide's pattern: one graph makes an allocation that
 /// escapes, another uses and frees it, and the two launch in turn (the
 /// allocation keeps its address). cudarc reads the taken allocation
@@ -304,16 +321,11 @@ fn an_escaped_allocation_is_used_and_freed_by_another_graph() {
     let Some(ctx) = gpu() else { return };
     let _lock = graph_memory_lock();
     let (stream, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let iota = kernels::Iota::load(&ctx).unwrap();
     let add_one = kernels::AddOne::load(&ctx).unwrap();
     let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
     let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let config = LaunchConfig::for_elements(N, 256);
-    let mut make = Graph::new(&ctx).unwrap();
-    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
-    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
-        .unwrap();
-    let mut maker = make.instantiate().unwrap();
+    let (mut maker, data) = escaping_iota(&ctx);
     assert!(maker.take_escaped(data).is_err(), "nothing made yet");
     maker.launch(&stream).unwrap();
     let escaped = maker.take_escaped(data).unwrap();
@@ -365,13 +377,7 @@ fn an_escaped_allocation_held_by_the_caller_is_not_freed_under_it() {
     let Some(ctx) = gpu() else { return };
     let _lock = graph_memory_lock();
     let stream = ctx.new_stream().unwrap();
-    let iota = kernels::Iota::load(&ctx).unwrap();
-    let config = LaunchConfig::for_elements(N, 256);
-    let mut make = Graph::new(&ctx).unwrap();
-    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
-    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
-        .unwrap();
-    let mut maker = make.instantiate().unwrap();
+    let (mut maker, data) = escaping_iota(&ctx);
     trim_graph_memory(&ctx).unwrap();
     let before = graph_mem_usage(&ctx).unwrap().used_current;
     maker.launch(&stream).unwrap();

@@ -70,16 +70,7 @@ fn control_raw_launch_without_tracking_races() {
     let slow = kernels::SlowFill::load(&ctx).unwrap();
     let mut y = a.alloc_zeros::<f32>(N as usize).unwrap();
     a.synchronize().unwrap();
-    let mut g = Graph::new(&ctx).unwrap();
-    let yb = g.bind_mut(&mut y);
-    g.add_kernel(
-        "slow_fill",
-        &slow,
-        LaunchConfig::new(132, 256),
-        (yb, 7.0, N, SPIN),
-        &[],
-    )
-    .unwrap();
+    let (g, yb, _) = slow_fill_graph(&ctx, &slow, &mut y, 7.0);
     let exec = g.instantiate().unwrap();
     // SAFETY: y outlives the launch (synchronized below before drops).
     unsafe { graph_runtime::result::launch(exec.cu_graph_exec(), a.cu_stream()) }.unwrap();
