@@ -1,7 +1,8 @@
-//! Concurrency under load: eight threads, each with its own stream, run
-//! cycles over every node kind (`load/workload.rs`: build, instantiate,
-//! launch, update, drop, every launch checked) for CUDA_GRAPH_STRESS_SECS
-//! seconds (default 30), against one thread alone; then the sharing
+//! Concurrency under load: CUDA_GRAPH_STRESS_THREADS threads (default 8),
+//! each with its own stream, run cycles over every node kind
+//! (`load/workload.rs`: build, instantiate, launch, update, drop, every
+//! launch checked) for CUDA_GRAPH_STRESS_SECS seconds (default 30), against
+//! one thread alone; then the sharing
 //! patterns the API allows across threads: an exec moved to another
 //! thread and back, and a graph cache used from several threads.
 
@@ -19,6 +20,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Threads of `an_exec_moves_between_threads`.
 const THREADS: usize = 8;
 /// Launches in one cycle (main graph 2, update pair 2, device launch 1).
 const LAUNCHES_PER_CYCLE: u64 = 5;
@@ -42,17 +44,20 @@ fn worker(ctx: &Arc<CudaContext>, kernels: &workload::Kernels, time: Duration) -
     Ok(cycles)
 }
 
-fn seconds() -> u64 {
-    std::env::var("CUDA_GRAPH_STRESS_SECS")
+/// A positive number from the environment, or `default`.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(30)
+        .filter(|v| *v > 0)
+        .unwrap_or(default)
 }
 
 #[test]
-fn eight_threads_build_launch_update_and_drop_every_node_kind() {
+fn threads_build_launch_update_and_drop_every_node_kind() {
     let Some(ctx) = common::gpu() else { return };
-    let time = Duration::from_secs(seconds());
+    let time = Duration::from_secs(setting("CUDA_GRAPH_STRESS_SECS", 30));
+    let threads = setting("CUDA_GRAPH_STRESS_THREADS", 8) as usize;
     // Captures (one per cycle) make a context-wide synchronize fail on the
     // other threads, and cudarc makes one when the context's stream count
     // goes from zero to one: a stream kept for the test prevents that.
@@ -62,7 +67,7 @@ fn eight_threads_build_launch_update_and_drop_every_node_kind() {
     let solo = worker(&ctx, &kernels, solo_time).unwrap_or_else(|e| panic!("one thread: {e}"));
     let solo_rate = (solo * LAUNCHES_PER_CYCLE) as f64 / solo_time.as_secs_f64();
     let counts: Vec<u64> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..THREADS)
+        let handles: Vec<_> = (0..threads)
             .map(|_| scope.spawn(|| worker(&ctx, &kernels, time)))
             .collect();
         handles
@@ -85,7 +90,7 @@ fn eight_threads_build_launch_update_and_drop_every_node_kind() {
         solo_time.as_secs_f64()
     ));
     say(format!(
-        "concurrency: {THREADS} threads for {} s: cycles per thread {counts:?}; launches/s per thread {:.0}..{:.0} ({:.2}..{:.2}x of one thread alone), all threads {total:.0}/s ({:.2}x)",
+        "concurrency: {threads} threads for {} s: cycles per thread {counts:?}; launches/s per thread {:.0}..{:.0} ({:.2}..{:.2}x of one thread alone), all threads {total:.0}/s ({:.2}x)",
         time.as_secs(),
         rates.iter().cloned().fold(f64::INFINITY, f64::min),
         rates.iter().cloned().fold(0.0, f64::max),

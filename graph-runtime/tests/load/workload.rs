@@ -22,6 +22,13 @@ use std::sync::Arc;
 
 pub const N: u32 = 1024;
 
+/// Whether CUDA_GRAPH_LOAD_SKIP (comma-separated: `host`, `capture`,
+/// `device`) names `part`: a diagnostic switch, to find which part of a
+/// cycle a failure (or a sanitizer's hang) needs. Unset: every part runs.
+fn skip(part: &str) -> bool {
+    std::env::var("CUDA_GRAPH_LOAD_SKIP").is_ok_and(|v| v.split(',').any(|p| p == part))
+}
+
 /// The kernels of a cycle, loaded once per context.
 pub struct Kernels {
     add: Kernel<<kernels::Add as KernelDef>::Args>,
@@ -150,13 +157,18 @@ pub fn cycle(
         let scale = g.add_kernel("scale", &k.scale, elements, (x, 2.0f32, N), &[back])?;
         let down = g.add_copy("down", x, &out, &[*scale])?;
         let calls = d.host_calls.clone();
-        let host = g.add_host(
-            "count",
-            move || {
-                calls.fetch_add(1, Ordering::SeqCst);
-            },
-            &[down],
-        )?;
+        let host = if skip("host") {
+            calls.fetch_add(2, Ordering::SeqCst); // as two launches would
+            g.add_empty("count", &[down])?
+        } else {
+            g.add_host(
+                "count",
+                move || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                },
+                &[down],
+            )?
+        };
         let reset = g.add_fill("reset", counter, 3i32, &[])?;
         let (if_cond, while_cond, switch_cond) = (
             g.cond_handle(Some(1))?,
@@ -193,9 +205,13 @@ pub fn cycle(
             unsafe { cu::memset_d8_async(z_ptr, 7, N as usize, s.cu_stream()) }
                 .map_err(|e| captured("cuMemsetD8Async", e))
         };
-        // SAFETY: the captured memset writes `d.z`, which outlives this
-        // graph and its exec (both dropped at the end of this block).
-        unsafe { g.add_capture("capture", stream, &[wait], memset)? };
+        if skip("capture") {
+            memset(stream)?;
+        } else {
+            // SAFETY: the captured memset writes `d.z`, which outlives this
+            // graph and its exec (both dropped at the end of this block).
+            unsafe { g.add_capture("capture", stream, &[wait], memset)? };
+        }
         g.keep_alive(d.kept.clone())?;
         let mut exec = g.instantiate()?;
         for (launch, factor) in [(0u32, 2.0f32), (1, 3.0)] {
@@ -264,7 +280,11 @@ pub fn cycle(
     }
 
     // A kernel of one exec launches another from the device.
-    {
+    if skip("device") {
+        stream
+            .memcpy_htod(&[1.0f32; N as usize], &mut d.t)
+            .map_err(|e| captured("memcpy_htod", e))?;
+    } else {
         let device = InstantiateOptions {
             device_launch: true,
             ..Default::default()
