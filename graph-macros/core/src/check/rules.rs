@@ -221,7 +221,7 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
         let Some((ident, mutable)) = crate::model::place(expr) else {
             continue;
         };
-        if model.buffers.iter().any(|b| b.name == ident) {
+        if model.buffer_named(&ident.to_string()).is_some() {
             let reference = if mutable { "&mut " } else { "&" };
             diag.error_with_help(
                 expr,

@@ -561,7 +561,7 @@ pub fn read_only_param<'m>(model: &'m Model<'_>, expr: &syn::Expr) -> Option<&'m
     };
     let ident = path.path.get_ident()?;
     // An allocation of the graph shadows a parameter of its name.
-    if model.buffers.iter().any(|b| b.name == *ident) {
+    if model.buffer_named(&ident.to_string()).is_some() {
         return None;
     }
     let param = model.def.params.iter().find(|p| p.name == *ident)?;

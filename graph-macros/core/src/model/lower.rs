@@ -30,10 +30,10 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             handles: Vec::new(),
             buffers: Vec::new(),
             handle_names: HashMap::new(),
+            buffer_names: HashMap::new(),
         },
         diag,
         labels: HashMap::new(),
-        buffer_names: HashMap::new(),
         edge_stmts: Vec::new(),
         frees: Vec::new(),
         conditionals: Vec::new(),
@@ -50,7 +50,6 @@ pub(super) struct Lowering<'a, 'd> {
     pub(super) model: Model<'a>,
     pub(super) diag: &'d Diagnostics,
     pub(super) labels: HashMap<String, LabelTarget>,
-    pub(super) buffer_names: HashMap<String, BufferId>,
     /// Edge statements with the level whose block holds them.
     pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId)>,
     /// Free nodes with the buffer name they free.
@@ -177,7 +176,10 @@ impl<'a> Lowering<'a, '_> {
         });
         self.model.nodes[alloc].buffer = Some(id);
         // A duplicate name was reported as a duplicate label; the first wins.
-        self.buffer_names.entry(name.to_string()).or_insert(id);
+        self.model
+            .buffer_names
+            .entry(name.to_string())
+            .or_insert(id);
     }
 
     fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId) {

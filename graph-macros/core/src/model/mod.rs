@@ -39,9 +39,16 @@ pub struct Model<'a> {
     pub buffers: Vec<Buffer>,
     /// Handles by name, per declaring level.
     handle_names: HashMap<(LevelId, String), HandleId>,
+    /// Allocations by name (the first, where a name repeats).
+    buffer_names: HashMap<String, BufferId>,
 }
 
 impl Model<'_> {
+    /// The allocation named `name`, if the graph has one.
+    pub fn buffer_named(&self, name: &str) -> Option<BufferId> {
+        self.buffer_names.get(name).copied()
+    }
+
     /// The handle named `name` visible from `level`: declared there or in an
     /// enclosing body.
     pub fn visible_handle(&self, name: &str, mut level: LevelId) -> Option<HandleId> {

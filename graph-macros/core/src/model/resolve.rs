@@ -34,7 +34,7 @@ impl<'a> Lowering<'a, '_> {
         let mut freed_params: Vec<(String, NodeId)> = Vec::new();
         for &(node, ident) in &self.frees {
             let name = ident.to_string();
-            let Some(&buffer) = self.buffer_names.get(&name) else {
+            let Some(buffer) = self.model.buffer_named(&name) else {
                 let param = self.model.def.params.iter().find(|p| p.name == *ident);
                 if param.is_some_and(|p| is_escaped_type(&p.ty)) {
                     // An allocation another graph made: freed here once (the
