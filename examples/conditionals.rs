@@ -14,6 +14,9 @@ cuda_graph! {
         cond choose;
         set_go: kernel kernels::SetCondition<<<1, 1>>>(go, value);
         set_choose: kernel kernels::SetCondition<<<1, 1>>>(choose, value);
+        // Unordered with `if_else`, on purpose: each marks its own element
+        // of `visits` (0; 1 or 2).
+        #[disjoint(visits)]
         only_if: if go {
             then_a: kernel kernels::Mark<<<1, 1>>>(visits, 0u32);
         }

@@ -43,6 +43,8 @@ snapshot!(
     graph Shapes(x: &mut CudaSlice<f32>, ev: &CudaEvent, stream: &Arc<CudaStream>, sub: Graph<'a>) {
         zero:  fill x = 0.0f32;
         left:  kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+        // Deliberately unordered with `left` (say, each scales its half).
+        #[disjoint(x)]
         right: kernel kernels::Scale<<<1, 32>>>(x, 3.0f32, 32u32);
         join:  empty;
         child: graph sub;
@@ -50,6 +52,20 @@ snapshot!(
         after: wait ev;
         lib:   unsafe capture(stream) |s| { library_call(s) };
         zero -> [left, right] -> join -> child -> mark -> after -> lib;
+    }
+"#
+);
+
+snapshot!(
+    data_race_checks,
+    r#"
+    graph Races(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>, n: u32) {
+        // Two kernels unordered on `x`: each asserts its parameter only reads.
+        a: kernel kernels::Add<<<1, 32>>>(y, y, x, n);
+        b: kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, n);
+        // Ordered after both: no assertion.
+        c: kernel kernels::Scale<<<1, 32>>>(x, 3.0f32, n);
+        [a, b] -> c;
     }
 "#
 );

@@ -58,7 +58,7 @@ cuda_graph! {
         choose -> scratch -> child -> rec -> wt -> cap;
         out -> report;
         unfreed -> report;
-        p1 -(programmatic)-> p2 -(launch_order)-> p3;
+        report -> p1 -(programmatic)-> p2 -(launch_order)-> p3;
     }
 }
 

@@ -13,6 +13,9 @@ pub struct Topology {
     pub predecessors: Vec<Vec<NodeId>>,
     /// Per level: a topological order of its nodes, or None if it has a cycle.
     pub orders: Vec<Option<Vec<NodeId>>>,
+    /// Kernel arguments that race unless their parameters only read (the
+    /// expansion asserts it where rustc knows the parameters).
+    pub kernel_races: Vec<super::KernelRace>,
 }
 
 pub fn check(model: &Model<'_>, diag: &Diagnostics) -> Topology {
@@ -29,6 +32,7 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) -> Topology {
         successors,
         predecessors,
         orders: Vec::with_capacity(model.levels.len()),
+        kernel_races: Vec::new(),
     };
     for level in 0..model.levels.len() {
         let order = order_level(model, &topology, level, diag);

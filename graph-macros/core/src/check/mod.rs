@@ -7,20 +7,24 @@ mod bits;
 mod conditional;
 mod dag;
 mod memory;
+mod race;
 mod rules;
 
 use crate::diag::Diagnostics;
 use crate::model::{Model, NodeId, TOP};
 
 pub use dag::Topology;
+pub use race::KernelRace;
 
 /// Runs every check. Returns the topology (successors, predecessors and
 /// per-level topological orders) for the expansion.
 pub fn check(model: &Model<'_>, diag: &Diagnostics) -> Topology {
     rules::check(model, diag);
     let topology = dag::check(model, diag);
+    let mut topology = topology;
     memory::check(model, &topology, diag);
     conditional::check(model, &topology, diag);
+    topology.kernel_races = race::check(model, &topology, diag);
     topology
 }
 

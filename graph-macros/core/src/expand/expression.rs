@@ -4,7 +4,7 @@
 //! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
 //! a `Buf`; host slices, vectors and events pass through.
 
-use super::level::{bound_name, internal, Emitter};
+use super::level::{bound_name, internal, race_checks, Emitter};
 use crate::check::Topology;
 use crate::model::place;
 use crate::model::{Model, TOP};
@@ -44,8 +44,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_here);
         }
     });
+    let race_checks = race_checks(model, topology);
     quote! {
         {
+            #race_checks
             #(#captures)*
             ::graph_runtime::__private::build_graph(#ctx, |#graph_var| {
                 #reserve

@@ -2,7 +2,7 @@
 //! a typed exec with one accessor per kernel, copy and fill node, and the
 //! graph's DOT text and labels as constants.
 
-use super::level::{internal, read_only_param, Emitter};
+use super::level::{internal, race_checks, Emitter};
 use crate::check::Topology;
 use crate::model::{Kind, Model, Origin, TOP};
 use crate::parse::{GraphDef, NodeKind, Param};
@@ -172,8 +172,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
     let read_only_checks = read_only_checks(model);
+    let race_checks = race_checks(model, topology);
     quote! {
         #read_only_checks
+        #race_checks
         #(#docs)*
         #vis struct #name<'a> {
             graph: ::graph_runtime::Graph<'a>,
@@ -486,7 +488,7 @@ fn read_only_checks(model: &Model<'_>) -> TokenStream {
         };
         let path = &k.function;
         for (i, arg) in k.args.iter().enumerate() {
-            let Some(name) = read_only_param(model, arg) else {
+            let Some(name) = model.read_only_param(arg) else {
                 continue;
             };
             let index = syn::Index::from(i);

@@ -553,23 +553,26 @@ fn alloc_len(len: &syn::Expr) -> TokenStream {
     quote::quote_spanned! {span=> ::graph_runtime::memory::AllocLen::to_len(#len) }
 }
 
-/// The parameter an operand names, when the graph binds it read-only (a
-/// `&CudaSlice<T>` parameter of a named graph).
-pub fn read_only_param<'m>(model: &'m Model<'_>, expr: &syn::Expr) -> Option<&'m Ident> {
-    let syn::Expr::Path(path) = expr else {
-        return None;
-    };
-    let ident = path.path.get_ident()?;
-    // An allocation of the graph shadows a parameter of its name.
-    if model.buffer_named(&ident.to_string()).is_some() {
-        return None;
+/// Const assertions that the kernel arguments the checker found unordered
+/// with another access of their buffer are read-only parameters (rustc
+/// knows the kernel's parameters; the error points at the argument):
+///   error[E0080]: evaluation panicked: data race on `x`: ...
+pub fn race_checks(model: &Model<'_>, topology: &Topology) -> TokenStream {
+    let mut out = TokenStream::new();
+    for race in &topology.kernel_races {
+        let Origin::Stmt(stmt) = model.nodes[race.node].origin else {
+            continue;
+        };
+        let NodeKind::Kernel(k) = &stmt.kind else {
+            continue;
+        };
+        let Some(arg) = k.args.iter().nth(race.index) else {
+            continue;
+        };
+        let (path, index, message) = (&k.function, syn::Index::from(race.index), &race.message);
+        out.extend(quote_spanned! {arg.span()=>
+            const _: () = ::core::assert!(!::graph_runtime::__private::param_writes::<#path, #index>(), #message);
+        });
     }
-    let param = model.def.params.iter().find(|p| p.name == *ident)?;
-    match &param.ty {
-        syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
-            syn::Type::Path(p) if p.path.segments.last()?.ident == "CudaSlice" => Some(&param.name),
-            _ => None,
-        },
-        _ => None,
-    }
+    out
 }

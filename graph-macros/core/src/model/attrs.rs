@@ -57,6 +57,26 @@ pub(super) fn node_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> NodeAt
                 diag.push(e);
             }
             out.escape.replace(span).is_some()
+        } else if path.is_ident("disjoint") {
+            // `#[disjoint]`: every buffer; `#[disjoint(x, y)]`: those.
+            let buffers = match &attr.meta {
+                syn::Meta::Path(_) => Ok(Vec::new()),
+                _ => attr
+                    .parse_args_with(
+                        syn::punctuated::Punctuated::<Ident, syn::Token![,]>::parse_terminated,
+                    )
+                    .map(|list| list.into_iter().collect()),
+            };
+            match buffers {
+                Ok(buffers) => out.disjoint.replace((span, buffers)).is_some(),
+                Err(_) => {
+                    diag.error(
+                        attr,
+                        "expected `#[disjoint]` or `#[disjoint(buffer, ...)]` naming buffers",
+                    );
+                    false
+                }
+            }
         } else if path.is_ident("priority") {
             match attr.parse_args::<syn::Expr>() {
                 Ok(expr) => out.priority.replace((span, expr)).is_some(),
@@ -69,7 +89,7 @@ pub(super) fn node_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> NodeAt
             diag.error_with_help(
                 path,
                 format!("unknown node attribute `{}`", path.to_token_stream()),
-                "node attributes are `#[disabled]`, `#[priority(N)]` and, on alloc nodes, `#[escape]`",
+                "node attributes are `#[disabled]`, `#[priority(N)]`, `#[disjoint]` or `#[disjoint(buffer, ...)]` and, on alloc nodes, `#[escape]`",
             );
             false
         };

@@ -49,6 +49,29 @@ impl Model<'_> {
         self.buffer_names.get(name).copied()
     }
 
+    /// The parameter an operand names, when the graph binds it read-only (a
+    /// `&CudaSlice` parameter of a named graph).
+    pub fn read_only_param(&self, expr: &syn::Expr) -> Option<&Ident> {
+        let syn::Expr::Path(path) = expr else {
+            return None;
+        };
+        let ident = path.path.get_ident()?;
+        // An allocation of the graph shadows a parameter of its name.
+        if self.buffer_named(&ident.to_string()).is_some() {
+            return None;
+        }
+        let param = self.def.params.iter().find(|p| p.name == *ident)?;
+        match &param.ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => match &*r.elem {
+                syn::Type::Path(p) if p.path.segments.last()?.ident == "CudaSlice" => {
+                    Some(&param.name)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The handle named `name` visible from `level`: declared there or in an
     /// enclosing body.
     pub fn visible_handle(&self, name: &str, mut level: LevelId) -> Option<HandleId> {
@@ -188,6 +211,10 @@ pub struct NodeAttrs {
     pub disabled: Option<Span>,
     pub priority: Option<(Span, syn::Expr)>,
     pub escape: Option<Span>,
+    /// `#[disjoint(x, ..)]`: the node's accesses to these buffers (all, when
+    /// the list is empty) do not overlap those of nodes unordered with it,
+    /// so the data-race check leaves them out.
+    pub disjoint: Option<(Span, Vec<Ident>)>,
 }
 
 /// One graph: the top graph or a conditional body.

@@ -1,0 +1,355 @@
+//! Data races: two nodes that access one buffer, at least one of them
+//! writing, with no path between them in the graph (they may run at the
+//! same time, in either order).
+//!
+//! Accesses are the buffer operands of kernel, copy and fill nodes: a
+//! copy's source is read, its destination and a fill's are written, and a
+//! kernel argument is read or written as the kernel's parameter declares
+//! (`Out<T>` writes), which only rustc knows: a kernel argument unordered
+//! with another access is checked by a const assertion that the expansion
+//! puts at the argument (`KernelRace`). A read-only binding (a `&CudaSlice`
+//! parameter) is a read. Host, child-graph and capture nodes are opaque
+//! (the capture's `unsafe` covers what it touches); `#[disjoint(x)]` on a
+//! node (or on a conditional node, for its bodies) leaves its accesses to
+//! `x` out, for deliberate disjoint writes.
+//!
+//! Nodes in a conditional body are ordered with the nodes outside through
+//! their conditional node; nodes in two bodies of one conditional node
+//! (`if`/`else`, `switch` arms) never run in one launch. Each level's
+//! pairs are found with bit rows of the accesses ordered before and after
+//! each node, propagated along its topological order in blocks of columns
+//! (linear in nodes and edges times the accesses / 64, memory bounded).
+
+use super::bits::BitMatrix;
+use super::Topology;
+use crate::diag::Diagnostics;
+use crate::model::{place, Model, NodeId, Origin};
+use crate::parse::NodeKind;
+use std::collections::HashMap;
+use syn::Expr;
+
+/// A kernel argument that races unless the kernel's parameter only reads
+/// it: the expansion asserts, in a const at the argument, that the
+/// parameter does not write.
+#[derive(Debug, Clone)]
+pub struct KernelRace {
+    pub node: NodeId,
+    /// The argument's index.
+    pub index: usize,
+    /// The error rustc shows if the parameter writes.
+    pub message: String,
+}
+
+/// How a node accesses a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+    /// A kernel argument: a write if the kernel's parameter writes.
+    Kernel(usize),
+}
+
+impl Access {
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "reads",
+            Access::Write => "writes",
+            Access::Kernel(_) => "passes it to a kernel that may write",
+        }
+    }
+}
+
+struct Touch<'a> {
+    node: NodeId,
+    buffer: String,
+    operand: &'a Expr,
+    access: Access,
+}
+
+/// The unordered accesses found for one access.
+#[derive(Default)]
+struct Peers {
+    /// Accesses this one reports (see `check`), and the first of them.
+    reported: usize,
+    first: Option<usize>,
+}
+
+/// Columns per block: bounds the bit rows to nodes x 4,096 bits.
+const BLOCK: usize = 4096;
+
+pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<KernelRace> {
+    let mut touches = touches(model);
+    check_disjoint_names(model, &touches, diag);
+    touches.retain(|t| !disjoint(model, t.node, &t.buffer));
+    if touches.len() < 2 {
+        return Vec::new();
+    }
+    // Per level: the accesses under it, each with the node of the level
+    // that is or holds the accessing node.
+    let mut by_level: Vec<Vec<(usize, NodeId)>> = vec![Vec::new(); model.levels.len()];
+    for (t, touch) in touches.iter().enumerate() {
+        let mut node = touch.node;
+        loop {
+            let level = model.nodes[node].level;
+            by_level[level].push((t, node));
+            match model.levels[level].parent {
+                Some(parent) => node = parent,
+                None => break,
+            }
+        }
+    }
+    let mut peers: Vec<Peers> = (0..touches.len()).map(|_| Peers::default()).collect();
+    for (level, columns) in by_level.into_iter().enumerate() {
+        if let Some(Some(order)) = topology.orders.get(level) {
+            level_pairs(topology, &touches, columns, order, &mut peers);
+        }
+    }
+    let mut races = Vec::new();
+    for (t, touch) in touches.iter().enumerate() {
+        let Some(first) = peers[t].first else {
+            continue;
+        };
+        let (node, peer) = (&model.nodes[touch.node], &touches[first]);
+        let more = match peers[t].reported - 1 {
+            0 => String::new(),
+            1 => " (and 1 more node)".to_string(),
+            n => format!(" (and {n} more nodes)"),
+        };
+        let buffer = &touch.buffer;
+        let peer_name = &model.nodes[peer.node].name;
+        let peer_access = match peer.access {
+            Access::Kernel(_) => "passes it to a kernel".to_string(),
+            access => format!("{} it", access.verb()),
+        };
+        match touch.access {
+            Access::Write => diag.error_with_help(
+                touch.operand,
+                format!(
+                    "data race on `{buffer}`: `{}` writes it while `{peer_name}` {peer_access}{more}, and no path orders them",
+                    node.name
+                ),
+                format!(
+                    "add an edge ({0} -> {peer_name} or {peer_name} -> {0}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap",
+                    node.name
+                ),
+            ),
+            Access::Kernel(index) => races.push(KernelRace {
+                node: touch.node,
+                index,
+                message: format!(
+                    "data race on `{buffer}`: `{}` writes it (its kernel's parameter writes) while `{peer_name}` {peer_access}{more}, and no path orders them; add an edge between them, or mark one `#[disjoint({buffer})]` if their accesses never overlap",
+                    node.name
+                ),
+            }),
+            Access::Read => {}
+        }
+    }
+    races
+}
+
+/// Every buffer access of the graph's nodes, but those `#[disjoint]` leaves
+/// out.
+fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
+    let mut out = Vec::new();
+    for (id, node) in model.nodes.iter().enumerate() {
+        let Origin::Stmt(stmt) = node.origin else {
+            continue;
+        };
+        let mut add = |operand: &'a Expr, access: Access| {
+            let Some(buffer) = buffer_name(model, operand) else {
+                return;
+            };
+            out.push(Touch {
+                node: id,
+                buffer,
+                operand,
+                access,
+            });
+        };
+        match &stmt.kind {
+            NodeKind::Kernel(k) => {
+                for (i, arg) in k.args.iter().enumerate() {
+                    // A read-only binding is refused where a parameter writes.
+                    let access = if model.read_only_param(arg).is_some() {
+                        Access::Read
+                    } else {
+                        Access::Kernel(i)
+                    };
+                    add(arg, access);
+                }
+            }
+            NodeKind::Copy { src, dst, .. } => {
+                add(src, Access::Read);
+                add(dst, Access::Write);
+            }
+            NodeKind::Fill { dst, .. } => add(dst, Access::Write),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `#[disjoint(x)]` names buffers that the node (or its bodies) accesses.
+fn check_disjoint_names(model: &Model<'_>, touches: &[Touch<'_>], diag: &Diagnostics) {
+    for (id, node) in model.nodes.iter().enumerate() {
+        let Some((_, names)) = &node.attrs.disjoint else {
+            continue;
+        };
+        for name in names {
+            let accessed = touches
+                .iter()
+                .any(|t| *name == t.buffer && holds(model, id, t.node));
+            if !accessed {
+                diag.error_with_help(
+                    name,
+                    format!("`#[disjoint({name})]`: `{}` does not access `{name}`", node.name),
+                    "name buffers the node (or, for a conditional node, its bodies) passes to kernels, copies or fills",
+                );
+            }
+        }
+    }
+}
+
+/// Whether `holder` is `node` or a conditional node whose body holds it.
+fn holds(model: &Model<'_>, holder: NodeId, mut node: NodeId) -> bool {
+    loop {
+        if node == holder {
+            return true;
+        }
+        match model.levels[model.nodes[node].level].parent {
+            Some(parent) => node = parent,
+            None => return false,
+        }
+    }
+}
+
+/// Whether `#[disjoint]` on the node, or on a conditional node whose body
+/// holds it, leaves its accesses to `buffer` out.
+fn disjoint(model: &Model<'_>, mut node: NodeId, buffer: &str) -> bool {
+    loop {
+        if let Some((_, only)) = &model.nodes[node].attrs.disjoint {
+            if only.is_empty() || only.iter().any(|b| *b == buffer) {
+                return true;
+            }
+        }
+        match model.levels[model.nodes[node].level].parent {
+            Some(parent) => node = parent,
+            None => return false,
+        }
+    }
+}
+
+/// The buffer an operand names: an allocation, a parameter passed by
+/// reference (or an escaped allocation), or a caller's variable (`&x`).
+fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
+    if let Some((ident, _)) = place(operand) {
+        return Some(ident.to_string());
+    }
+    let Expr::Path(path) = operand else {
+        return None;
+    };
+    let name = path.path.get_ident()?.to_string();
+    if model.buffer_named(&name).is_some() {
+        return Some(name);
+    }
+    let param = model.def.params.iter().find(|p| p.name == name)?;
+    let by_reference = match &param.ty {
+        syn::Type::Reference(_) => true,
+        syn::Type::Path(p) => p.path.segments.last()?.ident == "Escaped",
+        _ => false,
+    };
+    by_reference.then_some(name)
+}
+
+/// Records, for the accesses held by nodes of `level` (directly or in a
+/// body), the unordered pairs whose nodes are different nodes of `level`.
+fn level_pairs(
+    topology: &Topology,
+    touches: &[Touch<'_>],
+    mut columns: Vec<(usize, NodeId)>,
+    order: &[NodeId],
+    peers: &mut [Peers],
+) {
+    // Columns: the accesses under this level, grouped by buffer.
+    if columns.len() < 2 {
+        return;
+    }
+    columns.sort_by(|a, b| touches[a.0].buffer.cmp(&touches[b.0].buffer));
+    // Each column's buffer range [start, end).
+    let mut range = vec![(0, 0); columns.len()];
+    let mut start = 0;
+    for c in 1..=columns.len() {
+        if c == columns.len() || touches[columns[c].0].buffer != touches[columns[start].0].buffer {
+            range[start..c].fill((start, c));
+            start = c;
+        }
+    }
+    // Only buffers with two accesses, one of which may write, can race.
+    let contested = |c: usize| {
+        let (s, e) = range[c];
+        e - s > 1
+            && columns[s..e]
+                .iter()
+                .any(|(t, _)| touches[*t].access != Access::Read)
+    };
+    let row: HashMap<NodeId, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    for block in (0..columns.len()).step_by(BLOCK) {
+        let block_end = (block + BLOCK).min(columns.len());
+        if !(block..block_end).any(contested) {
+            continue;
+        }
+        let width = block_end - block;
+        // before[v]: the block's accesses held by v or a node before it;
+        // after[v]: by v or a node after it.
+        let mut before = BitMatrix::new(order.len(), width);
+        let mut after = BitMatrix::new(order.len(), width);
+        for (c, (_, rep)) in columns[block..block_end].iter().enumerate() {
+            before.set(row[rep], c);
+            after.set(row[rep], c);
+        }
+        for &v in order {
+            for p in &topology.predecessors[v] {
+                before.union_into(row[&v], row[p]);
+            }
+        }
+        for &v in order.iter().rev() {
+            for s in &topology.successors[v] {
+                after.union_into(row[&v], row[s]);
+            }
+        }
+        // Every access whose buffer has columns in this block, against them.
+        let mut c = 0;
+        while c < columns.len() {
+            let (s, e) = range[c];
+            let (lo, hi) = (s.max(block), e.min(block_end));
+            if lo < hi && contested(c) {
+                for &(t, rep) in &columns[s..e] {
+                    // Clear in both rows: neither before nor after `rep`,
+                    // nor held by it (its own accesses are set in both).
+                    for p in before.clear_in_both(&after, row[&rep], lo - block, hi - block) {
+                        note(touches, &mut peers[t], t, columns[block + p].0);
+                    }
+                }
+            }
+            c = e;
+        }
+    }
+}
+
+/// Records that access `other` is unordered with access `t`, if `t`
+/// reports it: a write reports every access but earlier writes (which
+/// reported it); a kernel argument reports reads and kernel arguments (a
+/// write reports it); a read reports nothing.
+fn note(touches: &[Touch<'_>], peers: &mut Peers, t: usize, other: usize) {
+    let reports = match (touches[t].access, touches[other].access) {
+        (Access::Write, Access::Write) => other > t,
+        (Access::Write, _) => true,
+        (Access::Kernel(_), Access::Write) => false,
+        (Access::Kernel(_), _) => true,
+        (Access::Read, _) => false,
+    };
+    if reports {
+        peers.reported += 1;
+        peers.first.get_or_insert(other);
+    }
+}
