@@ -76,7 +76,7 @@ const VALID: &[&str] = &[
     "#[device_launch] pub graph G(x: &T) { z: fill x = 0; k: kernel k::K<<<(1, 2, 3), 32, 64>>>(x); c: copy x => x; z -> k -> c; }",
     "graph(&ctx) { cond c = 0; cond c2 = 1; w: while c { s: kernel k::K<<<1, 1>>>(c); cond d = 1; i: if d { q: empty; } s -> i; } m: switch c2 { 0 => { a: empty; } 1 => { b: empty; } } }",
     "#[use_node_priority] graph G() { #[priority(1)] a: kernel k::K<<<1,1>>>(); #[disabled] b: kernel k::K<<<1,1>>>(); a -(programmatic)-> b; a -> [c, d] -(launch_order)-> e; c: kernel k::K<<<1,1>>>(); d: kernel k::K<<<1,1>>>(); e: kernel k::K<<<1,1>>>(); h: host move || (); r: record ev; w: wait ev; g: graph child; p: unsafe capture(&st) |s| { lib(s) }; }",
-    "graph R(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>) { cond h; s: kernel k::S<<<1,1>>>(h); #[disjoint(x)] a: fill x = 0.0f32; b: copy y => x; i: if h { c: kernel k::K<<<1,32>>>(x, y); } else { #[disjoint] d: fill x = 1.0f32; } s -> i; }",
+    "graph R(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>) { cond h; s: kernel k::S<<<1,1>>>(h); #[disjoint(x)] a: fill x = 0.0f32; b: copy y => x; s -> b; i: if h { c: kernel k::K<<<1,32>>>(x, y); } else { #[disjoint] d: fill x = 1.0f32; } b -> i; }",
     "graph P(x: &mut CudaSlice<f32>) { a: kernel k::P<<<1,32>>>(x); b: kernel k::P<<<1,32>>>(x); c: kernel k::P<<<1,32>>>(x); #[launch_order] a -> b -> c; #[programmatic] [a] -> c; }",
 ];
 

@@ -126,11 +126,10 @@ impl Case {
         let mut alloc_nodes = [None; 2];
         for pass in [Level::Then, Level::Else, Level::Top] {
             if pass == Level::Top {
-                for a in 0..2 {
+                for (a, node) in alloc_nodes.iter_mut().enumerate() {
                     if self.allocs[a] {
-                        let id = add(format!("a{a}"), Level::Top, None);
+                        *node = Some(add(format!("a{a}"), Level::Top, None));
                         stmts_top.push(format!("a{a}: alloc f32[n];"));
-                        alloc_nodes[a] = Some(id);
                     }
                 }
             }
@@ -169,8 +168,8 @@ impl Case {
                 }
             }
         }
-        for a in 0..2 {
-            if let Some(alloc) = alloc_nodes[a] {
+        for (a, alloc) in alloc_nodes.iter().enumerate() {
+            if let Some(alloc) = *alloc {
                 let free = add(format!("f{a}"), Level::Top, None);
                 stmts_top.push(format!("f{a}: free a{a};"));
                 memory.push((a + 2, alloc, free));
