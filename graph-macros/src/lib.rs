@@ -32,7 +32,8 @@
 /// Graph attributes: `#[device_launch]`, `#[auto_free_on_launch]`,
 /// `#[use_node_priority]`. Node attributes: `#[disabled]` (kernel, copy and
 /// fill nodes start disabled), `#[priority(N)]` (kernel nodes, with
-/// `#[use_node_priority]`), `#[escape]` (an alloc node whose buffer outlives
+/// `#[use_node_priority]`), `#[disjoint]` / `#[disjoint(x, ..)]` (see the
+/// race check below), `#[escape]` (an alloc node whose buffer outlives
 /// the graph's launch: its buffer is in `bound()`, and after a launch
 /// `exec.take_escaped(buf)` hands the allocation out as an owned
 /// [`Escaped<T>`](../graph_runtime/struct.Escaped.html), which cudarc reads
@@ -164,7 +165,18 @@
 ///   node kinds that support them; programmatic edges join kernel nodes;
 /// - kernel arguments match the kernel's declared parameter types, and the
 ///   kernel after a programmatic edge is declared PDL-aware (rustc points
-///   at the edge).
+///   at the edge);
+/// - no data races: two nodes that access one buffer (a parameter, an
+///   allocation, a `&mut x` operand), one of them writing, are ordered by a
+///   path of edges. A fill or a copy's destination writes, a copy's source
+///   reads, a kernel argument writes if the kernel's parameter does
+///   (`Out<T>`: rustc reports it at the argument). A conditional body's
+///   nodes are ordered with the outside through their conditional node;
+///   `if`/`else` branches and `switch` arms never run together. Host,
+///   child-graph and capture nodes are not looked into. `#[disjoint(x)]` on
+///   a node (or a conditional node, for its bodies) leaves its accesses to
+///   `x` out (`#[disjoint]`: every buffer), for writes you know are
+///   disjoint, such as two halves of one buffer.
 ///
 /// Every error of one invocation is reported, each at the offending tokens.
 ///
@@ -237,6 +249,8 @@
 ///                  other: graph_runtime::Graph<'a>) {
 ///         zero:  fill x = 0.0f32;
 ///         left:  kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+///         // Unordered with `left` on purpose (think: each scales one half).
+///         #[disjoint(x)]
 ///         right: kernel kernels::Scale<<<1, 32>>>(x, 3.0f32, 32u32);
 ///         join:  empty;
 ///         sub:   graph other;
