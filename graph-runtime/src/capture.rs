@@ -125,9 +125,8 @@ impl<'a> Graph<'a> {
             return Err(GraphError::invalid(label, reason));
         }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
-        params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS {
-            graph: captured.raw,
-        };
+        // Other fields (13.x: the ownership) stay zero: the driver clones.
+        params.__bindgen_anon_1.graph.graph = captured.raw;
         // The driver clones the captured graph into the node; ours is dropped.
         let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)?;
         for handle in sets {

@@ -6,17 +6,31 @@ use cudarc::driver::CudaContext;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Whether libcuda can be loaded on this machine (looked up once).
+///
+/// With the `dynamic-loading` feature cudarc is asked. Without it the
+/// crate's user chose how cudarc finds CUDA: linked, the library is there
+/// (the program would not have started otherwise); loaded by a mode they set
+/// on cudarc directly, cudarc reports a missing library itself (it panics).
 pub fn driver_available() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
+    #[cfg(feature = "dynamic-loading")]
     // SAFETY: only tries to dlopen the library; no other effect.
-    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
+    let probe = || unsafe { cudarc::driver::sys::is_culib_present() };
+    #[cfg(not(feature = "dynamic-loading"))]
+    let probe = || true;
+    *PRESENT.get_or_init(probe)
 }
 
-/// Whether libnvrtc can be loaded on this machine (looked up once).
+/// Whether libnvrtc can be loaded on this machine (looked up once; as
+/// [`driver_available`] says).
 pub fn nvrtc_available() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
+    #[cfg(feature = "dynamic-loading")]
     // SAFETY: only tries to dlopen the library; no other effect.
-    *PRESENT.get_or_init(|| unsafe { cudarc::nvrtc::sys::is_culib_present() })
+    let probe = || unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    #[cfg(not(feature = "dynamic-loading"))]
+    let probe = || true;
+    *PRESENT.get_or_init(probe)
 }
 
 pub(crate) fn require_driver() -> Result<()> {

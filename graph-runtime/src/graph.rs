@@ -899,9 +899,7 @@ impl<'a> Graph<'a> {
     ) -> Result<Node> {
         self.refuse_foreign_event(label, event)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
-        params.__bindgen_anon_1.eventRecord = sys::CUDA_EVENT_RECORD_NODE_PARAMS {
-            event: event.cu_event(),
-        };
+        params.__bindgen_anon_1.eventRecord.event = event.cu_event();
         self.add_raw(label, NodeKind::EventRecord, deps, None, &[], &mut params)
     }
 
@@ -960,7 +958,8 @@ impl<'a> Graph<'a> {
             ));
         }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
-        params.__bindgen_anon_1.graph = sys::CUDA_CHILD_GRAPH_NODE_PARAMS { graph: child.raw };
+        // Other fields (13.x: the ownership) stay zero: the driver clones.
+        params.__bindgen_anon_1.graph.graph = child.raw;
         let uses: Vec<BufferUse> = Vec::new();
         // The driver clones the child: no exec of the child may use it
         // meanwhile (and a poisoned child is refused).

@@ -7,8 +7,21 @@
 //! driver handles refer to, so no safe call can leave an exec pointing at
 //! freed memory.
 //!
-//! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; bindings
-//! from cudarc's `cuda-12080` feature, which also run on CUDA 13 drivers).
+//! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
+//! older driver refuses them when they are added, with an error naming the
+//! node).
+//!
+//! # Features
+//!
+//! cudarc needs a way to find CUDA and a CUDA version. The defaults,
+//! `dynamic-loading` and `cuda-12080`, forward to cudarc's features of those
+//! names: the crate builds without CUDA installed, and the 12.8 bindings run
+//! on CUDA 12.8 and 13 drivers. With `default-features = false` the choice
+//! is the user's, on their own cudarc dependency (`dynamic-linking`,
+//! `fallback-dynamic-loading`, `cuda-version-from-build-system`, any version
+//! from `cuda-12080` to `cuda-13040`). Without `dynamic-loading` the runtime
+//! cannot ask cudarc whether libcuda is present: a missing library is then
+//! cudarc's panic, not [`GraphError::NoDriver`].
 //!
 //! ```no_run
 //! use graph_runtime::{driver, kernel::{KernelDecl, In, Len, Out}, Graph, LaunchConfig};

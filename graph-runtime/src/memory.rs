@@ -120,10 +120,7 @@ impl<'a> Graph<'a> {
             ));
         }
         let device = self.ctx.ordinal() as i32;
-        let location = |id: i32| sys::CUmemLocation {
-            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-            id,
-        };
+        let location = crate::result::device_location;
         let access: Vec<sys::CUmemAccessDesc> = options
             .peer_access
             .iter()

@@ -50,22 +50,20 @@ pub unsafe fn add_node(
     } else {
         deps.as_ptr()
     };
-    match edges {
-        // SAFETY: pointers are valid for `deps.len()` entries (caller).
-        Some(edges) => unsafe {
-            sys::cuGraphAddNode_v2(
-                node.as_mut_ptr(),
-                graph,
-                deps_ptr,
-                edges.as_ptr(),
-                deps.len(),
-                params,
-            )
-        },
-        // SAFETY: as above.
-        None => unsafe {
-            sys::cuGraphAddNode(node.as_mut_ptr(), graph, deps_ptr, deps.len(), params)
-        },
+    // `cuGraphAddNode_v2` (CUDA 12.3+) is in every binding cudarc has from
+    // 12.8 up (13.0 dropped the first version); no edge data means default
+    // edges.
+    let edges_ptr = edges.map_or(std::ptr::null(), <[_]>::as_ptr);
+    // SAFETY: pointers are valid for `deps.len()` entries (caller).
+    unsafe {
+        sys::cuGraphAddNode_v2(
+            node.as_mut_ptr(),
+            graph,
+            deps_ptr,
+            edges_ptr,
+            deps.len(),
+            params,
+        )
     }
     .result()?;
     // SAFETY: initialised by the successful call.
@@ -322,12 +320,14 @@ pub unsafe fn capture_id(stream: CUstream) -> R<u64> {
     let mut status = MaybeUninit::uninit();
     let mut id: u64 = 0;
     // SAFETY: forwarded from the caller.
-    // The optional outputs (graph, dependencies) are not asked for.
+    // The optional outputs (graph, dependencies, edge data) are not asked
+    // for. (`_v3`, CUDA 12.3+, is in every binding cudarc has from 12.8 up.)
     unsafe {
-        sys::cuStreamGetCaptureInfo_v2(
+        sys::cuStreamGetCaptureInfo_v3(
             stream,
             status.as_mut_ptr(),
             &mut id,
+            std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -388,4 +388,23 @@ pub unsafe fn memcpy_memory_types(node: CUgraphNode) -> R<(sys::CUmemorytype, sy
     // SAFETY: forwarded from the caller; the out-pointer is valid.
     unsafe { sys::cuGraphMemcpyNodeGetParams(node, &mut params) }.result()?;
     Ok((params.srcMemoryType, params.dstMemoryType))
+}
+
+/// The memory location of device `id`. From CUDA 13.2 cudarc's binding puts
+/// `id` in a union (first member) instead of a field; the layout is the same
+/// in every version: the location type, then the id.
+pub fn device_location(id: i32) -> sys::CUmemLocation {
+    #[repr(C)]
+    struct Location {
+        type_: sys::CUmemLocationType,
+        id: std::ffi::c_int,
+    }
+    let location = Location {
+        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        id,
+    };
+    // SAFETY: both are C structs of a u32 enum then a c_int (or a union
+    // whose first member is that c_int), of one size (transmute checks it)
+    // and alignment; every bit pattern of the id is valid.
+    unsafe { std::mem::transmute::<Location, sys::CUmemLocation>(location) }
 }

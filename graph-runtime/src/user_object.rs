@@ -232,10 +232,9 @@ impl Graph<'_> {
         };
         let data = attach(self, closure, label)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_HOST);
-        params.__bindgen_anon_1.host = sys::CUDA_HOST_NODE_PARAMS_v2 {
-            fn_: Some(call_host),
-            userData: data.cast(),
-        };
+        // Other fields (newer bindings: a sync mode) stay zero, the default.
+        params.__bindgen_anon_1.host.fn_ = Some(call_host);
+        params.__bindgen_anon_1.host.userData = data.cast();
         self.add_raw(label, NodeKind::Host, deps, None, &[], &mut params)
     }
 
