@@ -1,7 +1,7 @@
 //! The compile-time half of `cuda_graph!`: parse, lower to a model, check,
 //! expand. Plain library code, so unit tests, the property tests and the
 //! benchmark call it directly; the proc-macro crate is a thin entry over
-//! [`expand`].
+//! [`expand()`].
 //!
 //! ```
 //! let input: proc_macro2::TokenStream = "
