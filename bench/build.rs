@@ -100,5 +100,7 @@ fn pdl_chains(out: &mut String) {
             "        graph_runtime::EdgeKind::{variant} => Ok(PdlPrologue{kind}L{PDL_PROLOGUE_LENGTH}::build(ctx, x, blocks, n, work)?.into_graph()),"
         );
     }
+    // EdgeKind is non_exhaustive.
+    out.push_str("        other => unreachable!(\"no chain of {other:?} edges\"),\n");
     out.push_str("    }\n}\n");
 }

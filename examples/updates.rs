@@ -79,6 +79,8 @@ fn main() -> common::Result {
             CacheOutcome::Miss => "miss",
             CacheOutcome::Hit => "hit",
             CacheOutcome::Reinstantiated => "reinstantiated",
+            // The enum is non_exhaustive: later versions may add outcomes.
+            _ => "other",
         })
         .collect();
     println!("graph cache: {kinds:?}");

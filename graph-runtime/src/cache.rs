@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 /// What a cached launch did.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CacheOutcome {
     /// No exec for this key: built, instantiated, uploaded and launched.
     Miss,

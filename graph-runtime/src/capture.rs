@@ -71,27 +71,22 @@ impl<'a> Graph<'a> {
         } else {
             ""
         };
-        let fail = |operation: &'static str, name: String, code: u32| GraphError::Capture {
-            label: label.to_string(),
-            operation,
-            name,
-            code,
-            hint,
-        };
+        let fail =
+            |operation: &'static str, source: cudarc::driver::DriverError| GraphError::Capture {
+                label: label.to_string(),
+                operation,
+                name: format!("{:?}", source.0),
+                code: source.0 as u32,
+                hint,
+                source,
+            };
         let captured = RawGraph::new(create_graph(&self.ctx)?, &self.ctx);
         // SAFETY: the stream and graph are live.
-        unsafe { result::begin_capture_to_graph(stream.cu_stream(), captured.raw) }.map_err(
-            |e| {
-                fail(
-                    "cuStreamBeginCaptureToGraph",
-                    format!("{:?}", e.0),
-                    e.0 as u32,
-                )
-            },
-        )?;
+        unsafe { result::begin_capture_to_graph(stream.cu_stream(), captured.raw) }
+            .map_err(|e| fail("cuStreamBeginCaptureToGraph", e))?;
         // SAFETY: the stream is live and capturing.
         let id = unsafe { result::capture_id(stream.cu_stream()) }
-            .map_err(|e| fail("cuStreamGetCaptureInfo", format!("{:?}", e.0), e.0 as u32))?;
+            .map_err(|e| fail("cuStreamGetCaptureInfo", e))?;
         // Always end the capture: when the work returns, fails, or panics
         // (a stream left capturing into a destroyed graph would break every
         // later use of the stream).
@@ -106,17 +101,12 @@ impl<'a> Graph<'a> {
             // The call inside the work that broke the capture.
             (
                 Err(GraphError::Driver {
-                    operation,
-                    name,
-                    code,
-                    ..
+                    operation, source, ..
                 }),
                 _,
-            ) => return Err(fail(operation, name, code)),
+            ) => return Err(fail(operation, source)),
             (Err(other), _) => return Err(other),
-            (Ok(()), Err(e)) => {
-                return Err(fail("cuStreamEndCapture", format!("{:?}", e.0), e.0 as u32))
-            }
+            (Ok(()), Err(e)) => return Err(fail("cuStreamEndCapture", e)),
             (Ok(()), Ok(graph)) => graph,
         };
         if let Some(reason) = refusal(captured.raw, self.is_body())

@@ -2,6 +2,7 @@
 //! and, where a node is involved, its label.
 
 use cudarc::driver::sys::{self, CUresult};
+use cudarc::driver::DriverError;
 
 /// The result of every fallible runtime call.
 pub type Result<T, E = GraphError> = std::result::Result<T, E>;
@@ -28,6 +29,9 @@ pub enum GraphError {
         code: u32,
         /// The DSL or builder label of the node involved, where there is one.
         label: Option<String>,
+        /// cudarc's error (`Error::source`).
+        #[source]
+        source: DriverError,
     },
 
     /// NVRTC rejected a kernel source; `log` is its compile log.
@@ -68,6 +72,9 @@ pub enum GraphError {
         name: String,
         code: u32,
         hint: &'static str,
+        /// cudarc's error (`Error::source`).
+        #[source]
+        source: DriverError,
     },
 
     /// A graph with memory nodes (a CUDA rule) or host buffers may have
@@ -119,6 +126,20 @@ impl GraphError {
             name: format!("{code:?}"),
             code: code as u32,
             label: label.map(str::to_string),
+            source: DriverError(code),
+        }
+    }
+
+    /// The CUDA result, if this is a driver error (typed; [`cuda_code`]
+    /// is its number).
+    ///
+    /// [`cuda_code`]: GraphError::cuda_code
+    pub fn cuda_result(&self) -> Option<CUresult> {
+        match self {
+            GraphError::Driver { source, .. } | GraphError::Capture { source, .. } => {
+                Some(source.0)
+            }
+            _ => None,
         }
     }
 
@@ -140,6 +161,15 @@ impl GraphError {
     }
 }
 
+/// cudarc's error from a call the runtime did not make (in a capture's
+/// work, say), so that `?` converts it; `operation` is then "a CUDA driver
+/// call" (`capture::captured` names the call).
+impl From<DriverError> for GraphError {
+    fn from(error: DriverError) -> Self {
+        GraphError::driver("a CUDA driver call", error.0, None)
+    }
+}
+
 /// Attaches an operation name (and label) to cudarc's driver errors.
 pub(crate) trait DriverResultExt<T> {
     fn op(self, operation: &'static str) -> Result<T>;
@@ -152,5 +182,28 @@ impl<T> DriverResultExt<T> for std::result::Result<T, cudarc::driver::DriverErro
     }
     fn op_at(self, operation: &'static str, label: &str) -> Result<T> {
         self.map_err(|e| GraphError::driver(operation, e.0, Some(label)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn cudarc_errors_convert_and_chain() {
+        fn work() -> Result<()> {
+            Err(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY))?;
+            Ok(())
+        }
+        let err = work().unwrap_err();
+        assert_eq!(err.cuda_result(), Some(CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+        assert_eq!(err.cuda_code(), Some(2));
+        let source = err.source().expect("chains to cudarc's error");
+        assert!(source.downcast_ref::<DriverError>().is_some(), "{source:?}");
+        assert!(
+            err.to_string().contains("CUDA_ERROR_OUT_OF_MEMORY"),
+            "{err}"
+        );
     }
 }

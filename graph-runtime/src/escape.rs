@@ -381,6 +381,7 @@ impl<'a> Graph<'a> {
     /// the graph and its execs are gone. A launch of this graph after the
     /// allocation was freed is refused until the exec that makes it
     /// launches again (which makes it at the same address).
+    #[must_use = "the graph uses the allocation only through the returned `Buf`"]
     pub fn bind_escaped<T>(&mut self, escaped: Escaped<T>) -> Buf<'a, T> {
         let len = escaped.len;
         let mut held = escaped.held;

@@ -203,6 +203,7 @@ impl Drop for Exec<'_> {
 
 /// What [`Exec::update_or_reinstantiate`] did.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum UpdateOutcome {
     /// The exec was updated in place.
     Updated,

@@ -489,6 +489,7 @@ impl<'a> Graph<'a> {
     /// A slice of another context gives a buffer every node refuses (its
     /// uses could not be tracked: cudarc records events only on streams of
     /// the slice's own context).
+    #[must_use = "the graph uses the slice only through the returned `Buf`"]
     pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
         let ptr = raw_ptr(slice);
         if !self.same_context(slice.context()) {
@@ -510,6 +511,7 @@ impl<'a> Graph<'a> {
     ///
     /// A slice of another context gives a buffer every node refuses, as
     /// for [`Graph::bind`].
+    #[must_use = "the graph uses the slice only through the returned `Buf`"]
     pub fn bind_mut<T: 'static>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
         let ptr = raw_ptr(slice);
         let len = slice.len();

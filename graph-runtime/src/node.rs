@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 
 /// The kind of a node, as CUDA sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NodeKind {
     Kernel,
     Memcpy,
@@ -105,6 +106,7 @@ impl<A> std::ops::Deref for KernelNode<A> {
 
 /// The dependency an edge carries (CUDA 12.3+ edge data).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EdgeKind {
     /// The downstream node starts after the upstream node completes.
     Full,

@@ -177,6 +177,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         #read_only_checks
         #race_checks
         #(#docs)*
+        #[derive(Debug)]
         #vis struct #name<'a> {
             graph: ::graph_runtime::Graph<'a>,
             nodes: #nodes_name,
@@ -198,6 +199,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         }
 
         #[doc = #exec_doc]
+        #[derive(Debug)]
         #vis struct #exec_name<'a> {
             exec: ::graph_runtime::Exec<'a>,
             nodes: #nodes_name,
