@@ -357,9 +357,7 @@ fn typed_accessors_rebuild_update_and_errors_name_labels() {
     }
     assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 60.0));
     // A build error names the DSL label: zero elements make a zero grid.
-    let err = Attributes::build(&ctx, &mut x, 0)
-        .err()
-        .expect("a zero grid is rejected");
+    let err = Attributes::build(&ctx, &mut x, 0).expect_err("a zero grid is rejected");
     assert!(
         err.to_string().starts_with("node `first`: grid 0x1x1"),
         "{err}"
@@ -385,17 +383,15 @@ fn a_failing_kernel_node_stops_the_build_with_its_label() {
     }
     assert!(out.iter().all(|v| *v == 30.0), "{:?}", &out[..4]);
     // The middle kernel fails: its error comes back, not a later node's.
-    let err = FailsMidway::build(&ctx, &mut x, &mut out, N, 0, 0)
-        .err()
-        .expect("a zero grid is rejected");
+    let err =
+        FailsMidway::build(&ctx, &mut x, &mut out, N, 0, 0).expect_err("a zero grid is rejected");
     assert!(
         err.to_string().starts_with("node `middle`: grid 0x1x1"),
         "{err}"
     );
     // A kernel in a body fails: the body's failure comes back.
     let err = FailsMidway::build(&ctx, &mut x, &mut out, N, blocks, 0)
-        .err()
-        .expect("a zero grid is rejected");
+        .expect_err("a zero grid is rejected");
     assert!(
         err.to_string().starts_with("node `inner`: grid 0x1x1"),
         "{err}"
