@@ -777,6 +777,8 @@ pub struct KernelNodeMut<'e, 'a, A> {
 }
 
 impl<'e, 'a, A: KernelArgs> KernelNodeMut<'e, 'a, A> {
+    /// Used by `cuda_graph!`'s typed accessors; not part of the API.
+    #[doc(hidden)]
     pub fn new(exec: &'e mut Exec<'a>, node: KernelNode<A>) -> Self {
         KernelNodeMut { exec, node }
     }
@@ -800,6 +802,8 @@ pub struct NodeMut<'e, 'a> {
 }
 
 impl<'e, 'a> NodeMut<'e, 'a> {
+    /// Used by `cuda_graph!`'s typed accessors; not part of the API.
+    #[doc(hidden)]
     pub fn new(exec: &'e mut Exec<'a>, node: Node) -> Self {
         NodeMut { exec, node }
     }

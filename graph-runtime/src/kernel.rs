@@ -232,6 +232,8 @@ pub unsafe trait PdlAware: KernelDef {}
 
 /// The kernels a declaration has loaded, one per context: a graph build
 /// finds its kernel with one short lock instead of a module lookup.
+/// Used by the `kernel!` macro's expansion; not part of the API.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct LoadedKernels<A> {
     loaded: Mutex<Vec<(usize, Kernel<A>)>>,

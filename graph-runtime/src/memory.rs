@@ -433,6 +433,8 @@ impl<'a> Graph<'a> {
 }
 
 /// One side of a copy.
+/// Named by the sealed copy traits' hidden method; not part of the API.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct Endpoint {
     memory: sys::CUmemorytype,
