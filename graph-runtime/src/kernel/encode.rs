@@ -1,0 +1,216 @@
+//! Encoding a kernel node's arguments: their bytes, and the buffers,
+//! handles and execs they pass, without allocating.
+
+use super::*;
+
+/// Most parameters a kernel declaration has (tuples up to 12).
+pub(crate) const MAX_PARAMS: usize = 12;
+
+/// 8-byte words of argument values a kernel node holds: 256 bytes, room
+/// for twelve by-value structs of a few fields each.
+pub(crate) const VALUE_WORDS: usize = 32;
+
+/// Collects a kernel's argument values and the buffers it touches, without
+/// allocating: each parameter's bytes start at an 8-byte word of `words`
+/// (scalars, addresses and handles take one; a [`Val`] struct as many as
+/// it needs).
+pub struct ArgEncoder<'a> {
+    pub(super) words: [u64; VALUE_WORDS],
+    /// Words used so far.
+    pub(super) used: usize,
+    /// Where each parameter starts in `words`.
+    pub(super) starts: [u8; MAX_PARAMS],
+    pub(super) len: usize,
+    /// Set when the values did not fit (more than `VALUE_WORDS` words).
+    pub(super) overflow: bool,
+    /// The buffers the arguments touch: at most one per parameter; the
+    /// first `use_count` are written (left uninitialised past that, as one
+    /// is made per kernel node added).
+    pub(super) use_slots: [std::mem::MaybeUninit<BufferUse>; MAX_PARAMS],
+    pub(super) use_count: usize,
+    /// The conditional handles the kernel may set, like `use_slots`.
+    pub(super) cond_slots: [std::mem::MaybeUninit<CondHandle>; MAX_PARAMS],
+    pub(super) cond_count: usize,
+    /// Execs the kernel may launch from the device, which the graph keeps
+    /// (and tracks at every launch). Empty, so unallocated, for most nodes.
+    pub(super) execs: Vec<DeviceTarget<'a>>,
+    /// The bounds the arguments must keep (see [`Len`]).
+    pub(super) bounds: Bounds,
+}
+
+/// What the kernel's length-like arguments claim, against the buffers they
+/// bound; each as (value, parameter index).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    /// The shortest [`In`]/[`Out`] buffer.
+    pub(super) shortest: (u64, usize),
+    /// The largest [`Len`] argument.
+    pub(super) count: (u64, usize),
+    /// One past the largest [`Index`] argument.
+    pub(super) index_end: (u64, usize),
+    /// The shortest [`OutPerBlock`] buffer.
+    pub(super) per_block: (u64, usize),
+}
+
+/// Keeps the smaller of `bound` and (`value`, `index`).
+pub(super) fn lower(bound: &mut (u64, usize), value: u64, index: usize) {
+    if value < bound.0 {
+        *bound = (value, index);
+    }
+}
+
+/// Keeps the larger of `bound` and (`value`, `index`).
+pub(super) fn raise(bound: &mut (u64, usize), value: u64, index: usize) {
+    if value > bound.0 {
+        *bound = (value, index);
+    }
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            shortest: (u64::MAX, 0),
+            count: (0, 0),
+            index_end: (0, 0),
+            per_block: (u64::MAX, 0),
+        }
+    }
+}
+
+impl std::fmt::Debug for ArgEncoder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArgEncoder")
+            .field("words", &&self.words[..self.used])
+            .field("params", &self.len)
+            .field("buffers", &self.use_count)
+            .field("conds", &self.cond_count)
+            .field("execs", &self.execs.len())
+            .finish()
+    }
+}
+
+impl Default for ArgEncoder<'_> {
+    fn default() -> Self {
+        ArgEncoder {
+            words: [0; VALUE_WORDS],
+            used: 0,
+            starts: [0; MAX_PARAMS],
+            len: 0,
+            overflow: false,
+            use_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
+            use_count: 0,
+            cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
+            cond_count: 0,
+            execs: Vec::new(),
+            bounds: Bounds::default(),
+        }
+    }
+}
+
+impl<'a> ArgEncoder<'a> {
+    pub(super) fn push_bytes(&mut self, bytes: &[u8]) {
+        let needed = bytes.len().div_ceil(8).max(1);
+        if self.len >= MAX_PARAMS || self.used + needed > VALUE_WORDS {
+            self.overflow = true;
+            return;
+        }
+        let start = self.used;
+        let target: &mut [u8] = bytemuck::cast_slice_mut(&mut self.words[start..start + needed]);
+        target[..bytes.len()].copy_from_slice(bytes);
+        target[bytes.len()..].fill(0);
+        self.starts[self.len] = start as u8;
+        self.used += needed;
+        self.len += 1;
+    }
+
+    /// The encoded values and where each parameter starts in them, for
+    /// `kernelParams` to point into.
+    pub(crate) fn values(&self) -> (&[u64; VALUE_WORDS], &[u8]) {
+        (&self.words, &self.starts[..self.len])
+    }
+
+    pub(super) fn push_use(&mut self, used: BufferUse) {
+        if let Some(slot) = self.use_slots.get_mut(self.use_count) {
+            slot.write(used);
+            self.use_count += 1;
+        }
+    }
+
+    pub(super) fn push_cond(&mut self, handle: CondHandle) {
+        if let Some(slot) = self.cond_slots.get_mut(self.cond_count) {
+            slot.write(handle);
+            self.cond_count += 1;
+        }
+    }
+
+    pub(super) fn push_exec(&mut self, target: DeviceTarget<'a>) {
+        self.execs.push(target);
+    }
+
+    /// Checks the arguments' bounds for a launch with `config`: every
+    /// [`Len`] and [`Index`] argument within every [`In`]/[`Out`] buffer,
+    /// and an [`OutPerBlock`] buffer for every block.
+    pub(crate) fn check_bounds(&self, config: &LaunchConfig) -> std::result::Result<(), String> {
+        if self.overflow {
+            return Err(format!(
+                "the kernel's arguments take more than the {} bytes a node holds",
+                VALUE_WORDS * 8
+            ));
+        }
+        let b = &self.bounds;
+        let (shortest, buffer) = b.shortest;
+        if b.count.0 > shortest {
+            return Err(format!(
+                "length argument {} is {} but buffer argument {buffer} has {shortest} elements",
+                b.count.1, b.count.0
+            ));
+        }
+        if b.index_end.0 > shortest {
+            return Err(format!(
+                "index argument {} is {} but buffer argument {buffer} has {shortest} elements",
+                b.index_end.1,
+                b.index_end.0 - 1
+            ));
+        }
+        let g = config.grid;
+        let blocks = u64::from(g.x) * u64::from(g.y) * u64::from(g.z);
+        if blocks > b.per_block.0 {
+            return Err(format!(
+                "buffer argument {} has {} elements, one per block, but the launch has {blocks} blocks",
+                b.per_block.1, b.per_block.0
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn bound_buffer(&mut self, len: usize, index: usize) {
+        lower(&mut self.bounds.shortest, len as u64, index);
+    }
+
+    /// Passes a buffer's address and reports its use.
+    pub(super) fn push_buffer<T>(&mut self, buffer: &Buf<'a, T>, write: bool) {
+        self.push_bytes(&buffer.device_ptr().to_ne_bytes());
+        self.push_use(buffer.as_use(write));
+    }
+
+    /// The execs the encoded arguments let the kernel launch.
+    pub(crate) fn execs(&self) -> &[DeviceTarget<'a>] {
+        &self.execs
+    }
+
+    /// The conditional handles the encoded arguments let the kernel set.
+    pub(crate) fn conds(&self) -> &[CondHandle] {
+        let written = &self.cond_slots[..self.cond_count];
+        // SAFETY: `push_cond` wrote the first `cond_count` slots, and
+        // MaybeUninit<T> has T's layout.
+        unsafe { &*(written as *const [std::mem::MaybeUninit<CondHandle>] as *const [CondHandle]) }
+    }
+
+    /// The buffers the encoded arguments touch.
+    pub(crate) fn uses(&self) -> &[BufferUse] {
+        let written = &self.use_slots[..self.use_count];
+        // SAFETY: `push_use` wrote the first `use_count` slots, and
+        // MaybeUninit<T> has T's layout.
+        unsafe { &*(written as *const [std::mem::MaybeUninit<BufferUse>] as *const [BufferUse]) }
+    }
+}

@@ -1,0 +1,81 @@
+//! Loading kernel code: NVRTC compilation for the current device and the
+//! per-process module cache.
+
+use super::*;
+
+/// 64-bit FNV-1a: a cheap content hash for the module cache key.
+fn fnv1a(bytes: &[u8]) -> usize {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash = (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash as usize
+}
+
+/// Modules loaded so far: (source hash, source length, context) -> module.
+/// Held for the life of the process, so each source is compiled and loaded
+/// once per context.
+type ModuleCache = Vec<((usize, usize, usize), Arc<CudaModule>)>;
+static MODULES: Mutex<ModuleCache> = Mutex::new(Vec::new());
+
+pub(super) fn cached_module(
+    source: Source,
+    name: &str,
+    ctx: &Arc<CudaContext>,
+) -> Result<Arc<CudaModule>> {
+    let bytes = match source {
+        Source::CudaC(s) | Source::Ptx(s) => s.as_bytes(),
+        Source::Cubin(b) => b,
+    };
+    // Keyed by content: a `const` declaration may hand out copies of its text.
+    let key = (fnv1a(bytes), bytes.len(), ctx.cu_ctx() as usize);
+    // A poisoned lock only means another thread panicked while compiling;
+    // the cache itself is a plain Vec and stays consistent.
+    let mut cache = MODULES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, module)) = cache.iter().find(|(k, _)| *k == key) {
+        return Ok(module.clone());
+    }
+    let ptx = match source {
+        Source::CudaC(src) => compile(src, name, ctx)?,
+        Source::Ptx(text) => cudarc::nvrtc::Ptx::from_src(text),
+        Source::Cubin(image) => cudarc::nvrtc::Ptx::from_binary(image.to_vec()),
+    };
+    let module = ctx.load_module(ptx).op_at("cuModuleLoadData", name)?;
+    cache.push((key, module.clone()));
+    Ok(module)
+}
+
+fn compile(src: &str, name: &str, ctx: &Arc<CudaContext>) -> Result<cudarc::nvrtc::Ptx> {
+    crate::driver::require_nvrtc()?;
+    let (major, minor) = ctx.compute_capability().op("cuDeviceGetAttribute")?;
+    let options = cudarc::nvrtc::CompileOptions {
+        arch: Some(arch_name(major, minor)),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| {
+        let (reason, log) = match e {
+            cudarc::nvrtc::CompileError::CompileError { nvrtc, log, .. } => {
+                (format!("{nvrtc:?}"), log.to_string_lossy().into_owned())
+            }
+            other => (format!("{other:?}"), String::new()),
+        };
+        GraphError::Compile {
+            kernel: name.to_string(),
+            reason,
+            log,
+        }
+    })
+}
+
+/// NVRTC's `--gpu-architecture` value for a compute capability. cudarc wants
+/// a `&'static str`; the few distinct names are leaked once each.
+pub(super) fn arch_name(major: i32, minor: i32) -> &'static str {
+    static NAMES: Mutex<Vec<(i32, i32, &'static str)>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&(_, _, name)) = names.iter().find(|(a, b, _)| (*a, *b) == (major, minor)) {
+        return name;
+    }
+    let name: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
+    names.push((major, minor, name));
+    name
+}

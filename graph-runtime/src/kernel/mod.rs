@@ -1,0 +1,436 @@
+//! Typed kernel declarations. A declaration names a kernel in CUDA C, PTX or
+//! cubin and states its parameter types; kernel nodes take arguments of those
+//! types, so rustc checks every argument. CUDA C is compiled by NVRTC for the
+//! current device on first use and cached once per context per process.
+
+use crate::buffer::{Buf, BufferUse};
+use crate::conditional::CondHandle;
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::exec::{DeviceExec, DeviceTarget};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+mod config;
+mod encode;
+mod load;
+mod params;
+
+pub use config::{Dim3, LaunchConfig};
+pub use encode::ArgEncoder;
+pub(crate) use encode::MAX_PARAMS;
+use load::cached_module;
+pub use params::*;
+
+/// Where a kernel's code comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    CudaC(&'static str),
+    Ptx(&'static str),
+    Cubin(&'static [u8]),
+}
+
+/// A kernel declared with its parameter types `A` (a tuple of
+/// [`KernelParam`]s), to be loaded per context with [`KernelDecl::load`].
+///
+/// ```
+/// use graph_runtime::kernel::{KernelDecl, In, Len, Out};
+/// const SOURCE: &str = r#"extern "C" __global__ void add(const float* a, float* b, unsigned n) {
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+///     if (i < n) b[i] += a[i];
+/// }"#;
+/// // SAFETY: `add` takes (const float*, float*, unsigned) and touches only
+/// // the first n elements of each buffer; n is a `Len`, which the runtime
+/// // checks against both buffers' lengths.
+/// pub static ADD: KernelDecl<(In<f32>, Out<f32>, Len)> = unsafe { KernelDecl::cuda_c(SOURCE, "add") };
+/// ```
+#[derive(Debug)]
+pub struct KernelDecl<A> {
+    source: Source,
+    name: &'static str,
+    pdl_aware: bool,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A: KernelArgs> KernelDecl<A> {
+    /// A kernel in CUDA C source, compiled by NVRTC on first use.
+    ///
+    /// # Safety
+    /// The kernel named `name` in `source` must take parameters matching `A`
+    /// in order and layout, and access only memory it is given, in bounds.
+    pub const unsafe fn cuda_c(source: &'static str, name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::CudaC(source),
+            name,
+            pdl_aware: false,
+            _args: PhantomData,
+        }
+    }
+
+    /// A kernel in PTX text.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`].
+    pub const unsafe fn ptx(ptx: &'static str, name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::Ptx(ptx),
+            name,
+            pdl_aware: false,
+            _args: PhantomData,
+        }
+    }
+
+    /// A kernel in a cubin (or fatbin) image.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`].
+    pub const unsafe fn cubin(image: &'static [u8], name: &'static str) -> Self {
+        KernelDecl {
+            source: Source::Cubin(image),
+            name,
+            pdl_aware: false,
+            _args: PhantomData,
+        }
+    }
+
+    /// Declares the kernel PDL-aware: it may follow a programmatic dependent
+    /// launch edge (`-(programmatic)->`, `-(launch_order)->`), which lets it
+    /// start before its predecessor has finished.
+    ///
+    /// # Safety
+    /// Every thread of the kernel executes `griddepcontrol.wait` (`pdl_wait()`
+    /// of the `kernels` crate's PDL prelude) before it reads or writes any
+    /// memory that a node before it touches. That wait returns once every
+    /// predecessor grid has completed and its writes are visible.
+    pub const unsafe fn pdl_aware(mut self) -> Self {
+        self.pdl_aware = true;
+        self
+    }
+
+    /// The kernel's name in its module.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether the declaration states that the kernel waits on its
+    /// predecessors ([`KernelDecl::pdl_aware`]).
+    pub fn is_pdl_aware(&self) -> bool {
+        self.pdl_aware
+    }
+
+    /// Loads the kernel into `ctx`, compiling and loading its module on the
+    /// first call for this context (later calls reuse the cached module).
+    pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Kernel<A>> {
+        let module = cached_module(self.source, self.name, ctx)?;
+        let function = module
+            .load_function(self.name)
+            .op_at("cuModuleGetFunction", self.name)?;
+        Ok(Kernel {
+            function,
+            name: self.name.into(),
+            pdl_aware: self.pdl_aware,
+            _args: PhantomData,
+        })
+    }
+}
+
+/// A kernel declared as a type, so that its parameter types can be named
+/// (`<K as KernelDef>::Args`): what `cuda_graph!`'s `kernel PATH` expects.
+/// Declare one with [`declare_kernel!`](crate::declare_kernel).
+pub trait KernelDef {
+    /// The kernel's parameter types, a tuple of [`KernelParam`]s.
+    type Args: KernelArgs;
+    /// Where its code comes from.
+    const DECL: KernelDecl<Self::Args>;
+
+    /// Loads it into `ctx` (compiled and loaded once per context).
+    fn load(ctx: &Arc<CudaContext>) -> Result<Kernel<Self::Args>> {
+        Self::DECL.load(ctx)
+    }
+}
+
+/// Declares kernels as types implementing [`KernelDef`], one statement each.
+/// The `unsafe` is the author's promise that the parameter tuple matches the
+/// kernel's signature and that the kernel stays within the memory it is
+/// given, within bounds a safe caller cannot move: counts and indices it
+/// trusts are declared [`Len`] and [`Index`] (checked against the buffers by
+/// the runtime), fixed-size and per-block buffers [`InFirst`], [`OutFirst`]
+/// and [`OutPerBlock`]; anything else the kernel checks itself. A plain
+/// `u32` count that the kernel trusts would let safe code write out of
+/// bounds. Write the promise in a `// SAFETY:` comment.
+///
+/// ```
+/// use graph_runtime::kernel::{In, Len, Out};
+/// const SOURCE: &str = r#"extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2.0f * x[i]; }"#;
+/// graph_runtime::declare_kernel! {
+///     /// `y = 2x`.
+///     // SAFETY: matches `twice(const float*, float*, unsigned)`; touches x[..n], y[..n].
+///     pub Twice: (In<f32>, Out<f32>, Len) = unsafe cuda_c(SOURCE, "twice");
+/// }
+/// ```
+///
+/// A kernel that may follow a programmatic dependent launch edge says so
+/// with `unsafe pdl_aware`: its promise adds that every thread waits on its
+/// predecessors (`griddepcontrol.wait`) before touching their memory. This
+/// implements [`PdlAware`] and marks the [`KernelDecl`]:
+///
+/// ```
+/// use graph_runtime::kernel::{Len, Out};
+/// const SOURCE: &str = r#"extern "C" __global__ void bump(float* x, unsigned n) {
+///     asm volatile("griddepcontrol.wait;" ::: "memory");
+///     unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }"#;
+/// graph_runtime::declare_kernel! {
+///     // SAFETY: matches `bump(float*, unsigned)`; touches x[..n], and only
+///     // after every thread has waited on its predecessors.
+///     pub Bump: (Out<f32>, Len) = unsafe pdl_aware cuda_c(SOURCE, "bump");
+/// }
+/// fn needs_pdl_aware<K: graph_runtime::kernel::PdlAware>() {}
+/// needs_pdl_aware::<Bump>();
+/// ```
+#[macro_export]
+macro_rules! declare_kernel {
+    () => {};
+    (@one [$(#[$meta:meta])*] $vis:vis $name:ident: $args:ty = $decl:expr) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy)]
+        $vis struct $name;
+        impl $crate::kernel::KernelDef for $name {
+            type Args = $args;
+            const DECL: $crate::kernel::KernelDecl<$args> = $decl;
+
+            fn load(
+                ctx: &::std::sync::Arc<$crate::cudarc::driver::CudaContext>,
+            ) -> $crate::Result<$crate::kernel::Kernel<$args>> {
+                static LOADED: $crate::kernel::LoadedKernels<$args> = $crate::kernel::LoadedKernels::new();
+                LOADED.get_or_load(ctx, &Self::DECL)
+            }
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe pdl_aware $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
+            // SAFETY: promised by the `unsafe` at the declaration.
+            unsafe { $crate::kernel::KernelDecl::$source($($arg),*).pdl_aware() });
+        // SAFETY: the declaration's `unsafe pdl_aware` states that the
+        // kernel waits on its predecessors.
+        unsafe impl $crate::kernel::PdlAware for $name {}
+        $crate::declare_kernel!($($rest)*);
+    };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
+            // SAFETY: promised by the `unsafe` at the declaration.
+            unsafe { $crate::kernel::KernelDecl::$source($($arg),*) });
+        $crate::declare_kernel!($($rest)*);
+    };
+}
+
+/// A kernel declared PDL-aware (`unsafe pdl_aware cuda_c(..)` in
+/// [`declare_kernel!`](crate::declare_kernel)): it may follow a programmatic
+/// dependent launch edge. `cuda_graph!` requires it of the kernel after
+/// every `-(programmatic)->` and `-(launch_order)->` edge.
+#[diagnostic::on_unimplemented(
+    message = "kernel `{Self}` is not declared PDL-aware, so it cannot follow a programmatic dependent launch edge",
+    label = "this edge lets `{Self}` start before its predecessor finishes",
+    note = "once every thread of the kernel calls `pdl_wait()` before touching its predecessors' memory, declare it with `unsafe pdl_aware cuda_c(..)` in `declare_kernel!`",
+    note = "or use `->` for an ordinary dependency"
+)]
+///
+/// # Safety
+/// As for [`KernelDecl::pdl_aware`]: every thread of the kernel waits on its
+/// predecessors before touching their memory. `cuda_graph!` trusts this
+/// trait at compile time (the runtime checks the declaration again).
+pub unsafe trait PdlAware: KernelDef {}
+
+/// The kernels a declaration has loaded, one per context: a graph build
+/// finds its kernel with one short lock instead of a module lookup.
+/// Used by the `kernel!` macro's expansion; not part of the API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct LoadedKernels<A> {
+    loaded: Mutex<Vec<(usize, Kernel<A>)>>,
+}
+
+impl<A: KernelArgs> LoadedKernels<A> {
+    pub const fn new() -> Self {
+        LoadedKernels {
+            loaded: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The kernel for `ctx`, loading it on first use.
+    pub fn get_or_load(&self, ctx: &Arc<CudaContext>, decl: &KernelDecl<A>) -> Result<Kernel<A>> {
+        let key = ctx.cu_ctx() as usize;
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, kernel)) = loaded.iter().find(|(k, _)| *k == key) {
+            return Ok(kernel.clone());
+        }
+        let kernel = decl.load(ctx)?;
+        loaded.push((key, kernel.clone()));
+        Ok(kernel)
+    }
+}
+
+impl<A: KernelArgs> Default for LoadedKernels<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The `I`th parameter type of a parameter tuple: how `cuda_graph!` checks
+/// each kernel argument on its own, with the error at that argument.
+#[diagnostic::on_unimplemented(
+    message = "this kernel takes fewer arguments: `{Self}` has no parameter {I}",
+    label = "one argument too many"
+)]
+pub trait ParamAt<const I: usize> {
+    type Param: KernelParam;
+}
+
+/// The value type of parameter `I` of kernel `K`.
+pub type ArgOf<'a, K, const I: usize> =
+    <<<K as KernelDef>::Args as ParamAt<I>>::Param as KernelParam>::Arg<'a>;
+
+/// The tuple of values a node of kernel `K` takes.
+pub type ArgsOf<'a, K> = <<K as KernelDef>::Args as KernelArgs>::Args<'a>;
+
+/// A loaded kernel with parameter types `A`. Holding it keeps its module
+/// loaded; graphs keep the kernels of their nodes.
+#[derive(Debug)]
+pub struct Kernel<A> {
+    function: CudaFunction,
+    name: Arc<str>,
+    pdl_aware: bool,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A> Clone for Kernel<A> {
+    fn clone(&self) -> Self {
+        Kernel {
+            function: self.function.clone(),
+            name: self.name.clone(),
+            pdl_aware: self.pdl_aware,
+            _args: PhantomData,
+        }
+    }
+}
+
+impl<A: KernelArgs> Kernel<A> {
+    /// Wraps a function loaded with cudarc.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::cuda_c`]: `function` must take parameters
+    /// matching `A` and stay within the memory it is given. (Graphs keep the
+    /// function's module loaded while they or their execs hold its nodes;
+    /// an exec updated from another graph keeps its original graph's
+    /// modules, not those of graphs it was updated from in between.)
+    pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
+        Kernel {
+            function,
+            name: name.into(),
+            pdl_aware: false,
+            _args: PhantomData,
+        }
+    }
+
+    /// Marks the kernel PDL-aware, as [`KernelDecl::pdl_aware`] does.
+    ///
+    /// # Safety
+    /// As for [`KernelDecl::pdl_aware`].
+    pub unsafe fn assume_pdl_aware(mut self) -> Self {
+        self.pdl_aware = true;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the kernel may follow a programmatic dependent launch edge.
+    pub fn is_pdl_aware(&self) -> bool {
+        self.pdl_aware
+    }
+
+    /// The cudarc function, e.g. to launch it on a stream being captured.
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::load::arch_name;
+    use super::*;
+
+    #[test]
+    fn launch_config_validation() {
+        assert!(LaunchConfig::new(1, 32).validate().is_ok());
+        assert!(LaunchConfig::new(0, 32)
+            .validate()
+            .unwrap_err()
+            .contains("grid 0x1x1"));
+        assert!(LaunchConfig::new(1, (32, 0))
+            .validate()
+            .unwrap_err()
+            .contains("block 32x0x1"));
+        assert!(LaunchConfig::new(1, (64, 32))
+            .validate()
+            .unwrap_err()
+            .contains("2048 threads"));
+        assert_eq!(LaunchConfig::for_elements(1000, 256).grid, Dim3::from(4));
+    }
+
+    #[test]
+    fn scalar_arguments_are_encoded_in_native_layout() {
+        let mut out = ArgEncoder::default();
+        <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
+        let (values, starts) = out.values();
+        assert_eq!(starts, [0, 1, 2]);
+        assert_eq!(values[0] as u32, 7);
+        assert_eq!(f64::from_bits(values[1]), 1.5);
+        assert_eq!(values[2] as u8, 3);
+    }
+
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct Params {
+        scale: f32,
+        offset: f32,
+        count: u64,
+        bias: [f32; 2],
+    }
+
+    #[test]
+    fn structs_take_the_words_they_need() {
+        let mut out = ArgEncoder::default();
+        let params = Params {
+            scale: 2.0,
+            offset: -1.0,
+            count: 7,
+            bias: [0.5, 0.25],
+        };
+        <(u32, Val<Params>, [u16; 3]) as KernelArgs>::encode(&(9, params, [1, 2, 3]), &mut out)
+            .unwrap();
+        let (values, starts) = out.values();
+        // 4 bytes, then 24 bytes (three words), then 6 bytes (one word).
+        assert_eq!(starts, [0, 1, 4]);
+        let bytes: &[u8] = bytemuck::cast_slice(&values[1..4]);
+        assert_eq!(bytes, bytemuck::bytes_of(&params));
+        assert_eq!(values[4] & 0xFFFF_FFFF_FFFF, 0x0003_0002_0001);
+        assert!(out.check_bounds(&LaunchConfig::new(1, 1)).is_ok());
+    }
+
+    #[test]
+    fn arguments_past_a_nodes_room_are_refused() {
+        let mut out = ArgEncoder::default();
+        let big = [0u64; 30];
+        <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
+        let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
+        assert!(err.contains("256 bytes"), "{err}");
+    }
+
+    #[test]
+    fn arch_names_are_interned() {
+        assert_eq!(arch_name(9, 0), "compute_90");
+        assert!(std::ptr::eq(arch_name(9, 0), arch_name(9, 0)));
+    }
+}
