@@ -1,0 +1,444 @@
+//! `Graph`: builds a CUDA graph node by node through the polymorphic
+//! `cuGraphAddNode`. Every node has a label, so driver errors name it.
+//!
+//! Safety model: a `Graph<'a>` borrows everything its nodes reference for
+//! `'a` — bound slices, host slices, events, execs launched from the device —
+//! and its execs carry the same `'a`, so no safe call can leave an exec
+//! referring to freed memory. Graph allocations are checked as nodes are
+//! added: every use is ordered after the alloc node and before the free node.
+//!
+//! Thread safety: graphs are `Send` but not `Sync`. NVIDIA: "Graph objects
+//! (cudaGraph_t, CUgraph) are not internally synchronized and must not be
+//! accessed concurrently from multiple threads."
+
+use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
+use crate::conditional::CondHandle;
+use crate::error::{DriverResultExt, GraphError, Result};
+use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
+use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
+use crate::result;
+use crate::user_object::HostFaults;
+use cudarc::driver::sys::{self, CUgraph};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+mod kernel_node;
+mod raw;
+mod registry;
+mod structure;
+
+pub(crate) use kernel_node::with_kernel_params;
+pub(crate) use raw::RawGraph;
+pub(crate) use registry::{AllocInfo, AllocOrigin, Place, Registry};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// The resource id of no graph (ids start at 1): a buffer bound from
+/// another context carries it, so every node refuses it.
+pub(crate) const FOREIGN_ROOT: u64 = 0;
+
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A CUDA graph under construction (or a conditional body of one).
+pub struct Graph<'a> {
+    /// This level's graph: the root graph or a conditional body.
+    pub(crate) raw: CUgraph,
+    /// The owned root graph (for a body: its root's).
+    pub(crate) owner: Arc<RawGraph>,
+    /// Identity of this graph instance, for node handles.
+    pub(crate) instance: u64,
+    /// Identity of this level.
+    pub(crate) level: u64,
+    /// For a body: the root-level node that holds it.
+    pub(crate) top_node: Option<u32>,
+    /// For a body: the conditional node that holds it (one level up).
+    pub(crate) holder: Option<u32>,
+    /// Identity of the resources (bound buffers), shared with clones.
+    pub(crate) resource_id: u64,
+    pub(crate) ctx: Arc<CudaContext>,
+    /// Node records. A conditional body takes its root's registry while it
+    /// is being built (see `conditional`), so that one graph family has one
+    /// registry and no lock is needed per node; execs keep a snapshot.
+    pub(crate) registry: Registry,
+    pub(crate) resources: SharedResources<'a>,
+    pub(crate) live_execs: Arc<AtomicUsize>,
+    /// The function of the last kernel node added here, already kept alive
+    /// in `resources` (saves a lock per node in runs of one kernel).
+    pub(crate) last_function: sys::CUfunction,
+    pub(crate) _borrows: PhantomData<&'a mut ()>,
+}
+
+// SAFETY: see the module docs — a Graph is used by one thread at a time
+// (`&mut self` for every change, and Graph is not Sync); the CUDA handles it
+// holds have no thread affinity; the borrowed slices are Sync (shared) or
+// Send (exclusive).
+unsafe impl Send for Graph<'_> {}
+
+impl std::fmt::Debug for Graph<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("instance", &self.instance)
+            .field("nodes", &self.registry().nodes.len())
+            .finish()
+    }
+}
+
+impl<'a> Graph<'a> {
+    /// An empty graph in `ctx`.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        crate::driver::require_driver()?;
+        let raw = create_graph(ctx)?;
+        Ok(Graph::root(
+            raw,
+            ctx,
+            next_id(),
+            Arc::default(),
+            Registry::default(),
+        ))
+    }
+
+    /// A root graph around an owned `raw` graph.
+    fn root(
+        raw: CUgraph,
+        ctx: &Arc<CudaContext>,
+        resource_id: u64,
+        resources: SharedResources<'a>,
+        registry: Registry,
+    ) -> Self {
+        let instance = next_id();
+        Graph {
+            raw,
+            owner: Arc::new(RawGraph::new(raw, ctx)),
+            instance,
+            level: instance,
+            top_node: None,
+            holder: None,
+            resource_id,
+            ctx: ctx.clone(),
+            registry,
+            resources,
+            live_execs: Arc::default(),
+            last_function: std::ptr::null_mut(),
+            _borrows: PhantomData,
+        }
+    }
+
+    /// The context the graph belongs to.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The raw handle of this graph level, for calls the runtime does not wrap.
+    pub fn cu_graph(&self) -> CUgraph {
+        self.raw
+    }
+
+    /// Number of nodes added so far (bodies included).
+    pub fn node_count(&self) -> usize {
+        self.registry().nodes.len()
+    }
+
+    /// The label of a node of this graph.
+    pub fn label(&self, node: Node) -> Option<String> {
+        let registry = self.registry();
+        let index = node.index as usize;
+        (node.graph == self.instance && index < registry.nodes.len())
+            .then(|| registry.label(index).to_string())
+    }
+
+    /// The labels of all nodes, in the order they were added.
+    pub fn labels(&self) -> Vec<String> {
+        self.registry().labels()
+    }
+
+    /// Makes room for `nodes` more node records, so that a build of known
+    /// size does not grow them as it goes (generated builders call it with
+    /// their node count). A hint: more nodes than reserved still fit.
+    pub fn reserve(&mut self, nodes: usize) {
+        self.registry.reserve(nodes);
+    }
+
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub(crate) fn is_body(&self) -> bool {
+        self.top_node.is_some()
+    }
+
+    /// Binds a slice the graph only reads. It stays borrowed while the graph
+    /// or any of its execs lives.
+    ///
+    /// A slice of another context gives a buffer every node refuses (its
+    /// uses could not be tracked: cudarc records events only on streams of
+    /// the slice's own context).
+    #[must_use = "the graph uses the slice only through the returned `Buf`"]
+    pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
+        let ptr = raw_ptr(slice);
+        if !self.same_context(slice.context()) {
+            return Buf::new(ptr, slice.len(), false, FOREIGN_ROOT, None);
+        }
+        let event = UseEvent::read_of(slice);
+        lock(&self.resources)
+            .bindings
+            .push(Binding::Read(slice, event));
+        Buf::new(ptr, slice.len(), false, self.resource_id, None)
+    }
+
+    fn same_context(&self, ctx: &Arc<CudaContext>) -> bool {
+        ctx.cu_ctx() == self.ctx.cu_ctx()
+    }
+
+    /// Binds a slice the graph writes (and may read). It stays exclusively
+    /// borrowed while the graph or any of its execs lives.
+    ///
+    /// A slice of another context gives a buffer every node refuses, as
+    /// for [`Graph::bind`].
+    #[must_use = "the graph uses the slice only through the returned `Buf`"]
+    pub fn bind_mut<T: 'static>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
+        let ptr = raw_ptr(slice);
+        let len = slice.len();
+        if !self.same_context(slice.context()) {
+            return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
+        }
+        let event = UseEvent::write_of(slice);
+        lock(&self.resources)
+            .bindings
+            .push(Binding::Write(ptr, slice, event));
+        Buf::new(ptr, len, true, self.resource_id, None)
+    }
+
+    /// Checks dependencies and buffer uses, adds the node, records it.
+    #[inline(never)]
+    pub(crate) fn add_raw(
+        &mut self,
+        label: &str,
+        kind: NodeKind,
+        deps: &[Node],
+        edges: Option<&[EdgeKind]>,
+        uses: &[BufferUse],
+        params: &mut sys::CUgraphNodeParams,
+    ) -> Result<Node> {
+        let _entered = self.owner.enter()?;
+        self.check_deps(label, deps)?;
+        let allocs_before = self.check_uses(label, deps, uses)?;
+        if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
+            return Err(GraphError::invalid(
+                label,
+                "one edge kind is needed per dependency",
+            ));
+        }
+        let registry = &self.registry;
+        // Few nodes have more than a handful of dependencies: keep their
+        // handles and edge data on the stack.
+        const INLINE: usize = 8;
+        let mut inline_deps = [std::ptr::null_mut(); INLINE];
+        let mut inline_edges = [EdgeKind::Full.edge_data(); INLINE];
+        let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
+        let raw_deps: &[sys::CUgraphNode] = if deps.len() <= INLINE {
+            for (slot, dep) in inline_deps.iter_mut().zip(deps) {
+                *slot = registry.nodes[dep.index as usize].raw;
+            }
+            &inline_deps[..deps.len()]
+        } else {
+            heap_deps = deps
+                .iter()
+                .map(|dep| registry.nodes[dep.index as usize].raw)
+                .collect();
+            &heap_deps
+        };
+        let edge_data: Option<&[sys::CUgraphEdgeData]> = match edges {
+            None => None,
+            Some(kinds) if kinds.len() <= INLINE => {
+                for (slot, kind) in inline_edges.iter_mut().zip(kinds) {
+                    *slot = kind.edge_data();
+                }
+                Some(&inline_edges[..kinds.len()])
+            }
+            Some(kinds) => {
+                heap_edges = kinds.iter().map(|k| k.edge_data()).collect();
+                Some(&heap_edges)
+            }
+        };
+        // Every node is added with the graph's context current. (Kernel
+        // nodes once skipped this, 20-40 ns of a 300 ns add, relying on the
+        // driver to report a missing context; on a thread that never had
+        // one, cuGraphAddNode crashed instead.)
+        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+        // SAFETY: the graph and its dependencies are live (owned by self);
+        // params were fully initialised by the caller for `kind`; edge data
+        // has one entry per dependency (checked above); a context is current.
+        let added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
+        let raw = added.op_at("cuGraphAddNode", label)?;
+        let registry = &mut self.registry;
+        let index = registry.nodes.len() as u32;
+        let user = self.top_node.unwrap_or(index);
+        for u in uses {
+            if let Some(alloc) = u.alloc {
+                let users = &mut registry.allocs[alloc.index as usize].users;
+                if users.last() != Some(&user) {
+                    users.push(user);
+                }
+            }
+        }
+        let place = Place {
+            level: self.level,
+            top: self.top_node,
+            holder: self.holder,
+        };
+        registry.push_node(label, (raw, kind), place, deps, allocs_before);
+        Ok(Node {
+            graph: self.instance,
+            level: self.level,
+            index,
+        })
+    }
+
+    /// A kernel may set only handles of its own graph, and two kernels that
+    /// set one handle must be ordered (CUDA: concurrent
+    /// `cudaGraphSetConditional` calls on one handle are undefined), unless
+    /// they sit in different arms of one conditional node.
+    pub(crate) fn check_setters(
+        &self,
+        label: &str,
+        deps: &[Node],
+        handles: &[CondHandle],
+    ) -> Result<()> {
+        let registry = &self.registry;
+        for handle in handles {
+            if handle.graph() != self.instance {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("the conditional handle set by node `{label}`"),
+                });
+            }
+            for &(raw, other) in &registry.setters {
+                if raw == handle.raw()
+                    && !registry.ordered_before_new(other, self.level, self.holder, deps)
+                {
+                    return Err(GraphError::invalid(
+                        label,
+                        format!(
+                            "sets a conditional handle that `{}` also sets, and the two are not ordered; \
+                             add an edge between them (CUDA leaves concurrent sets of one handle undefined)",
+                            registry.label(other as usize)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_deps(&self, label: &str, deps: &[Node]) -> Result<()> {
+        let registry = &self.registry;
+        for dep in deps {
+            if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("a dependency of node `{label}`"),
+                });
+            }
+            if dep.level != self.level {
+                let other = registry.label(dep.index as usize);
+                return Err(GraphError::invalid(
+                    label,
+                    format!("dependency `{other}` is in another graph level (a conditional body is its own graph)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Buffer uses must be of this graph; a graph allocation must be ordered
+    /// after its alloc node and not yet freed. Returns the new node's
+    /// `allocs_before`.
+    fn check_uses(&self, label: &str, deps: &[Node], uses: &[BufferUse]) -> Result<Vec<u32>> {
+        let registry = &self.registry;
+        for u in uses {
+            if u.root != self.resource_id {
+                return Err(GraphError::ForeignHandle {
+                    what: format!("a buffer used by node `{label}`"),
+                });
+            }
+            if u.write && !u.writable {
+                return Err(GraphError::invalid(
+                    label,
+                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
+                ));
+            }
+        }
+        let unknown = || GraphError::ForeignHandle {
+            what: format!("an allocation used by node `{label}`"),
+        };
+        // A graph without allocations (most graphs) has nothing to order.
+        if registry.allocs.is_empty() {
+            return match uses.iter().any(|u| u.alloc.is_some()) {
+                true => Err(unknown()),
+                false => Ok(Vec::new()),
+            };
+        }
+        let mut before: Vec<u32> = Vec::new();
+        for dep in deps {
+            before.extend_from_slice(&registry.nodes[dep.index as usize].allocs_before);
+        }
+        before.sort_unstable();
+        before.dedup();
+        // A body's uses are ordered through its top-level node.
+        let ordered: &[u32] = match self.top_node {
+            Some(top) => &registry.nodes[top as usize].allocs_before,
+            None => &before,
+        };
+        for alloc in uses.iter().filter_map(|u| u.alloc) {
+            if alloc.graph != self.instance {
+                return Err(unknown());
+            }
+            let alloc = alloc.index;
+            let info = registry.allocs.get(alloc as usize).ok_or_else(unknown)?;
+            let alloc_label = registry.alloc_label(info);
+            if let Some(free) = info.freed_by {
+                return Err(GraphError::invalid(
+                    label,
+                    format!(
+                        "uses the allocation of `{alloc_label}` after `{}` frees it",
+                        registry.label(free as usize)
+                    ),
+                ));
+            }
+            if info.node().is_some() && ordered.binary_search(&alloc).is_err() {
+                return Err(GraphError::invalid(
+                    label,
+                    format!("uses the allocation of `{alloc_label}` but is not ordered after it; add `{alloc_label}` to its dependencies"),
+                ));
+            }
+        }
+        Ok(before)
+    }
+}
+
+/// A new, empty `CUgraph` in `ctx` (owned by the caller).
+pub(crate) fn create_graph(ctx: &Arc<CudaContext>) -> Result<CUgraph> {
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    // SAFETY: the context is current.
+    unsafe { result::graph_create() }.op("cuGraphCreate")
+}
+
+fn raw_ptr<T>(slice: &CudaSlice<T>) -> u64 {
+    // The address is read without cudarc's tracking guard: tracking happens
+    // at every launch, not at build time.
+    let stream = slice.stream().clone();
+    let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(slice, &stream);
+    std::mem::forget(guard);
+    ptr
+}
+
+/// Node parameters of `type_` with every other byte zero (valid for the
+/// driver: CUgraphNodeParams may start zeroed).
+pub(crate) fn zeroed_params(type_: sys::CUgraphNodeType) -> sys::CUgraphNodeParams {
+    // SAFETY: CUgraphNodeParams is plain data for which all-zero is valid.
+    let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+    params.type_ = type_;
+    params
+}

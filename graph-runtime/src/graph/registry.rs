@@ -1,0 +1,240 @@
+//! What a graph records about its nodes: labels, dependencies, graph
+//! allocations and their uses, host faults.
+
+use super::*;
+
+/// Where a graph's allocation comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum AllocOrigin {
+    /// One of its alloc nodes.
+    Node(u32),
+    /// Another graph's launch; bound with `bind_escaped` (live from this
+    /// graph's start), with the allocation's shared state.
+    Escaped(Arc<crate::escape::EscapeState>),
+}
+
+/// A graph allocation: its alloc node, its free node, the nodes using it.
+#[derive(Debug, Clone)]
+pub(crate) struct AllocInfo {
+    pub origin: AllocOrigin,
+    /// Its device address (fixed at the alloc node).
+    pub ptr: u64,
+    pub freed_by: Option<u32>,
+    /// Top-level nodes that use it (a body's use counts as its conditional node).
+    pub users: Vec<u32>,
+}
+
+impl AllocInfo {
+    /// Its alloc node, if this graph makes it.
+    pub fn node(&self) -> Option<u32> {
+        match self.origin {
+            AllocOrigin::Node(node) => Some(node),
+            AllocOrigin::Escaped(_) => None,
+        }
+    }
+}
+
+/// Node records and bookkeeping shared by a graph and its conditional bodies.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Registry {
+    pub nodes: Vec<NodeInfo>,
+    pub allocs: Vec<AllocInfo>,
+    /// User objects the graph holds references to (host closures, kept
+    /// values), so a parent graph can retain them too.
+    pub user_objects: Vec<usize>,
+    /// Every node's label, one after another: one growing string per graph
+    /// instead of an allocation per node.
+    labels: String,
+    /// Every node's dependency indices, one list after another.
+    dep_list: Vec<u32>,
+    /// Kernel nodes that set a conditional handle: (handle, node).
+    pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
+    /// Nodes that use a host buffer: (buffer, node, writes).
+    pub host_uses: Vec<(u64, u32, bool)>,
+    /// Host buffers the graph owns (see `host`).
+    pub host_buffers: usize,
+    /// Whether a copy node (or a child's) touches host memory.
+    pub host_copies: bool,
+    /// Where this graph's host closures report panics (made with the first
+    /// host node), and those of graphs added as children.
+    pub host_faults: Vec<Arc<HostFaults>>,
+}
+
+impl Registry {
+    /// This graph's host-fault slot (the first), made on first use.
+    pub fn host_faults(&mut self) -> &Arc<HostFaults> {
+        if self.host_faults.is_empty() {
+            self.host_faults.push(Arc::default());
+        }
+        &self.host_faults[0]
+    }
+
+    /// Reports the first host-node panic not yet reported.
+    pub fn take_host_fault(&self) -> Result<()> {
+        self.host_faults.iter().try_for_each(|f| f.take())
+    }
+
+    pub fn label_of(&self, raw: sys::CUgraphNode) -> Option<String> {
+        if raw.is_null() {
+            return None;
+        }
+        let index = self.nodes.iter().position(|n| n.raw == raw)?;
+        Some(self.label(index).to_string())
+    }
+
+    /// The label of node `index`.
+    pub fn label(&self, index: usize) -> &str {
+        let (start, end) = self.nodes[index].label;
+        &self.labels[start as usize..end as usize]
+    }
+
+    /// Room for `nodes` more records (labels and dependencies estimated).
+    pub(super) fn reserve(&mut self, nodes: usize) {
+        self.nodes.reserve(nodes);
+        self.labels.reserve(nodes * 8);
+        self.dep_list.reserve(nodes * 2);
+    }
+
+    /// Every node's label, in the order they were added.
+    pub fn labels(&self) -> Vec<String> {
+        (0..self.nodes.len())
+            .map(|i| self.label(i).to_string())
+            .collect()
+    }
+
+    /// The dependency indices of node `index`.
+    pub fn deps(&self, index: usize) -> &[u32] {
+        let (start, end) = self.nodes[index].deps;
+        &self.dep_list[start as usize..end as usize]
+    }
+
+    /// Why node `index` may not use allocation `alloc` of this registry:
+    /// it must be ordered after the alloc node and before the free node
+    /// (through its top-level node, for a node of a conditional body).
+    /// None if it may, or if there is no such allocation.
+    pub fn alloc_use_error(&self, index: usize, alloc: u32) -> Option<String> {
+        let info = self.allocs.get(alloc as usize)?;
+        let top = self.nodes.get(index)?.top as usize;
+        let alloc_label = self.alloc_label(info);
+        if info.node().is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
+            return Some(format!(
+                "uses the allocation of `{alloc_label}` but is not ordered after it"
+            ));
+        }
+        match info.freed_by {
+            Some(free) if !self.is_ancestor(top, free as usize) => Some(format!(
+                "uses the allocation of `{alloc_label}`, which `{}` may already have freed (it is not ordered before the free)",
+                self.label(free as usize)
+            )),
+            _ => None,
+        }
+    }
+
+    /// An allocation's name in messages: its alloc node's label (that of
+    /// the graph that made it, for one bound with `bind_escaped`).
+    pub fn alloc_label<'r>(&'r self, info: &'r AllocInfo) -> &'r str {
+        match &info.origin {
+            AllocOrigin::Node(node) => self.label(*node as usize),
+            AllocOrigin::Escaped(state) => &state.label,
+        }
+    }
+
+    /// Node `index` and the conditional nodes holding it, innermost first,
+    /// with each one's level.
+    pub(super) fn holders(&self, index: u32) -> Vec<(u32, u64)> {
+        let mut chain = Vec::new();
+        let mut at = index;
+        while let Some(info) = self.nodes.get(at as usize) {
+            chain.push((at, info.level));
+            at = info.holder;
+        }
+        chain
+    }
+
+    /// Whether the existing node `earlier` always runs before a new node at
+    /// `level`, held by `holder`, after `deps`, or never in the same launch
+    /// as it (the two sit in different arms of one conditional node).
+    pub fn ordered_before_new(
+        &self,
+        earlier: u32,
+        level: u64,
+        holder: Option<u32>,
+        deps: &[Node],
+    ) -> bool {
+        let mine = self.holders(earlier);
+        // The new node's chain: itself (not yet recorded), then its holders.
+        let mut theirs: Vec<(Option<u32>, u64)> = vec![(None, level)];
+        if let Some(h) = holder {
+            theirs.extend(self.holders(h).into_iter().map(|(n, l)| (Some(n), l)));
+        }
+        // The innermost level both are in, and each one's node there.
+        for (new_side, level) in theirs {
+            let Some(&(old_side, _)) = mine.iter().find(|(_, l)| *l == level) else {
+                continue;
+            };
+            return match new_side {
+                None => deps.iter().any(|d| {
+                    d.index == old_side || self.is_ancestor(old_side as usize, d.index as usize)
+                }),
+                // Both inside one conditional node: in different arms.
+                Some(new_side) if new_side == old_side => true,
+                Some(new_side) => self.is_ancestor(old_side as usize, new_side as usize),
+            };
+        }
+        false
+    }
+
+    /// Whether node `a` is an ancestor of node `b` (a path of edges a -> b).
+    pub fn is_ancestor(&self, a: usize, b: usize) -> bool {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack: Vec<u32> = self.deps(b).to_vec();
+        while let Some(n) = stack.pop() {
+            let n = n as usize;
+            if n == a {
+                return true;
+            }
+            if !std::mem::replace(&mut seen[n], true) {
+                stack.extend_from_slice(self.deps(n));
+            }
+        }
+        false
+    }
+
+    /// Records a node added to the driver's graph at `place`; returns its
+    /// index.
+    pub fn push_node(
+        &mut self,
+        label: &str,
+        (raw, kind): (sys::CUgraphNode, NodeKind),
+        place: Place,
+        deps: &[Node],
+        allocs_before: Vec<u32>,
+    ) -> u32 {
+        let Place { level, top, holder } = place;
+        let index = self.nodes.len() as u32;
+        let label_start = self.labels.len() as u32;
+        self.labels.push_str(label);
+        let deps_start = self.dep_list.len() as u32;
+        self.dep_list.extend(deps.iter().map(|d| d.index));
+        self.nodes.push(NodeInfo {
+            label: (label_start, self.labels.len() as u32),
+            raw,
+            kind,
+            level,
+            deps: (deps_start, self.dep_list.len() as u32),
+            allocs_before,
+            top: top.unwrap_or(index),
+            holder: holder.unwrap_or(u32::MAX),
+        });
+        index
+    }
+}
+
+/// Where a node sits: its graph level, the root-level node it runs under
+/// (None at the root: itself), and the conditional node holding its level.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    pub level: u64,
+    pub top: Option<u32>,
+    pub holder: Option<u32>,
+}

@@ -1,0 +1,240 @@
+//! The other node kinds (empty, event record and wait, child graphs) and
+//! whole-graph operations: sharing, cloning, DOT, conditional bodies.
+
+use super::*;
+
+impl<'a> Graph<'a> {
+    /// Adds an empty node (a join point).
+    pub fn add_empty(&mut self, label: &str, deps: &[Node]) -> Result<Node> {
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY);
+        self.add_raw(label, NodeKind::Empty, deps, None, &[], &mut params)
+    }
+
+    /// Adds a node that records `event`.
+    pub fn add_event_record(
+        &mut self,
+        label: &str,
+        event: &'a CudaEvent,
+        deps: &[Node],
+    ) -> Result<Node> {
+        self.refuse_foreign_event(label, event)?;
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+        params.__bindgen_anon_1.eventRecord.event = event.cu_event();
+        self.add_raw(label, NodeKind::EventRecord, deps, None, &[], &mut params)
+    }
+
+    /// Adds a node that waits for `event`.
+    pub fn add_event_wait(
+        &mut self,
+        label: &str,
+        event: &'a CudaEvent,
+        deps: &[Node],
+    ) -> Result<Node> {
+        self.refuse_foreign_event(label, event)?;
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+        params.__bindgen_anon_1.eventWait = sys::CUDA_EVENT_WAIT_NODE_PARAMS {
+            event: event.cu_event(),
+        };
+        self.add_raw(label, NodeKind::EventWait, deps, None, &[], &mut params)
+    }
+
+    fn refuse_foreign_event(&self, label: &str, event: &CudaEvent) -> Result<()> {
+        match self.same_context(event.context()) {
+            true => Ok(()),
+            false => Err(GraphError::ForeignHandle {
+                what: format!("the event of node `{label}` (it is of another context)"),
+            }),
+        }
+    }
+
+    /// Adds a child graph node running a copy of `child`. The child's bound
+    /// buffers, kernels and user objects are kept by this graph.
+    pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
+        if child.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "a conditional body cannot be a child graph",
+            ));
+        }
+        if child.registry.host_buffers > 0 {
+            // Its execs and this graph's could write them at once.
+            return Err(GraphError::invalid(
+                label,
+                "a graph with host buffers cannot be a child graph; add its nodes to this graph",
+            ));
+        }
+        if child.registry.allocs.iter().any(|a| a.node().is_none()) {
+            // Its uses could not be ordered after the launch that makes it.
+            return Err(GraphError::invalid(
+                label,
+                "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a \
+                 child graph; bind it in this graph instead",
+            ));
+        }
+        if child.registry.host_copies && self.is_body() {
+            return Err(GraphError::invalid(
+                label,
+                "a child graph that copies host memory cannot be in a conditional body (bodies copy device memory only)",
+            ));
+        }
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
+        // Other fields (13.x: the ownership) stay zero: the driver clones.
+        params.__bindgen_anon_1.graph.graph = child.raw;
+        let uses: Vec<BufferUse> = Vec::new();
+        // The driver clones the child: no exec of the child may use it
+        // meanwhile (and a poisoned child is refused).
+        let child_entered = child.owner.enter()?;
+        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        drop(child_entered);
+        let _entered = self.owner.enter()?;
+        // Keep what the child's nodes reference alive as long as this graph.
+        let objects = child.registry().user_objects.clone();
+        for &object in &objects {
+            // SAFETY: the child graph holds a reference, so the object is live.
+            unsafe {
+                result::graph_retain_user_object(self.owner.raw, object as sys::CUuserObject)
+            }
+            .op_at("cuGraphRetainUserObject", label)?;
+        }
+        self.registry.user_objects.extend(objects);
+        self.registry.host_copies |= child.registry.host_copies;
+        for faults in &child.registry().host_faults {
+            if !self
+                .registry
+                .host_faults
+                .iter()
+                .any(|f| Arc::ptr_eq(f, faults))
+            {
+                self.registry.host_faults.push(faults.clone());
+            }
+        }
+        if !Arc::ptr_eq(&self.resources, &child.resources) {
+            let mut children = lock(&child.resources).children.clone();
+            children.push(child.resources.clone());
+            let mut mine = lock(&self.resources);
+            for c in children {
+                if !Arc::ptr_eq(&c, &self.resources)
+                    && !mine.children.iter().any(|m| Arc::ptr_eq(m, &c))
+                {
+                    mine.children.push(c);
+                }
+            }
+        }
+        Ok(node)
+    }
+
+    /// A new, empty graph sharing this graph's bound buffers, to be added
+    /// with [`Graph::add_child`]: its nodes may use this graph's `Buf`s.
+    pub fn child_graph(&self) -> Result<Graph<'a>> {
+        self.new_sharing()
+    }
+
+    /// A new, empty graph sharing this graph's bound buffers: rebuild a graph
+    /// of the same topology with other scalars or other bound buffers, then
+    /// update an exec with it ([`Exec::update`](crate::Exec::update)).
+    pub fn new_sharing(&self) -> Result<Graph<'a>> {
+        let raw = create_graph(&self.ctx)?;
+        Ok(Graph::root(
+            raw,
+            &self.ctx,
+            self.resource_id,
+            self.resources.clone(),
+            Registry::default(),
+        ))
+    }
+
+    /// Writes the graph in Graphviz DOT, as the driver describes it.
+    pub fn dot(&self) -> Result<String> {
+        let path = std::env::temp_dir().join(format!(
+            "cuda-graph-{}-{}.dot",
+            std::process::id(),
+            next_id()
+        ));
+        let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())
+            .map_err(|_| GraphError::invalid("dot", "temporary path contains a NUL byte"))?;
+        let _entered = self.owner.enter()?;
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
+        // SAFETY: the graph is live; the path is NUL-terminated.
+        unsafe { result::debug_dot_print(self.raw, &c_path, flags) }.op("cuGraphDebugDotPrint")?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| GraphError::invalid("dot", format!("reading {}: {e}", path.display())));
+        let _ = std::fs::remove_file(&path);
+        text
+    }
+
+    /// A copy of this graph (`cuGraphClone`) sharing its bound buffers.
+    /// Node handles of the original are not valid with the clone.
+    pub fn try_clone(&self) -> Result<Graph<'a>> {
+        if self.is_body() {
+            return Err(GraphError::invalid(
+                "clone",
+                "a conditional body cannot be cloned on its own",
+            ));
+        }
+        let _entered = self.owner.enter()?;
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the graph is live.
+        let raw = unsafe { result::graph_clone(self.raw) }.op("cuGraphClone")?;
+        // Own the clone at once, so an error below destroys it.
+        let mut clone = Graph::root(
+            raw,
+            &self.ctx,
+            self.resource_id,
+            self.resources.clone(),
+            Registry::default(),
+        );
+        let mut registry = self.registry.clone();
+        for index in 0..registry.nodes.len() {
+            let original = registry.nodes[index].raw;
+            // SAFETY: `original` is a node of the graph `raw` was cloned from.
+            let found = unsafe { result::find_in_clone(original, raw) }
+                .op_at("cuGraphNodeFindInClone", registry.label(index))?;
+            let info = &mut registry.nodes[index];
+            info.raw = found;
+            if info.level == self.level {
+                info.level = clone.level;
+            }
+        }
+        for &object in &registry.user_objects {
+            // SAFETY: the original graph holds a reference, so it is live.
+            unsafe { result::graph_retain_user_object(raw, object as sys::CUuserObject) }
+                .op("cuGraphRetainUserObject")?;
+        }
+        clone.registry = registry;
+        // The clone's nodes use the same host buffers: one live exec among
+        // the clone and the original.
+        clone.live_execs = self.live_execs.clone();
+        Ok(clone)
+    }
+
+    /// A body graph of the conditional node `top` (see `conditional`). It
+    /// takes this graph's registry until it is dropped (`BodyScope`).
+    pub(crate) fn body(&mut self, raw: CUgraph, holder: u32) -> Graph<'a> {
+        Graph {
+            raw,
+            owner: self.owner.clone(),
+            instance: self.instance,
+            level: next_id(),
+            top_node: Some(self.top_node.unwrap_or(holder)),
+            holder: Some(holder),
+            resource_id: self.resource_id,
+            ctx: self.ctx.clone(),
+            registry: std::mem::take(&mut self.registry),
+            resources: self.resources.clone(),
+            live_execs: self.live_execs.clone(),
+            last_function: std::ptr::null_mut(),
+            _borrows: PhantomData,
+        }
+    }
+
+    pub(crate) fn has_memory_nodes(&self) -> bool {
+        !self.registry().allocs.is_empty()
+    }
+
+    /// Whether two execs of the graph could not run side by side: graph
+    /// memory (a CUDA rule) or host buffers (both would write them).
+    pub(crate) fn needs_one_exec(&self) -> bool {
+        self.has_memory_nodes() || self.registry.host_buffers > 0
+    }
+}
