@@ -1,0 +1,181 @@
+//! Per-node updates of an exec: kernel arguments, enabling and disabling,
+//! and the typed accessors `cuda_graph!` generates over them.
+
+use super::*;
+
+impl<'a> Exec<'a> {
+    pub(super) fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The raw handle and kind of one of this exec's nodes; a node of
+    /// another graph is refused.
+    pub(super) fn node_handle(
+        &self,
+        node: Node,
+    ) -> Result<(sys::CUgraphNode, crate::node::NodeKind)> {
+        let foreign = || GraphError::ForeignHandle {
+            what: "a node passed to an exec".to_string(),
+        };
+        if !self.instances.contains(&node.graph) {
+            return Err(foreign());
+        }
+        let registry = self.registry();
+        let info = registry
+            .nodes
+            .get(node.index as usize)
+            .ok_or_else(foreign)?;
+        Ok((info.raw, info.kind))
+    }
+
+    /// The label of a node `node_handle` accepted.
+    pub(super) fn node_label(&self, node: Node) -> String {
+        self.registry().label(node.index as usize).to_string()
+    }
+
+    /// Sets a kernel node's arguments in this exec (the graph is unchanged).
+    /// Buffers must be bound to the graph this exec was made or updated from.
+    pub fn set_kernel_args<A: KernelArgs>(
+        &mut self,
+        node: &KernelNode<A>,
+        args: A::Args<'a>,
+    ) -> Result<()> {
+        let mut encoded = ArgEncoder::default();
+        let encoding = A::encode(&args, &mut encoded);
+        self.set_encoded_kernel_args(node.node, node.function, &node.config, &encoded, encoding)
+    }
+
+    /// The part of `set_kernel_args` that does not depend on the parameter
+    /// types (compiled once, optimized, in this crate). The label is looked
+    /// up only for an error.
+    #[inline(never)]
+    pub(super) fn set_encoded_kernel_args(
+        &mut self,
+        node: Node,
+        function: sys::CUfunction,
+        config: &LaunchConfig,
+        encoded: &ArgEncoder<'a>,
+        encoding: std::result::Result<(), String>,
+    ) -> Result<()> {
+        let (raw, _) = self.node_handle(node)?;
+        let label = || self.node_label(node);
+        if let Err(reason) = config
+            .validate()
+            .and(encoding)
+            .and_then(|()| encoded.check_bounds(config))
+        {
+            return Err(GraphError::invalid(&label(), reason));
+        }
+        for used in encoded.uses() {
+            let foreign = || GraphError::ForeignHandle {
+                what: format!("a buffer passed to node `{}`", label()),
+            };
+            if used.root != self.resource_id {
+                return Err(foreign());
+            }
+            if used.write && !used.writable {
+                return Err(GraphError::invalid(
+                    &label(),
+                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
+                ));
+            }
+            // The same lifetime rules as when the graph was built.
+            if let Some(alloc) = used.alloc {
+                let registry = &self.registry;
+                if alloc.graph != self.instances[0] || alloc.index as usize >= registry.allocs.len()
+                {
+                    return Err(foreign());
+                }
+                if let Some(reason) = registry.alloc_use_error(node.index as usize, alloc.index) {
+                    return Err(GraphError::invalid(&label(), reason));
+                }
+            }
+        }
+        // A kernel may go on setting the handles it set when built, and no
+        // other: a new setter could race with another setter of the handle.
+        for handle in encoded.conds() {
+            if !self.registry.setters.contains(&(handle.raw(), node.index)) {
+                return Err(GraphError::invalid(
+                    &label(),
+                    "may set only the conditional handles it was built with",
+                ));
+            }
+        }
+        if !encoded.execs().is_empty() {
+            lock(&self.resources)
+                .device_targets
+                .extend(encoded.execs().iter().cloned());
+        }
+        let _guard = self.graph.lock();
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
+            // SAFETY: the node belongs to the graph this exec was
+            // instantiated from; the params (and the argument storage they
+            // point to) are live for the call.
+            unsafe { result::exec_kernel_node_set_params(self.raw, raw, params) }
+        })
+        .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())))
+    }
+
+    /// Enables or disables a kernel, copy or fill node in this exec.
+    pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
+        let (raw, kind) = self.node_handle(node)?;
+        let label = self.node_label(node);
+        if !kind.can_be_disabled() {
+            return Err(GraphError::invalid(
+                &label,
+                "only kernel, copy and fill nodes can be enabled or disabled",
+            ));
+        }
+        let _guard = self.graph.lock();
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: the node belongs to the graph this exec was instantiated from.
+        unsafe { result::node_set_enabled(self.raw, raw, enabled) }
+            .op_at("cuGraphNodeSetEnabled", &label)
+    }
+}
+
+/// A kernel node of an exec, to change its arguments or enable it.
+#[derive(Debug)]
+pub struct KernelNodeMut<'e, 'a, A> {
+    exec: &'e mut Exec<'a>,
+    node: KernelNode<A>,
+}
+
+impl<'e, 'a, A: KernelArgs> KernelNodeMut<'e, 'a, A> {
+    /// Used by `cuda_graph!`'s typed accessors; not part of the API.
+    #[doc(hidden)]
+    pub fn new(exec: &'e mut Exec<'a>, node: KernelNode<A>) -> Self {
+        KernelNodeMut { exec, node }
+    }
+
+    /// Sets the node's kernel arguments in the exec.
+    pub fn set_args(&mut self, args: A::Args<'a>) -> Result<()> {
+        self.exec.set_kernel_args(&self.node, args)
+    }
+
+    /// Enables or disables the node in the exec.
+    pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
+        self.exec.set_enabled(self.node.node, enabled)
+    }
+}
+
+/// A copy or fill node of an exec, to enable or disable it.
+#[derive(Debug)]
+pub struct NodeMut<'e, 'a> {
+    exec: &'e mut Exec<'a>,
+    node: Node,
+}
+
+impl<'e, 'a> NodeMut<'e, 'a> {
+    /// Used by `cuda_graph!`'s typed accessors; not part of the API.
+    #[doc(hidden)]
+    pub fn new(exec: &'e mut Exec<'a>, node: Node) -> Self {
+        NodeMut { exec, node }
+    }
+
+    /// Enables or disables the node in the exec.
+    pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
+        self.exec.set_enabled(self.node, enabled)
+    }
+}

@@ -1,0 +1,134 @@
+//! Whole-graph updates: `cuGraphExecUpdate`, its refusals explained, and
+//! the fallback to re-instantiation.
+
+use super::*;
+
+impl<'a> Exec<'a> {
+    /// Updates the exec from `graph`, which must have the same topology.
+    /// On refusal, the error explains the driver's result and names the node.
+    pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
+        if graph.is_body() {
+            return Err(GraphError::invalid(
+                "update",
+                "a conditional body is not a whole graph",
+            ));
+        }
+        if graph.instance != self.instances[0]
+            && (graph.needs_one_exec()
+                || !self.registry.allocs.is_empty()
+                || self.registry.host_buffers > 0)
+        {
+            // Each graph's allocations live at that graph's addresses: the
+            // exec's alloc nodes keep theirs while the other graph's kernels
+            // would use its own.
+            return Err(GraphError::Update {
+                result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
+                reason: "a graph with memory nodes or host buffers cannot be updated from another graph (its allocations and buffers are other memory); instantiate that graph instead",
+                label: None,
+            });
+        }
+        // Both graphs' guards, always in address order (two threads updating
+        // two execs from each other's graphs must not deadlock).
+        graph.owner.check_poisoned()?;
+        let (mine, theirs) = (&*self.graph, &*graph.owner);
+        let _guards = match std::ptr::eq(mine, theirs) {
+            true => (Some(mine.lock()), None),
+            false if (mine as *const RawGraph) < (theirs as *const RawGraph) => {
+                (Some(mine.lock()), Some(theirs.lock()))
+            }
+            false => {
+                let second = theirs.lock();
+                (Some(mine.lock()), Some(second))
+            }
+        };
+        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // SAFETY: zero is valid for the result info (null node handles).
+        let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the exec and graph are live.
+        if let Err(e) = unsafe { result::exec_update(self.raw, graph.raw, &mut info) } {
+            if info.result == sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_SUCCESS {
+                return Err(GraphError::driver("cuGraphExecUpdate", e.0, None));
+            }
+            let registry = graph.registry();
+            let label = registry
+                .label_of(info.errorNode)
+                .or_else(|| registry.label_of(info.errorFromNode));
+            return Err(GraphError::Update {
+                result: info.result,
+                reason: explain_update(info.result),
+                label,
+            });
+        }
+        self.resources = graph.resources.clone();
+        self.tracking = self.resources.clone();
+        self.resource_id = graph.resource_id;
+        self.instances[1] = graph.instance;
+        self.updated_faults.clone_from(&graph.registry.host_faults);
+        // Same topology, so the same nodes; their handles are now the
+        // other graph's.
+        self.registry.setters.clone_from(&graph.registry.setters);
+        // The other graph's bound allocations of other graphs (its memory
+        // nodes are this graph's: the update was refused otherwise).
+        self.escapes.retain(|(_, role)| *role == Role::Make);
+        self.escapes
+            .extend(escape_roles(&self.ctx, graph.registry(), true)?);
+        Ok(())
+    }
+
+    /// Updates from `graph`, or, if the driver refuses the update,
+    /// instantiates `graph` anew (with `options`) and says why.
+    pub fn update_or_reinstantiate(
+        &mut self,
+        graph: &Graph<'a>,
+        options: &InstantiateOptions<'_>,
+    ) -> Result<UpdateOutcome> {
+        match self.update(graph) {
+            Ok(()) => Ok(UpdateOutcome::Updated),
+            Err(reason @ GraphError::Update { .. }) => {
+                // Release this exec's memory-node slot before instantiating
+                // (the old exec is dropped, waiting for its work, below), and
+                // take it back if the instantiation fails.
+                let counter = self._live.take().map(|live| live.0.clone());
+                match graph.instantiate_with(options) {
+                    Ok(exec) => {
+                        *self = exec;
+                        Ok(UpdateOutcome::Reinstantiated { reason })
+                    }
+                    Err(error) => {
+                        if let Some(counter) = counter {
+                            counter.fetch_add(1, Ordering::AcqRel);
+                            self._live = Some(LiveExec(counter));
+                        }
+                        Err(error)
+                    }
+                }
+            }
+            Err(other) => Err(other),
+        }
+    }
+}
+
+fn explain_update(result: sys::CUgraphExecUpdateResult) -> &'static str {
+    use sys::CUgraphExecUpdateResult as R;
+    match result {
+        R::CU_GRAPH_EXEC_UPDATE_SUCCESS => "the update succeeded",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR => {
+            "the update failed for a reason the driver did not classify"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED => {
+            "the topology changed (nodes or edges were added or removed)"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED => "a node's type changed",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED => "a kernel node's function changed",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED => {
+            "a node's parameters changed in a way that cannot be updated"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED => {
+            "something about the node is not supported by update"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE => {
+            "a kernel function changed in an unsupported way"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED => "a node's attributes changed",
+    }
+}
