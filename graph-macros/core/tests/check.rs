@@ -172,6 +172,21 @@ fn use_before_alloc_and_after_free() {
 }
 
 #[test]
+fn races_on_buffer_parameters_passed_by_value() {
+    // A `Buf` parameter is a buffer like a `&mut CudaSlice` one; a scalar
+    // parameter passed to two kernels is not.
+    assert_errors(
+        "graph G(x: Buf<'a, f32>, n: u32) {
+            a: fill x = 0.0f32;
+            b: fill x = 1.0f32;
+            k1: kernel k::K<<<1, 1>>>(n);
+            k2: kernel k::K<<<1, 1>>>(n);
+         }",
+        &["data race on `x`: `a` writes it while `b` writes it, and no path orders them"],
+    );
+}
+
+#[test]
 fn use_inside_conditional_body_is_ordered_through_its_node() {
     assert_errors(
         "graph G(n: usize) {

@@ -239,8 +239,8 @@ fn disjoint(model: &Model<'_>, mut node: NodeId, buffer: &str) -> bool {
     }
 }
 
-/// The buffer an operand names: an allocation, a parameter passed by
-/// reference (or an escaped allocation), or a caller's variable (`&x`).
+/// The buffer an operand names: an allocation, a buffer parameter, or a
+/// caller's variable (`&x`).
 fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
     if let Some((ident, _)) = place(operand) {
         return Some(ident.to_string());
@@ -253,12 +253,17 @@ fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
         return Some(name);
     }
     let param = model.def.params.iter().find(|p| p.name == name)?;
-    let by_reference = match &param.ty {
+    // Buffers come by reference, or as the runtime's handles by value
+    // (`Buf`, `Escaped`, `HostBuf`); scalars do not race.
+    let buffer = match &param.ty {
         syn::Type::Reference(_) => true,
-        syn::Type::Path(p) => p.path.segments.last()?.ident == "Escaped",
+        syn::Type::Path(p) => {
+            let last = &p.path.segments.last()?.ident;
+            last == "Buf" || last == "Escaped" || last == "HostBuf"
+        }
         _ => false,
     };
-    by_reference.then_some(name)
+    buffer.then_some(name)
 }
 
 /// Records, for the accesses held by nodes of `level` (directly or in a
