@@ -5,7 +5,9 @@
 //! `PROPTEST_CASES=100000 cargo test --release -p graph-macros-core --test no_panic`
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+#[path = "common/proptest_config.rs"]
+mod proptest_config;
+use proptest_config::config;
 use std::cell::Cell;
 
 const VOCABULARY: &[&str] = &[
@@ -79,18 +81,6 @@ const VALID: &[&str] = &[
     "graph R(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>) { cond h; s: kernel k::S<<<1,1>>>(h); #[disjoint(x)] a: fill x = 0.0f32; b: copy y => x; s -> b; i: if h { c: kernel k::K<<<1,32>>>(x, y); } else { #[disjoint] d: fill x = 1.0f32; } b -> i; }",
     "graph P(x: &mut CudaSlice<f32>) { a: kernel k::P<<<1,32>>>(x); b: kernel k::P<<<1,32>>>(x); c: kernel k::P<<<1,32>>>(x); #[launch_order] a -> b -> c; #[programmatic] [a] -> c; }",
 ];
-
-fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
 
 /// A token-ish text: a vocabulary word, or a group of them nested to `depth`.
 fn piece(depth: u32) -> BoxedStrategy<String> {

@@ -10,7 +10,9 @@
 //! `PROPTEST_CASES=100000 cargo test --release -p graph-macros-core --test oracle`
 
 use proptest::prelude::*;
-use proptest::test_runner::Config;
+#[path = "common/proptest_config.rs"]
+mod proptest_config;
+use proptest_config::config;
 use std::collections::BTreeSet;
 
 const BUFFERS: [&str; 4] = ["p0", "p1", "a0", "a1"];
@@ -357,18 +359,6 @@ fn reported(source: &str) -> BTreeSet<String> {
             }
         })
         .collect()
-}
-
-fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    }
 }
 
 proptest! {

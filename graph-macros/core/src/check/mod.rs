@@ -11,7 +11,7 @@ mod race;
 mod rules;
 
 use crate::diag::Diagnostics;
-use crate::model::{Model, NodeId, TOP};
+use crate::model::{Model, NodeId};
 
 pub use dag::Topology;
 pub use race::KernelRace;
@@ -30,12 +30,6 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) -> Topology {
 
 /// The node of the top graph that holds `node`: itself, or the outermost
 /// conditional node whose body holds it.
-pub(crate) fn top_level_node(model: &Model<'_>, mut node: NodeId) -> NodeId {
-    while model.nodes[node].level != TOP {
-        match model.levels[model.nodes[node].level].parent {
-            Some(parent) => node = parent,
-            None => break,
-        }
-    }
-    node
+pub(crate) fn top_level_node(model: &Model<'_>, node: NodeId) -> NodeId {
+    model.holders(node).last().unwrap_or(node)
 }

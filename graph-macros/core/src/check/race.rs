@@ -49,16 +49,6 @@ enum Access {
     Kernel(usize),
 }
 
-impl Access {
-    fn verb(self) -> &'static str {
-        match self {
-            Access::Read => "reads",
-            Access::Write => "writes",
-            Access::Kernel(_) => "passes it to a kernel that may write",
-        }
-    }
-}
-
 struct Touch<'a> {
     node: NodeId,
     buffer: String,
@@ -88,14 +78,8 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
     // that is or holds the accessing node.
     let mut by_level: Vec<Vec<(usize, NodeId)>> = vec![Vec::new(); model.levels.len()];
     for (t, touch) in touches.iter().enumerate() {
-        let mut node = touch.node;
-        loop {
-            let level = model.nodes[node].level;
-            by_level[level].push((t, node));
-            match model.levels[level].parent {
-                Some(parent) => node = parent,
-                None => break,
-            }
+        for node in model.holders(touch.node) {
+            by_level[model.nodes[node].level].push((t, node));
         }
     }
     let mut peers: Vec<Peers> = (0..touches.len()).map(|_| Peers::default()).collect();
@@ -118,8 +102,9 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
         let buffer = &touch.buffer;
         let peer_name = &model.nodes[peer.node].name;
         let peer_access = match peer.access {
-            Access::Kernel(_) => "passes it to a kernel".to_string(),
-            access => format!("{} it", access.verb()),
+            Access::Read => "reads it",
+            Access::Write => "writes it",
+            Access::Kernel(_) => "passes it to a kernel",
         };
         match touch.access {
             Access::Write => diag.error_with_help(
@@ -211,32 +196,19 @@ fn check_disjoint_names(model: &Model<'_>, touches: &[Touch<'_>], diag: &Diagnos
 }
 
 /// Whether `holder` is `node` or a conditional node whose body holds it.
-fn holds(model: &Model<'_>, holder: NodeId, mut node: NodeId) -> bool {
-    loop {
-        if node == holder {
-            return true;
-        }
-        match model.levels[model.nodes[node].level].parent {
-            Some(parent) => node = parent,
-            None => return false,
-        }
-    }
+fn holds(model: &Model<'_>, holder: NodeId, node: NodeId) -> bool {
+    model.holders(node).any(|n| n == holder)
 }
 
 /// Whether `#[disjoint]` on the node, or on a conditional node whose body
 /// holds it, leaves its accesses to `buffer` out.
-fn disjoint(model: &Model<'_>, mut node: NodeId, buffer: &str) -> bool {
-    loop {
-        if let Some((_, only)) = &model.nodes[node].attrs.disjoint {
-            if only.is_empty() || only.iter().any(|b| *b == buffer) {
-                return true;
-            }
-        }
-        match model.levels[model.nodes[node].level].parent {
-            Some(parent) => node = parent,
-            None => return false,
-        }
-    }
+fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
+    model
+        .holders(node)
+        .any(|n| match &model.nodes[n].attrs.disjoint {
+            Some((_, only)) => only.is_empty() || only.iter().any(|b| *b == buffer),
+            None => false,
+        })
 }
 
 /// The buffer an operand names: an allocation, a buffer parameter, or a

@@ -44,6 +44,12 @@ pub struct Model<'a> {
 }
 
 impl Model<'_> {
+    /// `node`, then each conditional node whose body holds it, out to the
+    /// top graph.
+    pub fn holders(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        std::iter::successors(Some(node), |&n| self.levels[self.nodes[n].level].parent)
+    }
+
     /// The allocation named `name`, if the graph has one.
     pub fn buffer_named(&self, name: &str) -> Option<BufferId> {
         self.buffer_names.get(name).copied()
