@@ -302,19 +302,14 @@ __global__ void jacobi_sweep(const float* u, const float* f, float* out, unsigne
 }
 
 __global__ void sq_diff_sum(const float* a, const float* b, double* out, unsigned len) {
-    __shared__ double part[256];
+    if (blockDim.x % 32 != 0 || blockDim.y * blockDim.z != 1) return;
     double acc = 0.0;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < len; i += gridDim.x * blockDim.x) {
         double d = (double)a[i] - (double)b[i];
         acc += d * d;
     }
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+    for (unsigned o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if (threadIdx.x % 32 == 0) atomicAdd(out, acc);
 }
 
 __global__ void jacobi_continue(cudaGraphConditionalHandle handle, const double* residual,

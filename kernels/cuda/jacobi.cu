@@ -18,24 +18,21 @@ extern "C" __global__ void jacobi_sweep(const float* u, const float* f, float* o
     out[i] = 0.25f * (u[i - 1] + u[i + 1] + u[i - width] + u[i + width] + h2 * f[i]);
 }
 
-// *out += sum over i < len of (a[i] - b[i])^2, in double: a block-wide sum
-// (at most 256 threads; larger blocks return at once), then one atomicAdd
-// per block. The caller zeroes *out first.
+// *out += sum over i < len of (a[i] - b[i])^2, in double: each warp sums its
+// lanes with shuffles and adds that with one atomicAdd (blocks of whole
+// warps, one-dimensional; others return at once). The caller zeroes *out
+// first. No block barrier: the solver runs it in a WHILE body, where
+// compute-sanitizer's synccheck reports a __syncthreads as divergent and
+// fails the launch (scripts/sanitizer-repro/barrier.cu).
 extern "C" __global__ void sq_diff_sum(const float* a, const float* b, double* out, unsigned len) {
-    __shared__ double part[256];
-    if (blockDim.x > 256) return;
+    if (blockDim.x % 32 != 0 || blockDim.y * blockDim.z != 1) return;
     double acc = 0.0;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < len; i += gridDim.x * blockDim.x) {
         double d = (double)a[i] - (double)b[i];
         acc += d * d;
     }
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+    for (unsigned o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if (threadIdx.x % 32 == 0) atomicAdd(out, acc);
 }
 
 // The device loop's test: counts an iteration and keeps the WHILE going

@@ -148,10 +148,11 @@ graph_runtime::declare_kernel! {
     // unsigned width, float h2, unsigned len)`; touches indices below len (a
     // Len) only: interior points' neighbours are inside the grid.
     pub JacobiSweep: (In<f32>, In<f32>, Out<f32>, u32, f32, Len) = unsafe cuda_c(JACOBI_SOURCE, "jacobi_sweep");
-    /// `out[0] += sum((a - b)^2)` in f64 (at most 256 threads per block; zero `out` first).
+    /// `out[0] += sum((a - b)^2)` in f64 (blocks of whole warps; zero `out` first).
     // SAFETY: matches `sq_diff_sum(const float* a, const float* b, double* out,
-    // unsigned len)`; reads a and b below len, writes out[0] only, and returns
-    // at once from blocks of more than 256 threads (its shared array).
+    // unsigned len)`; reads a and b below len, writes out[0] only (atomically),
+    // and returns at once from blocks that are not whole warps in x (its
+    // full-warp shuffles).
     pub SqDiffSum: (In<f32>, In<f32>, OutFirst<f64, 1>, Len) = unsafe cuda_c(JACOBI_SOURCE, "sq_diff_sum");
     /// WHILE test of the device solver: `iterations += 1`; go on while
     /// `residual > tol2` and `iterations < limit`.
