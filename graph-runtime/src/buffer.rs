@@ -4,7 +4,6 @@
 //! for the slice's pending cudarc work and records its own use, so cudarc's
 //! per-slice event tracking stays correct across streams.
 
-use crate::exec::DeviceTarget;
 use cudarc::driver::{
     sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
@@ -346,6 +345,17 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
         let slice = unsafe { self.slice.as_mut() };
         slice.slice_mut(self.range.clone())
     }
+}
+
+/// What a graph keeps of an exec its kernels may launch from the device:
+/// the handle, and the exec's bound slices, tracked at every launch of the
+/// launching graph like its own.
+#[derive(Clone)]
+pub(crate) struct DeviceTarget<'a> {
+    /// Held, never read: the exec's handle (its `RawExec`) must outlive
+    /// every launch of the launching graph.
+    pub _exec: Arc<dyn std::any::Any + Send + Sync>,
+    pub tracking: Arc<dyn ResourceSet + 'a>,
 }
 
 /// What keeps a graph's references valid: bound slices, the kernels' modules

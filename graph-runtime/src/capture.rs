@@ -2,9 +2,9 @@
 //! (library calls such as cuBLAS) joins a graph. If the driver invalidates
 //! the capture, it is ended and discarded and the error names the operation.
 
-use crate::conditional::CondHandle;
 use crate::error::{GraphError, Result};
 use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
+use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::{sys, CudaStream, DriverError};

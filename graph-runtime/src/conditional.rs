@@ -5,32 +5,11 @@
 
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::graph::{zeroed_params, Graph, Registry};
+pub use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
 use crate::result;
 use cudarc::driver::sys;
 use std::sync::Arc;
-
-/// A conditional handle, created on the graph whose conditional node it
-/// drives. Pass it to a kernel parameter of type
-/// [`Cond`](crate::kernel::Cond) to set it from the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CondHandle {
-    raw: sys::CUgraphConditionalHandle,
-    /// The graph family (root instance) it belongs to.
-    graph: u64,
-    level: u64,
-}
-
-impl CondHandle {
-    /// The 64-bit value a kernel receives.
-    pub fn raw(&self) -> u64 {
-        self.raw
-    }
-
-    pub(crate) fn graph(&self) -> u64 {
-        self.graph
-    }
-}
 
 /// Which conditional node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,11 +40,7 @@ impl<'a> Graph<'a> {
             )
         }
         .op("cuGraphConditionalHandleCreate")?;
-        Ok(CondHandle {
-            raw,
-            graph: self.instance,
-            level: self.level,
-        })
+        Ok(CondHandle::new(raw, self.instance, self.level))
     }
 
     /// `if handle { then }`: runs the body when the handle is non-zero.
@@ -150,7 +125,7 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         mut build: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
     ) -> Result<Node> {
-        if handle.level != self.level {
+        if handle.level() != self.level {
             return Err(GraphError::ForeignHandle {
                 what: format!("the conditional handle of node `{label}` (create it on the graph that holds the node)"),
             });
@@ -168,7 +143,7 @@ impl<'a> Graph<'a> {
         };
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
         params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
-            handle: handle.raw,
+            handle: handle.raw(),
             type_,
             size,
             // Output: the driver points it at a CUDA-owned array of bodies.

@@ -2,7 +2,7 @@
 //! or an alloc node nothing in its graph frees). The exec that made one
 //! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): cudarc
 //! reads and writes it (it is a `DevicePtr`), another graph binds it
-//! ([`Graph::bind_escaped`]) to use it in nodes and free it with a free
+//! ([`Graph::bind_escaped`](crate::Graph::bind_escaped)) to use it in nodes and free it with a free
 //! node, and dropping it frees it.
 //!
 //! Every operation on one allocation (the launches that make, use or free
@@ -14,9 +14,7 @@
 //!
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
-use crate::buffer::Buf;
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::Graph;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
     SyncOnDrop,
@@ -281,7 +279,7 @@ impl Drop for Held {
 /// ([`Exec::take_escaped`](crate::Exec::take_escaped)): `len` elements of
 /// `T` at a fixed address, live until freed. Read and write it with
 /// cudarc's copies (`stream.clone_dtoh(&escaped)`); hand it to another graph
-/// with [`Graph::bind_escaped`] to use it there and free it with a free
+/// with [`Graph::bind_escaped`](crate::Graph::bind_escaped) to use it there and free it with a free
 /// node; or drop it to free it. Its exec launches again only once it is
 /// freed (the next launch makes it anew, at the same address).
 pub struct Escaped<T> {
@@ -373,30 +371,14 @@ impl<T> DevicePtrMut<T> for Escaped<T> {
     }
 }
 
-impl<'a> Graph<'a> {
-    /// Binds an allocation another graph's launch made: nodes of this graph
-    /// may use it (it is live from the graph's start), and one free node may
-    /// free it ([`Graph::add_free`]). The graph owns it from now on: it is
-    /// freed by that free node when an exec of this graph launches, or when
-    /// the graph and its execs are gone. A launch of this graph after the
-    /// allocation was freed is refused until the exec that makes it
-    /// launches again (which makes it at the same address).
-    #[must_use = "the graph uses the allocation only through the returned `Buf`"]
-    pub fn bind_escaped<T>(&mut self, escaped: Escaped<T>) -> Buf<'a, T> {
-        let len = escaped.len;
-        let mut held = escaped.held;
-        // Bound: the graph holds it now, and may free it.
+impl<T> Escaped<T> {
+    /// Gives the allocation up to a graph (`Graph::bind_escaped`): the
+    /// graph holds it from now on, and may free it. Returns its length and
+    /// the hold.
+    pub(crate) fn into_bound(self) -> (usize, Held) {
+        let mut held = self.held;
         held.by_user = false;
         held.state.release_user();
-        if held.stream.context().cu_ctx() != self.ctx.cu_ctx() {
-            let ptr = held.state.ptr;
-            // Dropping it frees it; a buffer of another context is refused
-            // by every node.
-            drop(held);
-            return Buf::new(ptr, len, true, crate::graph::FOREIGN_ROOT, None);
-        }
-        let buf = self.register_escaped(&held.state, len);
-        crate::buffer::lock(&self.resources).escapes.push(held);
-        buf
+        (self.len, held)
     }
 }

@@ -7,6 +7,13 @@
 //! driver handles refer to, so no safe call can leave an exec pointing at
 //! freed memory.
 //!
+//! Modules import downward only (`tests/module_layers.rs` checks it): the
+//! driver layer (`error`, `result`, `driver`); what a graph holds (`escape`,
+//! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
+//! `handle`); `node`; [`graph`] and the node kinds that extend it
+//! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
+//! [`host`], [`memory`] and [`cache`], which use execs.
+//!
 //! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
 //! older driver refuses them when they are added, with an error naming the
 //! node).
@@ -173,7 +180,9 @@ pub mod driver;
 pub mod error;
 pub mod escape;
 pub mod exec;
+mod fault;
 pub mod graph;
+mod handle;
 pub mod host;
 pub mod kernel;
 pub mod memory;

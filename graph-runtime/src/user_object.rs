@@ -14,7 +14,8 @@
 //! closure's call can deadlock (with the graph it waits on, or with another
 //! thread destroying an exec), so host closures should do host work only.
 
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, Result};
+use crate::fault::HostFaults;
 use crate::graph::{zeroed_params, Graph};
 use crate::node::{Node, NodeKind};
 use crate::result;
@@ -22,7 +23,6 @@ use cudarc::driver::sys;
 use std::any::Any;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
 /// Boxes `value` into a user object whose only reference moves into
@@ -93,42 +93,6 @@ struct HostClosure {
     f: HostFn,
     label: String,
     faults: Arc<HostFaults>,
-}
-
-/// Panics of host-node closures, waiting to be reported by the next launch
-/// or synchronize of an exec that runs them. One per graph family (a graph,
-/// its bodies, and the graphs that add it as a child share it).
-#[derive(Debug, Default)]
-pub(crate) struct HostFaults {
-    any: AtomicBool,
-    panics: Mutex<Vec<(String, String)>>,
-}
-
-impl HostFaults {
-    fn push(&self, label: &str, message: String) {
-        lock_ignoring_poison(&self.panics).push((label.to_string(), message));
-        self.any.store(true, Ordering::Release);
-    }
-
-    /// The first panic not yet reported, as an error (the others are
-    /// dropped with it: one launch reports one fault).
-    pub(crate) fn take(&self) -> Result<()> {
-        if !self.any.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut panics = lock_ignoring_poison(&self.panics);
-        self.any.store(false, Ordering::Release);
-        let mut taken = std::mem::take(&mut *panics).into_iter();
-        let more = taken.len().saturating_sub(1);
-        match taken.next() {
-            Some((label, message)) => Err(GraphError::HostPanicked {
-                label,
-                message,
-                more,
-            }),
-            None => Ok(()),
-        }
-    }
 }
 
 fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -217,7 +181,7 @@ impl Graph<'_> {
     /// prints it as usual), the graph's work goes on, and the next
     /// [`Exec::launch`](crate::Exec::launch) or
     /// [`Exec::synchronize`](crate::Exec::synchronize) of an exec of this
-    /// graph returns [`GraphError::HostPanicked`] naming the node.
+    /// graph returns [`GraphError::HostPanicked`](crate::GraphError::HostPanicked) naming the node.
     pub fn add_host(
         &mut self,
         label: &str,

@@ -10,11 +10,13 @@
 use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::escape::{around_launch, EscapeState, Escaped, Role};
+use crate::fault::HostFaults;
 use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry};
+pub use crate::handle::DeviceExec;
+use crate::handle::RawExec;
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
 use crate::result;
-use crate::user_object::HostFaults;
 use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::marker::PhantomData;
@@ -70,44 +72,6 @@ impl Drop for LiveExec {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
-}
-
-/// An exec's driver handle, destroyed when its last owner goes: the
-/// `Exec`, and every graph (and exec of it) that may launch it from the
-/// device (so a forgotten launcher leaks it rather than launching a
-/// destroyed exec).
-pub(crate) struct RawExec {
-    raw: CUgraphExec,
-    ctx: Arc<CudaContext>,
-}
-
-// SAFETY: the handle has no thread affinity; it is destroyed once, in Drop,
-// when no owner is left; NVIDIA's rule that calls on one exec are
-// serialized is kept by `Exec` (`&mut self`, not Sync), the only owner
-// that calls the driver with it on the host.
-unsafe impl Send for RawExec {}
-// SAFETY: as above; shared owners only pass the handle's value to kernels.
-unsafe impl Sync for RawExec {}
-
-impl Drop for RawExec {
-    fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: the last owner is gone. The driver defers
-            // destruction until the exec's launches complete; it fails only
-            // for invalid handles.
-            let _ = unsafe { result::exec_destroy(self.raw) };
-        }
-    }
-}
-
-/// What a graph keeps of an exec its kernels may launch from the device:
-/// the handle, and the exec's bound slices, tracked at every launch of the
-/// launching graph like its own.
-#[derive(Clone)]
-pub(crate) struct DeviceTarget<'a> {
-    /// Held, never read: the handle must outlive every launch of the launching graph.
-    pub _exec: Arc<RawExec>,
-    pub tracking: Arc<dyn ResourceSet + 'a>,
 }
 
 /// An executable graph. It borrows what its graph borrows (`'a`).
@@ -216,40 +180,6 @@ pub enum UpdateOutcome {
     Reinstantiated { reason: GraphError },
 }
 
-/// An exec a kernel may launch (`cudaGraphLaunch`). Pass it to a kernel
-/// parameter of type [`ExecParam`](crate::kernel::ExecParam). The graph
-/// that takes it keeps the exec's handle alive and tracks the exec's bound
-/// slices at each of its own launches, as if they were its own.
-#[derive(Clone, Copy)]
-pub struct DeviceExec<'e> {
-    raw: u64,
-    exec: &'e Arc<RawExec>,
-    tracking: &'e Arc<dyn ResourceSet + 'e>,
-}
-
-impl std::fmt::Debug for DeviceExec<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceExec")
-            .field("raw", &format_args!("{:#x}", self.raw))
-            .finish()
-    }
-}
-
-impl<'e> DeviceExec<'e> {
-    /// The 64-bit value a kernel receives.
-    pub fn raw(&self) -> u64 {
-        self.raw
-    }
-
-    /// What a launching graph keeps.
-    pub(crate) fn target(&self) -> DeviceTarget<'e> {
-        DeviceTarget {
-            _exec: self.exec.clone(),
-            tracking: self.tracking.clone(),
-        }
-    }
-}
-
 impl<'a> Graph<'a> {
     /// Instantiates the graph with default options.
     pub fn instantiate(&self) -> Result<Exec<'a>> {
@@ -303,10 +233,7 @@ impl<'a> Graph<'a> {
         let resources = self.resources.clone();
         Ok(Exec {
             raw,
-            owned: Arc::new(RawExec {
-                raw,
-                ctx: self.ctx.clone(),
-            }),
+            owned: Arc::new(RawExec::new(raw, self.ctx.clone())),
             tracking: resources.clone(),
             _original: resources.clone(),
             ctx: self.ctx.clone(),
@@ -482,11 +409,11 @@ impl<'a> Exec<'a> {
                  device (its launches could not be ordered after the one that makes it)",
             ));
         }
-        Ok(DeviceExec {
-            raw: self.raw as u64,
-            exec: &self.owned,
-            tracking: &self.tracking,
-        })
+        Ok(DeviceExec::new(
+            self.raw as u64,
+            &self.owned,
+            &self.tracking,
+        ))
     }
 
     /// The slice bound with `bind_mut` behind `buf`, between launches: read

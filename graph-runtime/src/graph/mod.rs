@@ -12,12 +12,12 @@
 //! accessed concurrently from multiple threads."
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
-use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
+use crate::fault::HostFaults;
+use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
-use crate::user_object::HostFaults;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::marker::PhantomData;

@@ -3,10 +3,11 @@
 //! types, so rustc checks every argument. CUDA C is compiled by NVRTC for the
 //! current device on first use and cached once per context per process.
 
+use crate::buffer::DeviceTarget;
 use crate::buffer::{Buf, BufferUse};
-use crate::conditional::CondHandle;
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::exec::{DeviceExec, DeviceTarget};
+use crate::handle::CondHandle;
+use crate::handle::DeviceExec;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};

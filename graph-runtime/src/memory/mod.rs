@@ -1,9 +1,10 @@
 //! Memory nodes: graph allocations (alloc and free nodes, with peer access),
 //! copies and fills, and the device's graph-memory attributes and trim.
 
-use crate::buffer::{AllocRef, Buf, BufferUse};
+use crate::buffer::{lock, AllocRef, Buf, BufferUse};
 use crate::error::{DriverResultExt, GraphError, Result};
-use crate::graph::{zeroed_params, AllocInfo, AllocOrigin, Graph};
+use crate::escape::Escaped;
+use crate::graph::{zeroed_params, AllocInfo, AllocOrigin, Graph, FOREIGN_ROOT};
 use crate::host::{HostBuf, HostUse};
 use crate::kernel::LaunchConfig;
 use crate::node::{Node, NodeKind};
@@ -174,6 +175,28 @@ impl<'a> Graph<'a> {
             index: alloc,
         };
         Buf::new(ptr, len, true, self.resource_id, Some(owner))
+    }
+
+    /// Binds an allocation another graph's launch made: nodes of this graph
+    /// may use it (it is live from the graph's start), and one free node may
+    /// free it ([`Graph::add_free`]). The graph owns it from now on: it is
+    /// freed by that free node when an exec of this graph launches, or when
+    /// the graph and its execs are gone. A launch of this graph after the
+    /// allocation was freed is refused until the exec that makes it
+    /// launches again (which makes it at the same address).
+    #[must_use = "the graph uses the allocation only through the returned `Buf`"]
+    pub fn bind_escaped<T>(&mut self, escaped: Escaped<T>) -> Buf<'a, T> {
+        let (len, held) = escaped.into_bound();
+        if held.stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            let ptr = held.state.ptr;
+            // Dropping it frees it; a buffer of another context is refused
+            // by every node.
+            drop(held);
+            return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
+        }
+        let buf = self.register_escaped(&held.state, len);
+        lock(&self.resources).escapes.push(held);
+        buf
     }
 
     /// Records an allocation another graph made as one of this graph's,
