@@ -43,8 +43,8 @@ fn main() -> common::Result {
     let seen = g.add_host_buffer::<f32>(N as usize)?;
     let offsets = g.add_host_buffer::<f32>(N as usize)?;
     let make = g.add_kernel("make", &iota, config, (xb, N), &[])?;
-    let scaled = g.add_kernel("scale", &scale, config, (xb, 1.0f32, N), &[*make])?;
-    let back = g.add_copy("back", xb, &seen, &[*scaled])?;
+    let scaled = g.add_kernel("scale", &scale, config, (xb, 1.0f32, N), &[make.node()])?;
+    let back = g.add_copy("back", xb, &seen, &[scaled.node()])?;
     let (log, mean_out) = (means.clone(), last_mean.clone());
     let stats = g.add_host_reading(
         "mean",

@@ -65,10 +65,7 @@ impl<'a, K: PartialEq> GraphCache<'a, K> {
         if self.entries.len() >= self.capacity {
             self.entries.remove(0);
         }
-        let warm = InstantiateOptions {
-            upload: Some(stream),
-            ..*options
-        };
+        let warm = options.upload(stream);
         let mut exec = graph.instantiate_with(&warm)?;
         exec.launch(stream)?;
         self.entries.push((key, exec));

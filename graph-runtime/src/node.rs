@@ -97,10 +97,11 @@ impl<A: KernelArgs> KernelNode<A> {
     }
 }
 
-impl<A> std::ops::Deref for KernelNode<A> {
-    type Target = Node;
-    fn deref(&self) -> &Node {
-        &self.node
+/// A kernel node is a node: `Node::from(k)` (or [`KernelNode::node`]) lists
+/// it among dependencies. (Not `Deref`: a kernel node is no smart pointer.)
+impl<A> From<KernelNode<A>> for Node {
+    fn from(kernel: KernelNode<A>) -> Node {
+        kernel.node
     }
 }
 

@@ -49,7 +49,7 @@ fn assert_usable(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) {
                 &[alloc],
             )
             .unwrap();
-        let copy = g.add_copy("copy", scratch, xb, &[*bump]).unwrap();
+        let copy = g.add_copy("copy", scratch, xb, &[bump.node()]).unwrap();
         g.add_free("free", scratch, &[copy]).unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(stream).unwrap();
@@ -201,9 +201,9 @@ fn trap_child() {
             .add_kernel("before", &add_one, config, (xb, N), &[])
             .unwrap();
         let trapping = g
-            .add_kernel("trap", &trap, config, (xb, N), &[*before])
+            .add_kernel("trap", &trap, config, (xb, N), &[before.node()])
             .unwrap();
-        g.add_kernel("after", &add_one, config, (xb, N), &[*trapping])
+        g.add_kernel("after", &add_one, config, (xb, N), &[trapping.node()])
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();

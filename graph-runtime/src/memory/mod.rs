@@ -70,11 +70,22 @@ impl<L: AllocLen + Copy> AllocLen for &L {
     }
 }
 
-/// Options of a graph allocation.
+/// Options of a graph allocation: `AllocOptions::default()`, then the
+/// builder methods.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct AllocOptions {
     /// Other devices (ordinals) that may read and write the allocation.
     pub peer_access: Vec<usize>,
+}
+
+impl AllocOptions {
+    /// Lets the devices with these ordinals read and write the allocation.
+    #[must_use]
+    pub fn peer_access(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
+        self.peer_access = devices.into_iter().collect();
+        self
+    }
 }
 
 impl<'a> Graph<'a> {
@@ -308,6 +319,7 @@ impl<'a> Graph<'a> {
 
 /// Graph memory in use and reserved on a device (`cuDeviceGetGraphMemAttribute`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GraphMemUsage {
     pub used_current: u64,
     pub used_high: u64,

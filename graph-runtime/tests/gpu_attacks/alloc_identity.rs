@@ -44,11 +44,11 @@ fn scaled_through_graph_memory<'a>(
             scale,
             cfg(),
             (tmp, factor, N),
-            &[*fill],
+            &[fill.node()],
         )
         .unwrap();
     let copy = g
-        .add_copy(&format!("{prefix}_copy"), tmp, out, &[*scaled])
+        .add_copy(&format!("{prefix}_copy"), tmp, out, &[scaled.node()])
         .unwrap();
     g.add_free(&format!("{prefix}_free"), tmp, &[copy]).unwrap();
 }
@@ -81,7 +81,7 @@ fn sharing_and_child_graphs_refuse_another_graphs_allocation() {
         let fill_a = a
             .add_kernel("a_fill", &iota, cfg(), (tmp_a, N), &[alloc_a])
             .unwrap();
-        let copy_a = a.add_copy("a_copy", tmp_a, oa, &[*fill_a]).unwrap();
+        let copy_a = a.add_copy("a_copy", tmp_a, oa, &[fill_a.node()]).unwrap();
         a.add_free("a_free", tmp_a, &[copy_a]).unwrap();
 
         // B shares A's bound buffers and has no allocation yet.
@@ -186,7 +186,7 @@ fn execs_refuse_another_graphs_allocation_and_nodes() {
         let fill_a = a
             .add_kernel("a_fill", &iota, cfg(), (tmp_a, N), &[alloc_a])
             .unwrap();
-        let copy_a = a.add_copy("a_copy", tmp_a, oa, &[*fill_a]).unwrap();
+        let copy_a = a.add_copy("a_copy", tmp_a, oa, &[fill_a.node()]).unwrap();
         a.add_free("a_free", tmp_a, &[copy_a]).unwrap();
 
         let mut b = a.new_sharing().unwrap();
@@ -196,9 +196,9 @@ fn execs_refuse_another_graphs_allocation_and_nodes() {
             .add_kernel("b_fill", &iota, cfg(), (tmp_b, N), &[alloc_b])
             .unwrap();
         let scale_b = b
-            .add_kernel("b_scale", &scale, cfg(), (tmp_b, 2.0, N), &[*fill_b])
+            .add_kernel("b_scale", &scale, cfg(), (tmp_b, 2.0, N), &[fill_b.node()])
             .unwrap();
-        let copy_b = b.add_copy("b_copy", tmp_b, ob, &[*scale_b]).unwrap();
+        let copy_b = b.add_copy("b_copy", tmp_b, ob, &[scale_b.node()]).unwrap();
         b.add_free("b_free", tmp_b, &[copy_b]).unwrap();
 
         let mut exec_a = a.instantiate().unwrap();
@@ -395,7 +395,7 @@ fn exec_updates_refuse_another_graphs_conditional_handle() {
         let spare = x.cond_handle(Some(0)).unwrap();
         let hx = x.cond_handle(None).unwrap();
         let set_x = x.add_kernel("set_x", &set, one, (hx, 1), &[]).unwrap();
-        x.add_if("if_x", hx, &[*set_x], |body| {
+        x.add_if("if_x", hx, &[set_x.node()], |body| {
             body.add_kernel("mark_x", &mark, one, (v, 0), &[]).map(drop)
         })
         .unwrap();

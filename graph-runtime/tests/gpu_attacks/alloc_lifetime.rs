@@ -65,9 +65,9 @@ fn exec_updates_cannot_move_graph_memory_outside_its_lifetime() {
             .add_kernel("k1_fill", &iota, cfg, (tmp, N), &[alloc])
             .unwrap();
         let k1 = g
-            .add_kernel("k1_scale", &scale, cfg, (tmp, 2.0, N), &[*fill])
+            .add_kernel("k1_scale", &scale, cfg, (tmp, 2.0, N), &[fill.node()])
             .unwrap();
-        let copy = g.add_copy("copy_out", tmp, o, &[*k1]).unwrap();
+        let copy = g.add_copy("copy_out", tmp, o, &[k1.node()]).unwrap();
         let free = g.add_free("free_tmp", tmp, &[copy]).unwrap();
         let k2 = g
             .add_kernel("k2_after_free", &iota, cfg, (b2, N), &[free])
@@ -158,7 +158,7 @@ fn exec_updates_of_body_nodes_follow_their_conditional_nodes_order() {
         let h_inside = g.cond_handle(Some(1)).unwrap();
         let mut inside_body = None;
         let inside_if = g
-            .add_if("inside_if", h_inside, &[*fill], |body| {
+            .add_if("inside_if", h_inside, &[fill.node()], |body| {
                 inside_body =
                     Some(body.add_kernel("inside_body", &scale, cfg, (i, 1.0, N), &[])?);
                 Ok(())

@@ -121,10 +121,11 @@ fn an_index_a_grid_or_a_one_element_buffer_past_the_end_is_refused() {
                 &partial,
                 LaunchConfig::new(4, 256),
                 (xb, p, N),
-                &[*m],
+                &[m.node()],
             )
             .unwrap();
-        g.add_kernel("step", &flag, one, (c, f), &[*r]).unwrap();
+        g.add_kernel("step", &flag, one, (c, f), &[r.node()])
+            .unwrap();
         let mut exec = g.instantiate().unwrap();
         let err = exec.set_kernel_args(&m, (v, 9)).unwrap_err();
         expect_invalid_node(&err, "slot3");
@@ -190,13 +191,13 @@ fn unordered_setters_of_one_handle_are_refused() {
         expect_invalid_node(&err, "racer");
         assert!(err.to_string().contains("`first`"), "{err}");
         let second = g
-            .add_kernel("second", &set, one, (go, 1), &[*first])
+            .add_kernel("second", &set, one, (go, 1), &[first.node()])
             .unwrap();
         let branch = g
             .add_if_else(
                 "branch",
                 go,
-                &[*second],
+                &[second.node()],
                 |then| then.add_kernel("then", &mark, one, (v, 0), &[]).map(|_| ()),
                 |other| {
                     other
@@ -262,10 +263,7 @@ fn a_forgotten_launcher_still_orders_the_device_launched_execs_buffers() {
         kernels::LaunchGraph::load(&ctx).unwrap(),
         kernels::SlowFill::load(&ctx).unwrap(),
     );
-    let device = InstantiateOptions {
-        device_launch: true,
-        ..Default::default()
-    };
+    let device = InstantiateOptions::default().device_launch(true);
     let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let mut pad = stream.alloc_zeros::<f32>(N as usize).unwrap();
     {
@@ -299,7 +297,13 @@ fn a_forgotten_launcher_still_orders_the_device_launched_execs_buffers() {
                 .unwrap();
             let handle = target_exec.device_handle().unwrap();
             launcher
-                .add_kernel("tail", &launch, LaunchConfig::new(1, 1), (handle, 0), &[*s])
+                .add_kernel(
+                    "tail",
+                    &launch,
+                    LaunchConfig::new(1, 1),
+                    (handle, 0),
+                    &[s.node()],
+                )
                 .unwrap();
             let mut exec = launcher.instantiate_with(&device).unwrap();
             exec.upload(&stream).unwrap();
@@ -382,7 +386,7 @@ fn a_pageable_copy_is_done_when_launch_returns() {
                 &[],
             )
             .unwrap();
-        g.add_copy("back", xb, &mut host, &[*fill]).unwrap();
+        g.add_copy("back", xb, &mut host, &[fill.node()]).unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();
         for i in 0..N as usize {

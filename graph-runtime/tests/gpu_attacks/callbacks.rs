@@ -159,7 +159,7 @@ fn a_host_node_may_call_cuda_on_another_stream() {
                     side.synchronize().unwrap();
                     records.lock().unwrap().push((back, mine));
                 },
-                &[*fill],
+                &[fill.node()],
             )
             .unwrap();
         g.add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[host])
@@ -207,7 +207,7 @@ fn a_panicking_host_closure_does_not_stop_the_graph() {
         let xb = g.bind_mut(&mut x);
         let fill = g.add_kernel("iota", &iota, cfg, (xb, N), &[]).unwrap();
         let boom = g
-            .add_host("boom", || panic!("a host closure panicked"), &[*fill])
+            .add_host("boom", || panic!("a host closure panicked"), &[fill.node()])
             .unwrap();
         let tripled = g
             .add_kernel("scale", &scale, cfg, (xb, 3.0, N), &[boom])
@@ -218,7 +218,7 @@ fn a_panicking_host_closure_does_not_stop_the_graph() {
             move || {
                 counter.fetch_add(1, Ordering::SeqCst);
             },
-            &[*tripled],
+            &[tripled.node()],
         )
         .unwrap();
         let mut exec = g.instantiate().unwrap();
@@ -300,7 +300,7 @@ fn a_host_closure_calling_cuda_survives_a_concurrent_exec_destruction() {
                 let h = c.cond_handle(None).unwrap();
                 let one = LaunchConfig::new(1, 1);
                 let s = c.add_kernel("set", &set, one, (h, 1), &[]).unwrap();
-                c.add_if("if", h, &[*s], |body| {
+                c.add_if("if", h, &[s.node()], |body| {
                     body.add_kernel("mark", &mark, one, (v, 0), &[]).map(drop)
                 })
                 .unwrap();

@@ -42,7 +42,7 @@ fn swapping_an_if_body_out_poisons_the_graph_and_the_escaped_body() {
         let mut before = g.instantiate().unwrap();
         let h = g.cond_handle(Some(1)).unwrap();
         let mut other = Graph::new(&ctx).unwrap();
-        let result = g.add_if("swapped", h, &[*first], |body| {
+        let result = g.add_if("swapped", h, &[first.node()], |body| {
             body.add_kernel("inside", &mark, one(), (v, 2), &[])?;
             std::mem::swap(body, &mut other);
             Ok(())
@@ -51,7 +51,7 @@ fn swapping_an_if_body_out_poisons_the_graph_and_the_escaped_body() {
 
         // The parent refuses everything.
         expect_poisoned(g.add_empty("after", &[]));
-        expect_poisoned(g.add_empty("after_first", &[*first]));
+        expect_poisoned(g.add_empty("after_first", &[first.node()]));
         expect_poisoned(g.add_kernel("after_kernel", &mark, one(), (v, 1), &[]));
         expect_poisoned(g.cond_handle(None));
         expect_poisoned(g.add_host("host", || {}, &[]));
@@ -233,13 +233,13 @@ fn swapping_a_body_out_and_back_is_harmless() {
         let first = g.add_kernel("first", &mark, one(), (v, 0), &[]).unwrap();
         let h = g.cond_handle(Some(1)).unwrap();
         let mut stand_in = Graph::new(&ctx).unwrap();
-        g.add_if("swap_back", h, &[*first], |body| {
+        g.add_if("swap_back", h, &[first.node()], |body| {
             std::mem::swap(body, &mut stand_in);
             // `stand_in` is the real body now, `body` the stand-in.
             let then = stand_in.add_kernel("then", &mark, one(), (v, 1), &[])?;
             body.add_empty("on_the_stand_in", &[])?;
             std::mem::swap(body, &mut stand_in);
-            body.add_kernel("then_again", &mark, one(), (v, 1), &[*then])?;
+            body.add_kernel("then_again", &mark, one(), (v, 1), &[then.node()])?;
             Ok(())
         })
         .unwrap();

@@ -54,7 +54,7 @@ fn an_exec_keeps_a_dropped_launch_stream_and_its_drop_waits() {
     {
         let mut g = Graph::new(&ctx).unwrap();
         let xb = g.bind_mut(&mut x);
-        let mut last: Node = *g
+        let mut last: Node = g
             .add_kernel(
                 "slow_fill",
                 &slow,
@@ -62,9 +62,10 @@ fn an_exec_keeps_a_dropped_launch_stream_and_its_drop_waits() {
                 (xb, 7.0, N, SPIN),
                 &[],
             )
-            .unwrap();
+            .unwrap()
+            .node();
         for i in 0..STEPS {
-            last = *g
+            last = g
                 .add_kernel(
                     &format!("step{i}"),
                     &add_one,
@@ -72,7 +73,8 @@ fn an_exec_keeps_a_dropped_launch_stream_and_its_drop_waits() {
                     (xb, N),
                     &[last],
                 )
-                .unwrap();
+                .unwrap()
+                .node();
         }
         let mut exec = g.instantiate().unwrap();
         let launch_stream = ctx.new_stream().unwrap();
@@ -114,7 +116,7 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
     {
         let mut g = Graph::new(&ctx).unwrap();
         let (xb, sb) = (g.bind_mut(&mut x), g.bind_mut(&mut scratch));
-        let mut last: Node = *g
+        let mut last: Node = g
             .add_kernel(
                 "slow",
                 &slow,
@@ -122,9 +124,10 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
                 (sb, 1.0, 256, SPIN / 10),
                 &[],
             )
-            .unwrap();
+            .unwrap()
+            .node();
         for i in 0..STEPS {
-            last = *g
+            last = g
                 .add_kernel(
                     &format!("step{i}"),
                     &add_one,
@@ -132,7 +135,8 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
                     (xb, N),
                     &[last],
                 )
-                .unwrap();
+                .unwrap()
+                .node();
         }
         let mut exec = g.instantiate().unwrap();
         for _ in 0..LAUNCHES {

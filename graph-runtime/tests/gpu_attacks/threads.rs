@@ -49,7 +49,7 @@ fn a_graph_grows_on_one_thread_while_its_execs_are_updated_on_others() {
         let k = g
             .add_kernel("scale", &scale, cfg, (xb, 1.0, N), &[])
             .unwrap();
-        let k_node: Node = *k;
+        let k_node: Node = k.node();
         let mut e1 = g.instantiate().unwrap();
         let mut e2 = g.instantiate().unwrap();
         let launches = ctx.new_stream().unwrap();
@@ -66,9 +66,9 @@ fn a_graph_grows_on_one_thread_while_its_execs_are_updated_on_others() {
                         .add_kernel(&format!("grow{i}"), &add_one, cfg, (yb, N), &deps)
                         .unwrap();
                     if i % 8 == 0 {
-                        g.add_empty(&format!("join{i}"), &[*node]).unwrap();
+                        g.add_empty(&format!("join{i}"), &[node.node()]).unwrap();
                     }
-                    last = Some(*node);
+                    last = Some(node.node());
                 }
             });
             let toggler = s.spawn(|| {
@@ -135,7 +135,7 @@ fn a_child_graph_is_cloned_while_its_exec_is_updated_on_another_thread() {
                 .add_kernel("child_bump", &add_one, cfg, (yb, N), &[])
                 .unwrap();
             let k = child
-                .add_kernel("child_scale", &scale, cfg, (xb, 1.0, N), &[*bump])
+                .add_kernel("child_scale", &scale, cfg, (xb, 1.0, N), &[bump.node()])
                 .unwrap();
             let mut exec = child.instantiate().unwrap();
             let deps: Vec<Node> = last.into_iter().collect();
@@ -241,7 +241,7 @@ fn graph_and_exec_calls_work_as_the_first_call_on_fresh_threads() {
         let xb = g.bind_mut(&mut x);
         let fill = g.add_kernel("iota", &iota, cfg, (xb, N), &[]).unwrap();
         let k = g
-            .add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[*fill])
+            .add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[fill.node()])
             .unwrap();
         let k_node = k.node();
         let counter = calls.clone();

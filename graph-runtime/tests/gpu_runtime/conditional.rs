@@ -21,7 +21,7 @@ fn if_runs_its_body_only_when_set() {
             let v = g.bind_mut(&mut visits);
             let h = g.cond_handle(None).unwrap();
             let s = g.add_kernel("set", &set, one(), (h, value), &[]).unwrap();
-            g.add_if("branch", h, &[*s], |body| {
+            g.add_if("branch", h, &[s.node()], |body| {
                 body.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop)
             })
             .unwrap();
@@ -50,7 +50,7 @@ fn if_else_selects_one_branch() {
             g.add_if_else(
                 "branch",
                 h,
-                &[*s],
+                &[s.node()],
                 |then| then.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop),
                 |other| {
                     other
@@ -109,7 +109,7 @@ fn switch_selects_each_of_four_arms_and_none_out_of_range() {
             let v = g.bind_mut(&mut visits);
             let h = g.cond_handle(None).unwrap();
             let s = g.add_kernel("set", &set, one(), (h, value), &[]).unwrap();
-            g.add_switch("choose", h, 4, &[*s], |arm, body| {
+            g.add_switch("choose", h, 4, &[s.node()], |arm, body| {
                 body.add_kernel(&format!("arm{arm}"), &mark, one(), (v, arm), &[])
                     .map(drop)
             })
@@ -152,7 +152,7 @@ fn if_nested_in_while_runs_every_iteration() {
             let step = body.add_kernel("step", &countdown, one(), (outer, c, it), &[])?;
             // The inner handle lives on the body graph that holds the IF.
             let inner = body.cond_handle(Some(1))?;
-            body.add_if("inner", inner, &[*step], |then| {
+            body.add_if("inner", inner, &[step.node()], |then| {
                 then.add_kernel("visit", &mark, one(), (v, 0), &[])
                     .map(drop)
             })?;
@@ -191,7 +191,7 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         // back, and the parent still knows every node, its own and the body's.
         let h = g.cond_handle(Some(0)).unwrap();
         let err = g
-            .add_if("failing", h, &[*first], |then| {
+            .add_if("failing", h, &[first.node()], |then| {
                 then.add_kernel("inside", &mark, one(), (v, 1), &[])?;
                 Err(GraphError::InvalidNode {
                     label: "inside".into(),
@@ -204,16 +204,18 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         // A panicking builder: the records come back during unwinding.
         let h2 = g.cond_handle(Some(0)).unwrap();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = g.add_if("panicking", h2, &[*first], |_| panic!("builder panicked"));
+            let _ = g.add_if("panicking", h2, &[first.node()], |_| {
+                panic!("builder panicked")
+            });
         }));
         assert!(caught.is_err());
         assert_eq!(g.labels(), ["first", "failing", "inside", "panicking"]);
         // The graph goes on: its handles still resolve, it takes more
         // nodes, and it runs (both handles are reset to 0 at each launch: no
         // body runs).
-        assert_eq!(g.label(*first).as_deref(), Some("first"));
+        assert_eq!(g.label(first.node()).as_deref(), Some("first"));
         let _ = g
-            .add_kernel("last", &mark, one(), (v, 0), &[*first])
+            .add_kernel("last", &mark, one(), (v, 0), &[first.node()])
             .unwrap();
         g.instantiate().unwrap().launch(&stream).unwrap();
         sync(&stream);

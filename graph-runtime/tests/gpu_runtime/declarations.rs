@@ -51,7 +51,7 @@ fn kernels_declared_from_ptx_and_from_a_cudarc_function() {
         let a = g
             .add_kernel("ptx", &add_one_ptx, cfg, (xb, N), &[])
             .unwrap();
-        g.add_kernel("function", &add_one_fn, cfg, (xb, N), &[*a])
+        g.add_kernel("function", &add_one_fn, cfg, (xb, N), &[a.node()])
             .unwrap();
         g.instantiate().unwrap().launch(&stream).unwrap();
         sync(&stream);

@@ -5,10 +5,7 @@ use graph_runtime::{Graph, InstantiateOptions, LaunchConfig};
 const N: u32 = 1024;
 
 fn device_launch() -> InstantiateOptions<'static> {
-    InstantiateOptions {
-        device_launch: true,
-        ..Default::default()
-    }
+    InstantiateOptions::default().device_launch(true)
 }
 
 #[test]

@@ -103,15 +103,15 @@ fn per_node_argument_update_and_enable_disable() {
             .add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[])
             .unwrap();
         let a = g
-            .add_kernel("add_one", &add_one, cfg, (xb, N), &[*s])
+            .add_kernel("add_one", &add_one, cfg, (xb, N), &[s.node()])
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap(); // 1 * 2 + 1 = 3
         exec.set_kernel_args(&s, (xb, 5.0, N)).unwrap();
         exec.launch(&stream).unwrap(); // 3 * 5 + 1 = 16
-        exec.set_enabled(*a, false).unwrap();
+        exec.set_enabled(a.node(), false).unwrap();
         exec.launch(&stream).unwrap(); // 16 * 5 = 80
-        exec.set_enabled(*a, true).unwrap();
+        exec.set_enabled(a.node(), true).unwrap();
         exec.launch(&stream).unwrap(); // 80 * 5 + 1 = 401
         sync(&stream);
     }
@@ -145,11 +145,8 @@ fn instantiate_failure_names_the_node() {
             &[],
         )
         .unwrap();
-    g.add_host("report", || {}, &[*k]).unwrap();
-    let options = InstantiateOptions {
-        device_launch: true,
-        ..Default::default()
-    };
+    g.add_host("report", || {}, &[k.node()]).unwrap();
+    let options = InstantiateOptions::default().device_launch(true);
     let err = g.instantiate_with(&options).unwrap_err();
     match &err {
         GraphError::Instantiate { label, .. } => {
@@ -184,7 +181,7 @@ fn dot_clone_priority_and_labels() {
             &add_one,
             LaunchConfig::for_elements(N, 256),
             (xb, N),
-            &[*k],
+            &[k.node()],
         )
         .unwrap();
         assert_eq!(g.labels(), ["first", "second"]);
@@ -192,11 +189,9 @@ fn dot_clone_priority_and_labels() {
         assert!(dot.starts_with("digraph"), "{dot}");
         let clone = g.try_clone().unwrap();
         assert_eq!(clone.labels(), ["first", "second"]);
-        let options = InstantiateOptions {
-            use_node_priority: true,
-            upload: Some(&stream),
-            ..Default::default()
-        };
+        let options = InstantiateOptions::default()
+            .use_node_priority(true)
+            .upload(&stream);
         let mut exec = clone.instantiate_with(&options).unwrap();
         assert_eq!(exec.labels(), ["first", "second"]);
         exec.launch(&stream).unwrap();
@@ -243,7 +238,7 @@ fn user_object_destructor_runs_once_after_exec_and_work_are_gone() {
                 let _ = &probe;
                 counter.fetch_add(1, Ordering::SeqCst);
             },
-            &[*k],
+            &[k.node()],
         )
         .unwrap();
         let mut exec = g.instantiate().unwrap();

@@ -35,7 +35,7 @@ fn host_nodes_consume_what_copy_nodes_bring_back() {
                 &[],
             )
             .unwrap();
-        let back = g.add_copy("back", xb, &host, &[*fill]).unwrap();
+        let back = g.add_copy("back", xb, &host, &[fill.node()]).unwrap();
         let seen = sums.clone();
         let sum = g
             .add_host_reading(
@@ -64,7 +64,7 @@ fn host_nodes_consume_what_copy_nodes_bring_back() {
         g.add_copy("forth", &host, yb, &[double]).unwrap();
         // A host node unordered with the copy that writes the buffer.
         let err = g
-            .add_host_reading("racer", &host, |_: &[f32]| {}, &[*fill])
+            .add_host_reading("racer", &host, |_: &[f32]| {}, &[fill.node()])
             .unwrap_err();
         assert!(
             matches!(&err, GraphError::InvalidNode { label, .. } if label == "racer"),

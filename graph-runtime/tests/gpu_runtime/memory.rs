@@ -32,12 +32,18 @@ fn alloc_use_free_relaunched_100_times() {
             .add_kernel("iota", &iota, cfg, (tmp, N), &[alloc])
             .unwrap();
         let sum = g
-            .add_kernel("add", &add, cfg, (tmp, x, o, N), &[*fill])
+            .add_kernel("add", &add, cfg, (tmp, x, o, N), &[fill.node()])
             .unwrap();
         let count = g
-            .add_kernel("count", &mark, LaunchConfig::new(1, 1), (l, 0), &[*sum])
+            .add_kernel(
+                "count",
+                &mark,
+                LaunchConfig::new(1, 1),
+                (l, 0),
+                &[sum.node()],
+            )
             .unwrap();
-        g.add_free("free_tmp", tmp, &[*count]).unwrap();
+        g.add_free("free_tmp", tmp, &[count.node()]).unwrap();
         let mut exec = g.instantiate().unwrap();
         for _ in 0..100 {
             exec.launch(&stream).unwrap();
@@ -81,7 +87,7 @@ fn builder_rejects_uses_outside_an_allocation_lifetime() {
         err.to_string().contains("while `user` may still use it"),
         "{err}"
     );
-    let free = g.add_free("free", tmp, &[*user]).unwrap();
+    let free = g.add_free("free", tmp, &[user.node()]).unwrap();
     let err = g
         .add_kernel("late", &iota, cfg, (tmp, N), &[free])
         .unwrap_err();
@@ -107,7 +113,7 @@ fn producer_consumers<'a>(
         )
         .unwrap();
     for (i, out) in outs.into_iter().enumerate() {
-        g.add_copy(&format!("consume{i}"), tmp, out, &[*produce])
+        g.add_copy(&format!("consume{i}"), tmp, out, &[produce.node()])
             .unwrap();
     }
 }
@@ -140,10 +146,10 @@ fn reserved_for_allocations(
                 .add_kernel(&format!("w{i}"), &iota, cfg, (buf, len), &[alloc])
                 .unwrap();
             if chained {
-                let free = g.add_free(&format!("f{i}"), buf, &[*write]).unwrap();
+                let free = g.add_free(&format!("f{i}"), buf, &[write.node()]).unwrap();
                 previous = vec![free];
             } else {
-                pending.push((buf, *write));
+                pending.push((buf, write.node()));
             }
         }
         let writes: Vec<_> = pending.iter().map(|(_, w)| *w).collect();
@@ -231,10 +237,7 @@ mod alone {
             };
             let bufs = [g.bind_mut(a), g.bind_mut(b), g.bind_mut(c)];
             producer_consumers(&mut g, bufs, &iota);
-            let options = InstantiateOptions {
-                auto_free_on_launch: true,
-                ..Default::default()
-            };
+            let options = InstantiateOptions::default().auto_free_on_launch(true);
             let mut exec = g.instantiate_with(&options).unwrap();
             for _ in 0..3 {
                 exec.launch(&stream).unwrap();
@@ -268,10 +271,7 @@ mod alone {
             };
             let bufs = [g.bind_mut(a), g.bind_mut(b), g.bind_mut(c)];
             producer_consumers(&mut g, bufs, &iota);
-            let options = InstantiateOptions {
-                auto_free_on_launch: true,
-                ..Default::default()
-            };
+            let options = InstantiateOptions::default().auto_free_on_launch(true);
             let mut exec = g.instantiate_with(&options).unwrap();
             for _ in 0..2 {
                 exec.launch(&stream).unwrap();
@@ -403,8 +403,8 @@ mod alone {
             let bump = use_free
                 .add_kernel("bump", &add_one, config, (e, N), &[])
                 .unwrap();
-            let copy = use_free.add_copy("copy", e, ob, &[*bump]).unwrap();
-            let err = use_free.add_free("early", e, &[*bump]).unwrap_err();
+            let copy = use_free.add_copy("copy", e, ob, &[bump.node()]).unwrap();
+            let err = use_free.add_free("early", e, &[bump.node()]).unwrap_err();
             assert!(err.to_string().contains("may still use it"), "{err}");
             use_free.add_free("free", e, &[copy]).unwrap();
             let mut consumer = use_free.instantiate().unwrap();

@@ -37,9 +37,9 @@ fn kernel_copy_fill_host_empty_and_event_nodes() {
             .add_kernel("scale", &scale, cfg, (xb, 2.0, N), &[load])
             .unwrap();
         let sum = g
-            .add_kernel("add", &add, cfg, (xb, yb, zb, N), &[*doubled, fill])
+            .add_kernel("add", &add, cfg, (xb, yb, zb, N), &[doubled.node(), fill])
             .unwrap();
-        let d2d = g.add_copy("d2d", zb, wb, &[*sum]).unwrap();
+        let d2d = g.add_copy("d2d", zb, wb, &[sum.node()]).unwrap();
         let record = g.add_event_record("record", &event, &[d2d]).unwrap();
         let wait = g.add_event_wait("wait", &event, &[record]).unwrap();
         let d2h = g
@@ -87,9 +87,15 @@ fn child_graph_node_runs_its_graph() {
             .add_kernel("child_add_one", &add_one, cfg, (xb, N), &[])
             .unwrap();
         child
-            .add_kernel("child_add_one_again", &add_one, cfg, (xb, N), &[*inner])
+            .add_kernel(
+                "child_add_one_again",
+                &add_one,
+                cfg,
+                (xb, N),
+                &[inner.node()],
+            )
             .unwrap();
-        let node = parent.add_child("child", child, &[*first]).unwrap();
+        let node = parent.add_child("child", child, &[first.node()]).unwrap();
         parent
             .add_kernel("add_one", &add_one, cfg, (xb, N), &[node])
             .unwrap();
@@ -194,14 +200,14 @@ fn kernel_nodes_run_in_their_functions_context_whatever_is_current() {
             .unwrap();
         other.bind_to_thread().unwrap();
         let second = g
-            .add_kernel("second", &scale, cfg, (xb, 3.0, N), &[*first])
+            .add_kernel("second", &scale, cfg, (xb, 3.0, N), &[first.node()])
             .unwrap();
         // SAFETY: clears this thread's current context; nothing else on this
         // thread relies on it until the graph binds its own again.
         unsafe { cudarc::driver::sys::cuCtxSetCurrent(std::ptr::null_mut()) }
             .result()
             .unwrap();
-        g.add_kernel("third", &scale, cfg, (xb, 5.0, N), &[*second])
+        g.add_kernel("third", &scale, cfg, (xb, 5.0, N), &[second.node()])
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();

@@ -150,12 +150,12 @@ pub fn cycle(
             &k.add,
             elements,
             (x, scratch, scratch, N),
-            &[up, *iota],
+            &[up, iota.node()],
         )?;
-        let back = g.add_copy("back", scratch, x, &[*sum])?;
+        let back = g.add_copy("back", scratch, x, &[sum.node()])?;
         g.add_free("free", scratch, &[back])?;
         let scale = g.add_kernel("scale", &k.scale, elements, (x, 2.0f32, N), &[back])?;
-        let down = g.add_copy("down", x, &out, &[*scale])?;
+        let down = g.add_copy("down", x, &out, &[scale.node()])?;
         let calls = d.host_calls.clone();
         let host = if skip("host") {
             calls.fetch_add(2, Ordering::SeqCst); // as two launches would
@@ -181,19 +181,25 @@ pub fn cycle(
         })?;
         let repeat = g.add_while("repeat", while_cond, &[when, reset], |b| {
             let step = b.add_kernel("step", &k.step, one, (while_cond, counter), &[])?;
-            b.add_kernel("mark_while", &k.mark, one, (visits, 1u32), &[*step])?;
+            b.add_kernel("mark_while", &k.mark, one, (visits, 1u32), &[step.node()])?;
             Ok(())
         })?;
         let pick = g.add_kernel("pick", &k.set_condition, one, (switch_cond, 2u32), &[])?;
-        let choose = g.add_switch("choose", switch_cond, 3, &[repeat, *pick], |arm, b| {
-            match arm {
-                2 => b
-                    .add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[])?
-                    .node(),
-                _ => b.add_empty("idle", &[])?,
-            };
-            Ok(())
-        })?;
+        let choose = g.add_switch(
+            "choose",
+            switch_cond,
+            3,
+            &[repeat, pick.node()],
+            |arm, b| {
+                match arm {
+                    2 => b
+                        .add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[])?
+                        .node(),
+                    _ => b.add_empty("idle", &[])?,
+                };
+                Ok(())
+            },
+        )?;
         let join = g.add_empty("join", &[host, choose])?;
         let mut child = g.child_graph()?;
         child.add_kernel("bump", &k.add_one, elements, (w, N), &[])?;
@@ -258,7 +264,7 @@ pub fn cycle(
             let fill = g.add_fill("one", y, 1.0f32, &[])?;
             let config = LaunchConfig::for_elements(N, 256);
             let scale = g.add_kernel("scale", &k.scale, config, (y, factor, N), &[fill])?;
-            g.add_empty("done", &[*scale])?;
+            g.add_empty("done", &[scale.node()])?;
             Ok(())
         }
         let mut g = Graph::new(ctx)?;
@@ -285,10 +291,7 @@ pub fn cycle(
             .memcpy_htod(&[1.0f32; N as usize], &mut d.t)
             .map_err(|e| captured("memcpy_htod", e))?;
     } else {
-        let device = InstantiateOptions {
-            device_launch: true,
-            ..Default::default()
-        };
+        let device = InstantiateOptions::default().device_launch(true);
         let mut target = Graph::new(ctx)?;
         let t = target.bind_mut(&mut d.t);
         target.add_kernel("bump", &k.add_one, elements, (t, N), &[])?;

@@ -389,12 +389,10 @@ fn options(model: &Model<'_>) -> TokenStream {
         model.attrs.use_node_priority.is_some(),
     );
     quote! {
-        ::graph_runtime::InstantiateOptions {
-            upload: ::core::option::Option::None,
-            auto_free_on_launch: #auto_free,
-            device_launch: #device,
-            use_node_priority: #priority,
-        }
+        ::graph_runtime::InstantiateOptions::new()
+            .auto_free_on_launch(#auto_free)
+            .device_launch(#device)
+            .use_node_priority(#priority)
     }
 }
 
