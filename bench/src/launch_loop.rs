@@ -105,7 +105,7 @@ fn loops_of(
     let mut cpp_exec = cpp.new_exec(width, 1, &ptrs)?;
     // The value of bufs[0][0]: every launch of either side adds one.
     let mut count = 0.0f32;
-    let head = bound[0].slice(0..1).ok_or("an empty buffer")?;
+    let head = bound[0].try_slice(0..1).ok_or("an empty buffer")?;
     let mut rows = Vec::new();
     for (mode, _) in MODES.iter().enumerate() {
         let (mut rust, mut native, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

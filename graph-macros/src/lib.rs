@@ -30,7 +30,10 @@
 /// ```
 ///
 /// Graph attributes: `#[device_launch]`, `#[auto_free_on_launch]`,
-/// `#[use_node_priority]`. Node attributes: `#[disabled]` (kernel, copy and
+/// `#[use_node_priority]`; `///` docs, `#[allow]` and `#[cfg_attr]` go to the
+/// graph's type, and `#[cfg(..)]` on a named graph to every item it
+/// generates (the generated types derive `Debug`; `#[derive]` is refused).
+/// Node attributes: `#[disabled]` (kernel, copy and
 /// fill nodes start disabled), `#[priority(N)]` (kernel nodes, with
 /// `#[use_node_priority]`), `#[disjoint]` / `#[disjoint(x, ..)]` (see the
 /// race check below), `#[escape]` (an alloc node whose buffer outlives

@@ -93,8 +93,22 @@ impl<'a, T> Buf<'a, T> {
         self.writable
     }
 
-    /// Elements `range` of this buffer, or None if out of bounds.
-    pub fn slice(self, range: std::ops::Range<usize>) -> Option<Self> {
+    /// Elements `range` of this buffer (like cudarc's `CudaSlice::slice`).
+    ///
+    /// # Panics
+    /// If `range` is not within the buffer; see [`Buf::try_slice`].
+    #[track_caller]
+    pub fn slice(self, range: std::ops::Range<usize>) -> Self {
+        let len = self.len;
+        match self.try_slice(range.clone()) {
+            Some(part) => part,
+            None => panic!("range {range:?} is out of bounds of a buffer of {len} elements"),
+        }
+    }
+
+    /// Elements `range` of this buffer, or None if out of bounds (like
+    /// cudarc's `CudaSlice::try_slice`).
+    pub fn try_slice(self, range: std::ops::Range<usize>) -> Option<Self> {
         if range.start > range.end || range.end > self.len {
             return None;
         }
@@ -513,5 +527,31 @@ fn nest(
     match targets.split_first() {
         None => launch(visited),
         Some((first, rest)) => first.track(stream, visited, &mut |v| nest(rest, stream, v, launch)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Buf;
+
+    fn buf() -> Buf<'static, f32> {
+        Buf::new(0x1000, 8, true, 1, None)
+    }
+
+    #[test]
+    fn try_slice_refuses_what_is_out_of_bounds_and_slice_keeps_the_rest() {
+        assert!(buf().try_slice(4..9).is_none());
+        let (start, end) = (5, 4);
+        assert!(buf().try_slice(start..end).is_none());
+        let tail = buf().slice(6..8);
+        assert_eq!((tail.device_ptr(), tail.len()), (0x1000 + 24, 2));
+        assert!(tail.is_writable());
+        assert_eq!(buf().slice(8..8).len(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "range 2..9 is out of bounds of a buffer of 8 elements")]
+    fn slice_panics_out_of_bounds() {
+        let _ = buf().slice(2..9);
     }
 }

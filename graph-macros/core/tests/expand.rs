@@ -208,3 +208,14 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    cfg_on_every_item,
+    r#"
+    /// Only with the `gpu-extra` feature.
+    #[cfg(feature = "gpu-extra")]
+    pub graph Extra(x: &mut CudaSlice<f32>, n: u32) {
+        bump: kernel kernels::AddOne<<<1, 32>>>(x, n);
+    }
+"#
+);

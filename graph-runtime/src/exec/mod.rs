@@ -476,7 +476,7 @@ impl<'a> Exec<'a> {
     /// loop {
     ///     exec.launch(&stream)?;
     ///     // Read element 0 on another stream: ordered after the launch.
-    ///     let head = exec.bound_mut(xb.slice(0..1).unwrap())?;
+    ///     let head = exec.bound_mut(xb.slice(0..1))?;
     ///     if reader.clone_dtoh(&head.view()).unwrap()[0] >= 10.0 {
     ///         break;
     ///     }

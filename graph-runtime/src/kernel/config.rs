@@ -24,7 +24,9 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-/// How a kernel node is launched: `<<<grid, block, shared_mem>>>`.
+/// How a kernel node is launched: `<<<grid, block, shared_mem>>>`. The
+/// same launch as cudarc's [`LaunchConfig`](cudarc::driver::LaunchConfig)
+/// (`From` converts either way), with named dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: Dim3,
@@ -32,7 +34,29 @@ pub struct LaunchConfig {
     pub shared_mem_bytes: u32,
 }
 
+impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
+    fn from(c: cudarc::driver::LaunchConfig) -> Self {
+        LaunchConfig {
+            grid: c.grid_dim.into(),
+            block: c.block_dim.into(),
+            shared_mem_bytes: c.shared_mem_bytes,
+        }
+    }
+}
+
+impl From<LaunchConfig> for cudarc::driver::LaunchConfig {
+    fn from(c: LaunchConfig) -> Self {
+        cudarc::driver::LaunchConfig {
+            grid_dim: (c.grid.x, c.grid.y, c.grid.z),
+            block_dim: (c.block.x, c.block.y, c.block.z),
+            shared_mem_bytes: c.shared_mem_bytes,
+        }
+    }
+}
+
 impl LaunchConfig {
+    /// `<<<grid, block>>>` with no dynamic shared memory; a dimension is a
+    /// `u32` or a tuple of two or three.
     pub fn new(grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Self {
         LaunchConfig {
             grid: grid.into(),
@@ -41,6 +65,8 @@ impl LaunchConfig {
         }
     }
 
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    #[must_use]
     pub fn with_shared_mem(mut self, bytes: u32) -> Self {
         self.shared_mem_bytes = bytes;
         self
@@ -80,5 +106,25 @@ impl LaunchConfig {
             return Err(format!("block of {threads} threads exceeds CUDA's 1024"));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Dim3, LaunchConfig};
+
+    #[test]
+    fn converts_to_and_from_cudarcs_launch_config() {
+        let ours = LaunchConfig::new((4, 2), (32, 4, 2)).with_shared_mem(256);
+        let theirs: cudarc::driver::LaunchConfig = ours.into();
+        assert_eq!(theirs.grid_dim, (4, 2, 1));
+        assert_eq!(theirs.block_dim, (32, 4, 2));
+        assert_eq!(theirs.shared_mem_bytes, 256);
+        let back = LaunchConfig::from(theirs);
+        assert_eq!(back, ours);
+        assert_eq!(back.block, Dim3 { x: 32, y: 4, z: 2 });
+        let elements = LaunchConfig::from(cudarc::driver::LaunchConfig::for_num_elems(1000));
+        assert_eq!(elements.shared_mem_bytes, 0);
+        assert!(u64::from(elements.grid.x) * u64::from(elements.block.x) >= 1000);
     }
 }

@@ -100,7 +100,7 @@ fn sharing_and_child_graphs_refuse_another_graphs_allocation() {
             .add_kernel("b_kernel", &iota, cfg(), (tmp_a, N), &[alloc_b])
             .unwrap_err();
         expect_foreign(&err, Some("b_kernel"));
-        let part = tmp_a.slice(0..16).unwrap();
+        let part = tmp_a.slice(0..16);
         let err = b
             .add_kernel("b_part", &iota, cfg(), (part, 16), &[alloc_b])
             .unwrap_err();

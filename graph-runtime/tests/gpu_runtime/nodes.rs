@@ -244,7 +244,7 @@ fn eight_byte_fills_write_every_element() {
         let go = g.cond_handle(Some(1)).unwrap();
         g.add_if("body", go, &[], |body| {
             body.add_fill("pattern", cb, 0x0000_0001_0000_0002u64, &[])?;
-            body.add_fill("minus", db.slice(0..n).unwrap(), -1i64, &[])?;
+            body.add_fill("minus", db.slice(0..n), -1i64, &[])?;
             Ok(())
         })
         .unwrap();

@@ -19,7 +19,7 @@ use proc_macro2::TokenStream;
 /// The expansion of one checked graph.
 pub fn graph(model: &Model<'_>, topology: &Topology) -> TokenStream {
     match model.def.name {
-        Some(_) => item::expand(model, topology),
+        Some(_) => cfg_items(model.def, item::expand(model, topology)),
         None => expression::expand(model, topology),
     }
 }
@@ -28,7 +28,27 @@ pub fn graph(model: &Model<'_>, topology: &Topology) -> TokenStream {
 /// never reached (the crate does not compile).
 pub fn fallback(def: &GraphDef) -> TokenStream {
     match &def.name {
-        Some(_) => item::fallback(def),
+        Some(_) => cfg_items(def, item::fallback(def)),
         None => expression::fallback(),
     }
+}
+
+/// A named graph's items, each under the graph's `#[cfg(..)]` attributes
+/// (so a graph compiled out leaves no item behind, and none that names it).
+fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
+    let cfgs: Vec<&syn::Attribute> = def
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    if cfgs.is_empty() {
+        return items;
+    }
+    let Ok(file) = syn::parse2::<syn::File>(items.clone()) else {
+        return items; // never: the items are ours
+    };
+    file.items
+        .into_iter()
+        .map(|item| quote::quote! { #(#cfgs)* #item })
+        .collect()
 }

@@ -6,10 +6,29 @@ use proc_macro2::Span;
 use quote::ToTokens;
 use syn::Ident;
 
-pub(super) fn graph_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> GraphAttrs {
+pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnostics) -> GraphAttrs {
     let mut out = GraphAttrs::default();
     for attr in attrs {
         let path = attr.path();
+        if path.is_ident("cfg") {
+            // Put on every generated item by `expand::cfg_items`.
+            if !named {
+                diag.error_with_help(
+                    path,
+                    "`#[cfg]` applies to a named graph's items; this graph is an expression",
+                    "put the `#[cfg]` on the statement or item that holds the `cuda_graph!` expression",
+                );
+            }
+            continue;
+        }
+        if path.is_ident("derive") {
+            diag.error_with_help(
+                path,
+                "a graph's generated types cannot take `#[derive]`",
+                "they derive `Debug`; a graph and its exec own driver objects, so they are neither `Clone` nor comparable",
+            );
+            continue;
+        }
         let slot = if path.is_ident("device_launch") {
             &mut out.device_launch
         } else if path.is_ident("auto_free_on_launch") {

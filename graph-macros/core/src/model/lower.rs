@@ -23,7 +23,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
     let mut lowering = Lowering {
         model: Model {
             def,
-            attrs: graph_attrs(&def.attrs, diag),
+            attrs: graph_attrs(&def.attrs, def.name.is_some(), diag),
             nodes: Vec::new(),
             levels: vec![Level::default()],
             scopes: Vec::new(),
