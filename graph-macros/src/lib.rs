@@ -30,7 +30,9 @@
 /// ```
 ///
 /// Graph attributes: `#[device_launch]`, `#[auto_free_on_launch]`,
-/// `#[use_node_priority]`; `///` docs, `#[allow]` and `#[cfg_attr]` go to the
+/// `#[use_node_priority]`, `#[crate_path = path]` (generated code names the
+/// runtime `::graph_runtime`; a crate that renamed the dependency, or reaches
+/// it through a re-export, gives its path here); `///` docs, `#[allow]` and `#[cfg_attr]` go to the
 /// graph's type, and `#[cfg(..)]` on a named graph to every item it
 /// generates (the generated types derive `Debug`; `#[derive]` is refused).
 /// Node attributes: `#[disabled]` (kernel, copy and

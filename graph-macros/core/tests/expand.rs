@@ -219,3 +219,13 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    crate_path_renamed_runtime,
+    r#"
+    #[crate_path = ::my_rt]
+    graph Renamed(x: &mut CudaSlice<f32>, n: u32) {
+        bump: kernel kernels::AddOne<<<1, 32>>>(x, n);
+    }
+"#
+);

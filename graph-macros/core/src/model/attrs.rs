@@ -4,6 +4,7 @@ use super::{GraphAttrs, NodeAttrs};
 use crate::diag::Diagnostics;
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::spanned::Spanned;
 use syn::Ident;
 
 pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnostics) -> GraphAttrs {
@@ -18,6 +19,16 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
                     "`#[cfg]` applies to a named graph's items; this graph is an expression",
                     "put the `#[cfg]` on the statement or item that holds the `cuda_graph!` expression",
                 );
+            }
+            continue;
+        }
+        if path.is_ident("crate_path") {
+            // Read again by `expand::crate_path`; checked here.
+            if out.crate_path.replace(path.span()).is_some() {
+                diag.error(attr, "duplicate graph attribute");
+            }
+            if let Err(e) = crate_path(attr) {
+                diag.push(e);
             }
             continue;
         }
@@ -42,7 +53,7 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
             diag.error_with_help(
                 path,
                 format!("unknown graph attribute `{}`", path.to_token_stream()),
-                "graph attributes are `#[device_launch]`, `#[auto_free_on_launch]` and `#[use_node_priority]`",
+                "graph attributes are `#[device_launch]`, `#[auto_free_on_launch]`, `#[use_node_priority]` and `#[crate_path = path]`",
             );
             continue;
         };
@@ -59,6 +70,24 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
         );
     }
     out
+}
+
+/// The path of `#[crate_path = path]`: where graph-runtime is, for a crate
+/// that renamed the dependency (like serde's `crate = "..."`).
+pub fn crate_path(attr: &syn::Attribute) -> syn::Result<syn::Path> {
+    let syn::Meta::NameValue(meta) = &attr.meta else {
+        return Err(syn::Error::new_spanned(
+            attr,
+            "expected `#[crate_path = path]`, e.g. `#[crate_path = ::my_graph_runtime]`",
+        ));
+    };
+    match &meta.value {
+        syn::Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Ok(p.path.clone()),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "expected a path to the graph-runtime crate, e.g. `::my_graph_runtime`",
+        )),
+    }
 }
 
 pub(super) fn node_attrs(attrs: &[syn::Attribute], diag: &Diagnostics) -> NodeAttrs {

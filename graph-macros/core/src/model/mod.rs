@@ -7,7 +7,7 @@
 //! unknown labels, edges that cross a conditional body, unknown handles,
 //! bad attributes (`attrs`). Ordering rules live in `check`.
 
-mod attrs;
+pub(crate) mod attrs;
 mod lower;
 mod resolve;
 
@@ -110,6 +110,8 @@ pub struct GraphAttrs {
     pub device_launch: Option<Span>,
     pub auto_free_on_launch: Option<Span>,
     pub use_node_priority: Option<Span>,
+    /// `#[crate_path = path]` (its path is read by `expand`).
+    pub crate_path: Option<Span>,
     /// `///` comments and other attributes passed through to the type.
     pub passthrough: Vec<syn::Attribute>,
 }
