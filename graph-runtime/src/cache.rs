@@ -43,6 +43,12 @@ impl<'a, K: PartialEq> GraphCache<'a, K> {
     }
 
     /// Launches the graph for `key` on `stream`, building it with `build`.
+    ///
+    /// # Errors
+    /// What `build`, instantiation
+    /// ([`Graph::instantiate_with`](crate::Graph::instantiate_with)), the update
+    /// ([`Exec::update`](crate::Exec::update)) and the launch
+    /// ([`Exec::launch`](crate::Exec::launch)) return.
     pub fn launch(
         &mut self,
         key: K,

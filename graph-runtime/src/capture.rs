@@ -34,6 +34,13 @@ impl<'a> Graph<'a> {
     /// # Safety
     /// The memory the captured work touches must stay valid while this graph
     /// or any exec made from it may run (the graph cannot see it to borrow it).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::Capture`] naming the node when the capture
+    /// fails (the capture is ended and discarded), `f`'s own error, and
+    /// [`GraphError::InvalidNode`] when the captured work
+    /// holds what this graph cannot (see above).
     pub unsafe fn add_capture(
         &mut self,
         label: &str,
@@ -56,6 +63,11 @@ impl<'a> Graph<'a> {
     /// As for [`Graph::add_capture`]; and the captured kernels set no
     /// handle but those in `sets` (a kernel that sets another graph's
     /// handle faults).
+    ///
+    /// # Errors
+    /// As [`Graph::add_capture`](crate::Graph::add_capture), and
+    /// [`GraphError::ForeignHandle`] for a handle of
+    /// another graph.
     pub unsafe fn add_capture_setting(
         &mut self,
         label: &str,

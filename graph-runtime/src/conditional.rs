@@ -22,6 +22,11 @@ enum Conditional {
 impl<'a> Graph<'a> {
     /// A conditional handle for a conditional node of this graph. With a
     /// default, the handle is reset to it at the start of every launch.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`] when the driver cannot make the
+    /// handle; [`GraphError::Poisoned`] for a graph whose body
+    /// was replaced.
     pub fn cond_handle(&mut self, default: Option<u32>) -> Result<CondHandle> {
         let flags = if default.is_some() {
             sys::CU_GRAPH_COND_ASSIGN_DEFAULT
@@ -44,6 +49,12 @@ impl<'a> Graph<'a> {
     }
 
     /// `if handle { then }`: runs the body when the handle is non-zero.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for a handle not created
+    /// on this graph (or its level); [`GraphError::Driver`] when
+    /// the driver refuses the conditional node; and what `body` returns.
     pub fn add_if(
         &mut self,
         label: &str,
@@ -62,6 +73,10 @@ impl<'a> Graph<'a> {
     }
 
     /// `if handle { then } else { otherwise }`.
+    ///
+    /// # Errors
+    /// As [`Graph::add_if`](crate::Graph::add_if); IF/ELSE needs a CUDA 12.8 driver (an
+    /// older one refuses the node).
     pub fn add_if_else(
         &mut self,
         label: &str,
@@ -85,6 +100,9 @@ impl<'a> Graph<'a> {
 
     /// `while handle { body }`: runs the body while the handle is non-zero;
     /// a kernel in the body must eventually set it to zero.
+    ///
+    /// # Errors
+    /// As [`Graph::add_if`](crate::Graph::add_if).
     pub fn add_while(
         &mut self,
         label: &str,
@@ -100,6 +118,10 @@ impl<'a> Graph<'a> {
 
     /// `switch handle { 0 => ..., n-1 => ... }`: runs arm `handle`, or none
     /// if the value is out of range. `arm(i, body)` builds arm `i`.
+    ///
+    /// # Errors
+    /// As [`Graph::add_if`](crate::Graph::add_if); SWITCH needs a CUDA 12.8 driver (an
+    /// older one refuses the node).
     pub fn add_switch(
         &mut self,
         label: &str,

@@ -57,6 +57,11 @@ pub(crate) fn require_nvrtc() -> Result<()> {
 /// the whole context, which fails (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`)
 /// while another thread is capturing; sharing the `Arc` keeps that to the
 /// first stream of the process.
+///
+/// # Errors
+/// [`GraphError::NoDriver`] without a CUDA driver;
+/// [`GraphError::Driver`] when there is no device `ordinal` or
+/// its context cannot be made.
 pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     static OPEN: Mutex<Vec<(usize, Weak<CudaContext>)>> = Mutex::new(Vec::new());
     require_driver()?;

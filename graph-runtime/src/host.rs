@@ -165,6 +165,11 @@ impl<'a> Graph<'a> {
     /// ..)`), host nodes see it ([`Graph::add_host_reading`],
     /// [`Graph::add_host_writing`]), and [`Exec::host_data`] hands it to the
     /// program between launches.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidNode`] in a conditional body or
+    /// a device-launched graph (they cannot hold host memory);
+    /// [`GraphError::Poisoned`].
     pub fn add_host_buffer<T: Pod + Send + Sync>(&mut self, len: usize) -> Result<HostBuf<T>> {
         let storage = Arc::new(HostStorage::new(&self.ctx, len)?);
         // The driver keeps the memory until the work of every exec is done.
@@ -180,6 +185,11 @@ impl<'a> Graph<'a> {
     /// Adds a host node that calls `f` with the buffer's contents when the
     /// graph runs. Every node that writes the buffer must be ordered with
     /// it. Like any host node's closure, `f` should do host work only.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::ForeignHandle`] for another graph's
+    /// host buffer.
     pub fn add_host_reading<T: Pod + Send + Sync>(
         &mut self,
         label: &str,
@@ -206,6 +216,11 @@ impl<'a> Graph<'a> {
     /// Adds a host node that calls `f` with the buffer's contents to change
     /// when the graph runs. Every node that uses the buffer must be ordered
     /// with it.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::ForeignHandle`] for another graph's
+    /// host buffer.
     pub fn add_host_writing<T: Pod + Send + Sync>(
         &mut self,
         label: &str,

@@ -171,6 +171,8 @@
 //! returns (staged for host-to-device copies, complete for device-to-host).
 //!
 //! [cudarc]: https://docs.rs/cudarc
+// Every fallible public function says how it fails (`# Errors`).
+#![warn(clippy::missing_errors_doc)]
 
 pub mod buffer;
 pub mod cache;

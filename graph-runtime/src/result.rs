@@ -7,6 +7,13 @@
 //! Every function forwards raw handles to the driver: the caller guarantees
 //! they are live handles of the current context, and that pointers point to
 //! initialised values for the duration of the call.
+//!
+//! # Errors
+//!
+//! Every function returns the driver's status as cudarc's `DriverError`
+//! when it is not `CUDA_SUCCESS`, and nothing else (so no function repeats
+//! it).
+#![allow(clippy::missing_errors_doc)]
 
 use cudarc::driver::sys::{self, CUgraph, CUgraphExec, CUgraphNode, CUstream};
 use cudarc::driver::DriverError;

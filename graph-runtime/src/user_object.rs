@@ -182,6 +182,11 @@ impl Graph<'_> {
     /// [`Exec::launch`](crate::Exec::launch) or
     /// [`Exec::synchronize`](crate::Exec::synchronize) of an exec of this
     /// graph returns [`GraphError::HostPanicked`](crate::GraphError::HostPanicked) naming the node.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::Driver`](crate::GraphError::Driver) when the driver cannot make the
+    /// user object that owns the closure.
     pub fn add_host(
         &mut self,
         label: &str,
@@ -205,6 +210,11 @@ impl Graph<'_> {
     /// Ties `value` to the life of this graph and every exec made from it:
     /// it is dropped (on a CUDA thread) after the last of them is gone and
     /// its work has finished.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`](crate::GraphError::Driver) when the driver cannot make or
+    /// attach the user object (then `value` is dropped);
+    /// [`GraphError::Poisoned`](crate::GraphError::Poisoned).
     pub fn keep_alive<T: Send + 'static>(&mut self, value: T) -> Result<()> {
         attach(self, value, "keep_alive").map(|_| ())
     }

@@ -47,6 +47,9 @@ impl Diagnostics {
     }
 
     /// Ends collection: all errors combined into one, in the order reported.
+    ///
+    /// # Errors
+    /// Every error pushed, combined into one.
     pub fn finish(self) -> Result<(), syn::Error> {
         let errors = self.errors.borrow_mut().take().unwrap_or_default();
         match combine(errors) {

@@ -14,6 +14,8 @@
 //!     .unwrap();
 //! assert!(graph_macros_core::analyze(input).is_ok());
 //! ```
+// Every fallible public function says how it fails (`# Errors`).
+#![warn(clippy::missing_errors_doc)]
 
 pub mod check;
 pub mod diag;
@@ -65,6 +67,9 @@ pub fn expand(input: TokenStream) -> TokenStream {
 
 /// Parses and checks an invocation without generating code: every error of
 /// the input, combined.
+///
+/// # Errors
+/// Every error the parser and the checker report, combined.
 pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
     let parsed = parse::parse_input(input).map_err(|errors| {
         diag::combine(errors)

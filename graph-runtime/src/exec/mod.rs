@@ -223,11 +223,21 @@ pub enum UpdateOutcome {
 
 impl<'a> Graph<'a> {
     /// Instantiates the graph with default options.
+    ///
+    /// # Errors
+    /// As [`Graph::instantiate_with`](crate::Graph::instantiate_with).
     pub fn instantiate(&self) -> Result<Exec<'a>> {
         self.instantiate_with(&InstantiateOptions::default())
     }
 
     /// Instantiates the graph. A driver error names the node it concerns.
+    ///
+    /// # Errors
+    /// [`GraphError::Instantiate`] naming the node the
+    /// driver names; [`GraphError::SecondExec`] when the
+    /// graph has memory nodes or host buffers and an exec of it lives;
+    /// [`GraphError::InvalidNode`] for a conditional body,
+    /// or a device launch of a graph that copies host memory.
     pub fn instantiate_with(&self, options: &InstantiateOptions<'_>) -> Result<Exec<'a>> {
         if self.is_body() {
             return Err(GraphError::invalid(
@@ -304,6 +314,14 @@ impl<'a> Exec<'a> {
     /// A host node's closure that panicked in an earlier launch is reported
     /// here ([`GraphError::HostPanicked`], naming the node), instead of
     /// launching; the next call launches.
+    ///
+    /// # Errors
+    /// [`GraphError::HostPanicked`] as said above;
+    /// [`GraphError::ForeignHandle`] for a stream of
+    /// another context; [`GraphError::InvalidNode`] while
+    /// an allocation the exec made is held elsewhere, or one it uses is freed;
+    /// [`GraphError::Driver`] when the driver refuses the
+    /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.take_host_fault()?;
         self.same_context(stream)?;
@@ -341,6 +359,11 @@ impl<'a> Exec<'a> {
     /// make a new context (the primary context is reset when its last
     /// holder is dropped). A host node's panic in the launch is returned as
     /// [`GraphError::HostPanicked`], naming the node.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`] for an error of the launched work
+    /// (a kernel that faulted: the context is then unusable, see the crate docs);
+    /// [`GraphError::HostPanicked`] as said above.
     pub fn synchronize(&mut self) -> Result<()> {
         self.wait_for_last_launch()?;
         self.take_host_fault()
@@ -386,6 +409,11 @@ impl<'a> Exec<'a> {
     }
 
     /// Uploads the exec's resources ahead of the first launch.
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a stream of
+    /// another context; [`GraphError::Driver`] when the upload
+    /// fails.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
@@ -401,6 +429,12 @@ impl<'a> Exec<'a> {
     /// drop (which frees it). Until it is freed, the exec does not launch
     /// again; an allocation not taken is freed by the next launch or the
     /// exec's drop. `buf` is the alloc node's buffer, or a prefix of it.
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a buffer that is
+    /// not an `#[escape]` allocation of this exec;
+    /// [`GraphError::InvalidNode`] before a launch made it,
+    /// or when it was taken already.
     pub fn take_escaped<T>(&mut self, buf: Buf<'a, T>) -> Result<Escaped<T>> {
         let not_ours = || {
             GraphError::invalid(
@@ -436,6 +470,11 @@ impl<'a> Exec<'a> {
 
     /// The handle a kernel uses to launch this exec from the device. The
     /// exec must be instantiated with `device_launch` and uploaded.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidNode`] for an exec not
+    /// instantiated with `device_launch`, or one whose graph uses another graph's
+    /// allocation.
     pub fn device_handle(&self) -> Result<DeviceExec<'_>> {
         if !self.device_launch {
             return Err(GraphError::invalid(

@@ -35,6 +35,13 @@ impl<'a> Exec<'a> {
 
     /// Sets a kernel node's arguments in this exec (the graph is unchanged).
     /// Buffers must be bound to the graph this exec was made or updated from.
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a node of
+    /// another graph; [`GraphError::InvalidNode`] naming
+    /// the node for arguments it refuses (a buffer or handle that is not this graph's);
+    /// [`GraphError::Driver`] when the driver refuses the
+    /// update.
     pub fn set_kernel_args<A: KernelArgs>(
         &mut self,
         node: &KernelNode<A>,
@@ -118,6 +125,12 @@ impl<'a> Exec<'a> {
     }
 
     /// Enables or disables a kernel, copy or fill node in this exec.
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a node of
+    /// another graph; [`GraphError::InvalidNode`] for a
+    /// node the driver cannot disable (only kernel, copy and fill nodes can be);
+    /// [`GraphError::Driver`] when the driver refuses.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
         let (raw, kind) = self.node_handle(node)?;
         let label = self.node_label(node);
@@ -150,11 +163,17 @@ impl<'e, 'a, A: KernelArgs> KernelNodeMut<'e, 'a, A> {
     }
 
     /// Sets the node's kernel arguments in the exec.
+    ///
+    /// # Errors
+    /// As [`Exec::set_kernel_args`](crate::Exec::set_kernel_args).
     pub fn set_args(&mut self, args: A::Args<'a>) -> Result<()> {
         self.exec.set_kernel_args(&self.node, args)
     }
 
     /// Enables or disables the node in the exec.
+    ///
+    /// # Errors
+    /// As [`Exec::set_enabled`](crate::Exec::set_enabled).
     pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
         self.exec.set_enabled(self.node.node, enabled)
     }
@@ -175,6 +194,9 @@ impl<'e, 'a> NodeMut<'e, 'a> {
     }
 
     /// Enables or disables the node in the exec.
+    ///
+    /// # Errors
+    /// As [`Exec::set_enabled`](crate::Exec::set_enabled).
     pub fn set_enabled(&mut self, enabled: bool) -> Result<()> {
         self.exec.set_enabled(self.node, enabled)
     }

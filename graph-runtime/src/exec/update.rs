@@ -6,6 +6,12 @@ use super::*;
 impl<'a> Exec<'a> {
     /// Updates the exec from `graph`, which must have the same topology.
     /// On refusal, the error explains the driver's result and names the node.
+    ///
+    /// # Errors
+    /// [`GraphError::Update`] when the driver refuses the update
+    /// (explained, naming the node where it says which) or the graphs' memory differs
+    /// (memory nodes, host buffers); the exec is unchanged.
+    /// [`GraphError::InvalidNode`] for a conditional body.
     pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
         if graph.is_body() {
             return Err(GraphError::invalid(
@@ -77,6 +83,11 @@ impl<'a> Exec<'a> {
 
     /// Updates from `graph`, or, if the driver refuses the update,
     /// instantiates `graph` anew (with `options`) and says why.
+    ///
+    /// # Errors
+    /// What [`Exec::update`](crate::Exec::update) returns other than a refusal, and what
+    /// [`Graph::instantiate_with`](crate::Graph::instantiate_with) returns (then the exec
+    /// is unchanged).
     pub fn update_or_reinstantiate(
         &mut self,
         graph: &Graph<'a>,

@@ -5,6 +5,12 @@ use super::*;
 
 impl<'a> Graph<'a> {
     /// Adds a kernel node: `kernel<<<config>>>(args)` after `deps`.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for a launch
+    /// configuration the runtime or the device refuses (zero dimensions, too many threads
+    /// or too much shared memory) and for arguments of another context or graph.
     pub fn add_kernel<A: KernelArgs>(
         &mut self,
         label: &str,
@@ -18,6 +24,11 @@ impl<'a> Graph<'a> {
 
     /// Adds a kernel node whose incoming edges carry `edges[i]` from
     /// `deps[i]` (programmatic dependent launch).
+    ///
+    /// # Errors
+    /// As [`Graph::add_kernel`](crate::Graph::add_kernel), and
+    /// [`GraphError::InvalidNode`] when `edges` does not
+    /// have one kind per dependency or a kind the dependency cannot carry.
     pub fn add_kernel_with_edges<A: KernelArgs>(
         &mut self,
         label: &str,
@@ -130,6 +141,11 @@ impl<'a> Graph<'a> {
 
     /// Sets a kernel node's scheduling priority (effective when the exec is
     /// instantiated with `use_node_priority`).
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a node of
+    /// another graph; [`GraphError::Driver`] when the driver
+    /// refuses.
     pub fn set_priority<A>(&mut self, node: &KernelNode<A>, priority: i32) -> Result<()> {
         let _entered = self.owner.enter()?;
         let (raw, label) = self.node_raw(node.node)?;

@@ -44,6 +44,18 @@ pub(crate) fn next_id() -> u64 {
 }
 
 /// A CUDA graph under construction (or a conditional body of one).
+///
+/// # Errors
+///
+/// Every node-adding method (`add_*`) checks the node before the driver
+/// sees it, and its error names the node's label:
+/// [`GraphError::ForeignHandle`] for a dependency or buffer of another
+/// graph; [`GraphError::InvalidNode`] for a dependency in another graph
+/// level (a conditional body is a graph of its own), a write to a buffer
+/// bound read-only, or a graph allocation used where it is not live (not
+/// ordered after its alloc node, or after its free); [`GraphError::Poisoned`]
+/// once a conditional body was replaced while built; [`GraphError::Driver`]
+/// when the driver refuses the node.
 pub struct Graph<'a> {
     /// This level's graph: the root graph or a conditional body.
     pub(crate) raw: CUgraph,
@@ -89,6 +101,11 @@ impl std::fmt::Debug for Graph<'_> {
 
 impl<'a> Graph<'a> {
     /// An empty graph in `ctx`.
+    ///
+    /// # Errors
+    /// [`GraphError::NoDriver`] without a CUDA driver;
+    /// [`GraphError::Driver`] when the driver cannot make the
+    /// graph.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         crate::driver::require_driver()?;
         let raw = create_graph(ctx)?;

@@ -5,12 +5,20 @@ use super::*;
 
 impl<'a> Graph<'a> {
     /// Adds an empty node (a join point).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors)).
     pub fn add_empty(&mut self, label: &str, deps: &[Node]) -> Result<Node> {
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY);
         self.add_raw(label, NodeKind::Empty, deps, None, &[], &mut params)
     }
 
     /// Adds a node that records `event`.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for an event of another
+    /// context.
     pub fn add_event_record(
         &mut self,
         label: &str,
@@ -24,6 +32,11 @@ impl<'a> Graph<'a> {
     }
 
     /// Adds a node that waits for `event`.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for an event of another
+    /// context.
     pub fn add_event_wait(
         &mut self,
         label: &str,
@@ -49,6 +62,10 @@ impl<'a> Graph<'a> {
 
     /// Adds a child graph node running a copy of `child`. The child's bound
     /// buffers, kernels and user objects are kept by this graph.
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body.
     pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
         if child.is_body() {
             return Err(GraphError::invalid(
@@ -125,6 +142,10 @@ impl<'a> Graph<'a> {
 
     /// A new, empty graph sharing this graph's bound buffers, to be added
     /// with [`Graph::add_child`]: its nodes may use this graph's `Buf`s.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`] when the driver cannot make the
+    /// graph; [`GraphError::Poisoned`].
     pub fn child_graph(&self) -> Result<Graph<'a>> {
         self.new_sharing()
     }
@@ -132,6 +153,9 @@ impl<'a> Graph<'a> {
     /// A new, empty graph sharing this graph's bound buffers: rebuild a graph
     /// of the same topology with other scalars or other bound buffers, then
     /// update an exec with it ([`Exec::update`](crate::Exec::update)).
+    ///
+    /// # Errors
+    /// As [`Graph::child_graph`](crate::Graph::child_graph).
     pub fn new_sharing(&self) -> Result<Graph<'a>> {
         let raw = create_graph(&self.ctx)?;
         Ok(Graph::root(
@@ -144,6 +168,9 @@ impl<'a> Graph<'a> {
     }
 
     /// Writes the graph in Graphviz DOT, as the driver describes it.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`] when the driver cannot print the graph; [`GraphError::InvalidNode`] when its temporary file cannot be read back.
     pub fn dot(&self) -> Result<String> {
         let path = std::env::temp_dir().join(format!(
             "cuda-graph-{}-{}.dot",
@@ -165,6 +192,10 @@ impl<'a> Graph<'a> {
 
     /// A copy of this graph (`cuGraphClone`) sharing its bound buffers.
     /// Node handles of the original are not valid with the clone.
+    ///
+    /// # Errors
+    /// [`GraphError::Driver`] when the driver cannot clone the
+    /// graph; [`GraphError::InvalidNode`] for a conditional body.
     pub fn try_clone(&self) -> Result<Graph<'a>> {
         if self.is_body() {
             return Err(GraphError::invalid(

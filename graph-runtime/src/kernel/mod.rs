@@ -121,6 +121,12 @@ impl<A: KernelArgs> KernelDecl<A> {
 
     /// Loads the kernel into `ctx`, compiling and loading its module on the
     /// first call for this context (later calls reuse the cached module).
+    ///
+    /// # Errors
+    /// [`GraphError::NoNvrtc`] for CUDA C without libnvrtc;
+    /// [`GraphError::Compile`] with NVRTC's log;
+    /// [`GraphError::Driver`] when the module or the function
+    /// cannot be loaded.
     pub fn load(&self, ctx: &Arc<CudaContext>) -> Result<Kernel<A>> {
         let module = cached_module(self.source, self.name, ctx)?;
         let function = module
@@ -145,6 +151,9 @@ pub trait KernelDef {
     const DECL: KernelDecl<Self::Args>;
 
     /// Loads it into `ctx` (compiled and loaded once per context).
+    ///
+    /// # Errors
+    /// As [`KernelDecl::load`].
     fn load(ctx: &Arc<CudaContext>) -> Result<Kernel<Self::Args>> {
         Self::DECL.load(ctx)
     }
@@ -259,6 +268,9 @@ impl<A: KernelArgs> LoadedKernels<A> {
     }
 
     /// The kernel for `ctx`, loading it on first use.
+    ///
+    /// # Errors
+    /// As [`KernelDecl::load`](crate::KernelDecl::load).
     pub fn get_or_load(&self, ctx: &Arc<CudaContext>, decl: &KernelDecl<A>) -> Result<Kernel<A>> {
         let key = ctx.cu_ctx() as usize;
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());

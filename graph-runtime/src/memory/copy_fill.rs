@@ -7,6 +7,12 @@ use super::*;
 impl<'a> Graph<'a> {
     /// Adds a copy node. The direction follows the operand types: device
     /// buffers ([`Buf`]) and host slices (`&[T]` to read, `&mut [T]` to write).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for sizes that differ,
+    /// host memory where it cannot be (a conditional body, a device-launched graph) or
+    /// page-locked host memory.
     pub fn add_copy<T: Pod>(
         &mut self,
         label: &str,
@@ -89,6 +95,11 @@ impl<'a> Graph<'a> {
 
     /// Adds a fill node writing `value` to every element of `dst` (see
     /// [`FillValue`] for how 8-byte values are written).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for a buffer bound
+    /// read-only.
     pub fn add_fill<T: FillValue>(
         &mut self,
         label: &str,

@@ -91,6 +91,9 @@ impl AllocOptions {
 impl<'a> Graph<'a> {
     /// Adds an alloc node for `len` elements of `T`; the returned buffer may
     /// be used by nodes ordered after it, until a free node.
+    ///
+    /// # Errors
+    /// As [`Graph::add_alloc_with`](crate::Graph::add_alloc_with).
     pub fn add_alloc<T: Pod>(
         &mut self,
         label: &str,
@@ -101,6 +104,11 @@ impl<'a> Graph<'a> {
     }
 
     /// [`Graph::add_alloc`] with options (peer access).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] in a conditional body
+    /// (CUDA allows memory nodes in the top graph only) for zero bytes, or more than the device's memory; [`GraphError::Driver`] when the driver refuses the node.
     pub fn add_alloc_with<T: Pod>(
         &mut self,
         label: &str,
@@ -232,6 +240,11 @@ impl<'a> Graph<'a> {
     /// nodes, or one another graph made and this graph bound
     /// ([`Graph::bind_escaped`]). Every node that uses the buffer must be
     /// ordered before it (through `deps`).
+    ///
+    /// # Errors
+    /// As every node-adding method (see [`Graph`](crate::Graph#errors));
+    /// [`GraphError::InvalidNode`] for a buffer that is not a graph allocation, part of one, or one freed
+    /// already.
     pub fn add_free<T>(&mut self, label: &str, buffer: Buf<'a, T>, deps: &[Node]) -> Result<Node> {
         if self.is_body() {
             return Err(GraphError::invalid(
@@ -328,6 +341,10 @@ pub struct GraphMemUsage {
 }
 
 /// Reads the graph-memory attributes of `ctx`'s device.
+///
+/// # Errors
+/// [`GraphError::Driver`] when the driver cannot read the
+/// attributes.
 pub fn graph_mem_usage(ctx: &Arc<CudaContext>) -> Result<GraphMemUsage> {
     use sys::CUgraphMem_attribute as A;
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
@@ -346,6 +363,9 @@ pub fn graph_mem_usage(ctx: &Arc<CudaContext>) -> Result<GraphMemUsage> {
 }
 
 /// Resets the used and reserved high watermarks of `ctx`'s device.
+///
+/// # Errors
+/// [`GraphError::Driver`] when the driver refuses.
 pub fn reset_graph_mem_high(ctx: &Arc<CudaContext>) -> Result<()> {
     use sys::CUgraphMem_attribute as A;
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
@@ -361,6 +381,9 @@ pub fn reset_graph_mem_high(ctx: &Arc<CudaContext>) -> Result<()> {
 }
 
 /// Returns unused graph memory of `ctx`'s device to the OS.
+///
+/// # Errors
+/// [`GraphError::Driver`] when the driver refuses.
 pub fn trim_graph_memory(ctx: &Arc<CudaContext>) -> Result<()> {
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
     // SAFETY: a valid device.

@@ -239,6 +239,9 @@ pub enum EdgeKind {
 
 /// Parses a whole macro input, recovering at statement boundaries. Returns the
 /// syntax tree only if there was no syntax error.
+///
+/// # Errors
+/// Every syntax error found, each at its tokens.
 pub fn parse_input(tokens: TokenStream) -> Result<Input, Vec<syn::Error>> {
     let mut errors = Vec::new();
     let parser = |input: ParseStream<'_>| parse_input_stream(input, &mut errors);
