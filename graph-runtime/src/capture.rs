@@ -271,7 +271,10 @@ impl Drop for Capturing {
     fn drop(&mut self) {
         if self.graph.is_some() {
             // Unwinding out of the work: end the capture if it is still
-            // ours, and discard what it made.
+            // ours, and discard what it made. Its error is not kept for a
+            // later call (unlike the runtime's other drops): a capture the
+            // work broke fails to end by design, and that is no fault of
+            // what runs next.
             let _ = self.end();
         }
     }

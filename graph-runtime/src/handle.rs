@@ -68,8 +68,9 @@ impl Drop for RawExec {
         if self.ctx.bind_to_thread().is_ok() {
             // SAFETY: the last owner is gone. The driver defers
             // destruction until the exec's launches complete; it fails only
-            // for invalid handles.
-            let _ = unsafe { result::exec_destroy(self.raw) };
+            // for invalid handles (kept in the context, as in `RawGraph`).
+            let destroyed = unsafe { result::exec_destroy(self.raw) };
+            self.ctx.record_err(destroyed);
         }
     }
 }
