@@ -42,6 +42,9 @@ const VOCABULARY: &[&str] = &[
     "priority",
     "device_launch",
     "auto_free_on_launch",
+    "crate_path",
+    "cfg",
+    "derive",
     "pub",
     "move",
     "k::K",
@@ -72,6 +75,8 @@ const VOCABULARY: &[&str] = &[
 ];
 
 const VALID: &[&str] = &[
+    "#[cfg(feature = \"x\")] #[crate_path = ::rt] graph G(x: &mut CudaSlice<f32>) { k: kernel k::K<<<1, 32>>>(x); }",
+    "#[crate_path = crate::rt] graph(ctx) { k: kernel k::K<<<1, 32>>>(&mut x); }",
     "graph G(x: &T, n: u32) { cond go; s: kernel k::SET<<<1, 1>>>(go); i: if go { a: kernel k::K<<<1, 32>>>(x); } else { b: empty; } s -> i; }",
     "graph G(n: usize) { buf: alloc f32[n]; k1: kernel k::K<<<1, 32>>>(buf); done: free buf; buf -> k1 -> done; }",
     "graph G() { alloc s: u8[4] { k: kernel k::K<<<1, 1>>>(s); alloc t: u8[2] { j: fill t = 0u8; } k -> t; } e: empty; s -> e; }",
