@@ -9,8 +9,7 @@
 use super::bits::BitMatrix;
 use super::Topology;
 use crate::diag::Diagnostics;
-use crate::model::{HandleId, Kind, Model, NodeId, Origin};
-use crate::parse::NodeKind;
+use crate::model::{HandleId, Kind, Model, NodeId, Op};
 
 pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
     check_one_node_per_handle(model, diag);
@@ -123,23 +122,12 @@ fn check_one_node_per_handle(model: &Model<'_>, diag: &Diagnostics) {
 
 /// The handle identifier as written in a conditional node.
 fn handle_ident<'a>(model: &Model<'a>, node: NodeId) -> Option<&'a syn::Ident> {
-    match model.nodes[node].origin {
-        Origin::Stmt(stmt) => match &stmt.kind {
-            NodeKind::If { handle, .. }
-            | NodeKind::While { handle, .. }
-            | NodeKind::Switch { handle, .. } => Some(handle),
-            _ => None,
-        },
-        _ => None,
-    }
+    model.nodes[node].op.handle()
 }
 
 fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
     for node in &model.nodes {
-        let Origin::Stmt(stmt) = node.origin else {
-            continue;
-        };
-        let NodeKind::Switch { keyword, arms, .. } = &stmt.kind else {
+        let Op::Switch { keyword, arms, .. } = node.op else {
             continue;
         };
         if arms.is_empty() {

@@ -9,8 +9,7 @@
 use super::bits::BitMatrix;
 use super::{top_level_node, Topology};
 use crate::diag::Diagnostics;
-use crate::model::{BufferId, Model, NodeId, Origin, ScopeId, TOP};
-use crate::parse::NodeKind;
+use crate::model::{BufferId, Model, NodeId, Op, Origin, ScopeId, TOP};
 use std::collections::HashMap;
 
 pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
@@ -188,10 +187,10 @@ fn check_free_after_alloc(
         if after_alloc.get(free, id) {
             continue;
         }
-        let Origin::Stmt(stmt) = model.nodes[free].origin else {
+        if matches!(model.nodes[free].origin, Origin::ScopeFree(_)) {
             continue; // a scope's free follows its alloc by construction
-        };
-        let NodeKind::Free { buffer: ident, .. } = &stmt.kind else {
+        }
+        let Op::Free { buffer: ident } = model.nodes[free].op else {
             continue;
         };
         let (free_name, alloc_name) = (&model.nodes[free].name, &model.nodes[buffer.alloc].name);

@@ -23,8 +23,7 @@
 use super::bits::BitMatrix;
 use super::Topology;
 use crate::diag::Diagnostics;
-use crate::model::{place, Model, NodeId, Origin};
-use crate::parse::NodeKind;
+use crate::model::{place, Model, NodeId, Op};
 use std::collections::HashMap;
 use syn::Expr;
 
@@ -137,9 +136,6 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
 fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
     let mut out = Vec::new();
     for (id, node) in model.nodes.iter().enumerate() {
-        let Origin::Stmt(stmt) = node.origin else {
-            continue;
-        };
         let mut add = |operand: &'a Expr, access: Access| {
             let Some(buffer) = buffer_name(model, operand) else {
                 return;
@@ -151,8 +147,8 @@ fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
                 access,
             });
         };
-        match &stmt.kind {
-            NodeKind::Kernel(k) => {
+        match node.op {
+            Op::Kernel(k) => {
                 for (i, arg) in k.args.iter().enumerate() {
                     // A read-only binding is refused where a parameter writes.
                     let access = if model.read_only_param(arg).is_some() {
@@ -163,11 +159,11 @@ fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
                     add(arg, access);
                 }
             }
-            NodeKind::Copy { src, dst, .. } => {
+            Op::Copy { src, dst } => {
                 add(src, Access::Read);
                 add(dst, Access::Write);
             }
-            NodeKind::Fill { dst, .. } => add(dst, Access::Write),
+            Op::Fill { dst, .. } => add(dst, Access::Write),
             _ => {}
         }
     }

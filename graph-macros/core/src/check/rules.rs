@@ -2,7 +2,7 @@
 
 use crate::diag::Diagnostics;
 use crate::model::{Kind, Model, Origin, TOP};
-use crate::parse::{EdgeKind, NodeKind};
+use crate::parse::EdgeKind;
 
 /// Methods of a generated exec type: a node with an accessor may not take
 /// these names.
@@ -205,18 +205,10 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
 /// reach the caller's variable while the checker reasons about the
 /// allocation.
 fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
-    let operands = model.nodes.iter().flat_map(|node| {
-        let exprs: Vec<&syn::Expr> = match node.origin {
-            Origin::Stmt(stmt) => match &stmt.kind {
-                NodeKind::Kernel(k) => k.args.iter().collect(),
-                NodeKind::Copy { src, dst, .. } => vec![src, dst],
-                NodeKind::Fill { dst, .. } => vec![dst],
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        exprs
-    });
+    let operands = model
+        .nodes
+        .iter()
+        .flat_map(|node| node.op.buffer_operands());
     for expr in operands {
         let Some((ident, mutable)) = crate::model::place(expr) else {
             continue;

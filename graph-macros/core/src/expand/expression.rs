@@ -7,8 +7,7 @@
 use super::level::{bound_name, internal, race_checks, Emitter};
 use crate::check::Topology;
 use crate::model::place;
-use crate::model::{Model, TOP};
-use crate::parse::NodeKind;
+use crate::model::{Model, Op, TOP};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
@@ -78,18 +77,9 @@ fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool)> {
         }
     };
     for node in &model.nodes {
-        let crate::model::Origin::Stmt(stmt) = node.origin else {
-            continue;
-        };
-        match &stmt.kind {
-            NodeKind::Kernel(k) => k.args.iter().for_each(&mut note),
-            NodeKind::Copy { src, dst, .. } => {
-                note(src);
-                note(dst);
-            }
-            NodeKind::Fill { dst, .. } => note(dst),
-            NodeKind::Record { event, .. } | NodeKind::Wait { event, .. } => note(event),
-            _ => {}
+        match node.op {
+            Op::Record { event } | Op::Wait { event } => note(event),
+            op => op.buffer_operands().into_iter().for_each(&mut note),
         }
     }
     found

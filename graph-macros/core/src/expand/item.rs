@@ -4,8 +4,8 @@
 
 use super::level::{internal, race_checks, Emitter};
 use crate::check::Topology;
-use crate::model::{Kind, Model, Origin, TOP};
-use crate::parse::{GraphDef, NodeKind, Param};
+use crate::model::{Kind, Model, Op, Origin, TOP};
+use crate::parse::{GraphDef, Param};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
@@ -61,11 +61,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         .nodes
         .iter()
         .filter(|n| n.attrs.escape.is_some())
-        .filter_map(|n| match n.origin {
-            Origin::Stmt(stmt) => match &stmt.kind {
-                NodeKind::Alloc { ty, .. } => Some((&stmt.label, ty)),
-                _ => None,
-            },
+        .filter_map(|n| match n.op {
+            Op::Alloc { buffer, ty, .. } => Some((buffer, ty)),
             _ => None,
         })
         .collect();
@@ -89,14 +86,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let node_fields = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
         let label = &node.label;
-        match (node.kind, node.origin) {
-            (Kind::Kernel, Origin::Stmt(stmt)) => match &stmt.kind {
-                NodeKind::Kernel(k) => {
-                    let path = &k.function;
-                    quote!(#label: ::graph_runtime::KernelNode<<#path as ::graph_runtime::__private::KernelDef>::Args>)
-                }
-                _ => quote!(#label: ::graph_runtime::Node),
-            },
+        match node.op {
+            Op::Kernel(k) => {
+                let path = &k.function;
+                quote!(#label: ::graph_runtime::KernelNode<<#path as ::graph_runtime::__private::KernelDef>::Args>)
+            }
             _ => quote!(#label: ::graph_runtime::Node),
         }
     });
@@ -131,9 +125,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         let node = &model.nodes[id];
         let label = &node.label;
         let doc = format!("The `{}` node, to update it in this exec.", node.name);
-        match (node.kind, node.origin) {
-            (Kind::Kernel, Origin::Stmt(stmt)) => {
-                let NodeKind::Kernel(k) = &stmt.kind else { return TokenStream::new() };
+        match node.op {
+            Op::Kernel(k) => {
                 let path = &k.function;
                 quote! {
                     #[doc = #doc]
@@ -480,10 +473,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
 fn read_only_checks(model: &Model<'_>) -> TokenStream {
     let mut out = TokenStream::new();
     for node in &model.nodes {
-        let Origin::Stmt(stmt) = node.origin else {
-            continue;
-        };
-        let NodeKind::Kernel(k) = &stmt.kind else {
+        let Op::Kernel(k) = node.op else {
             continue;
         };
         let path = &k.function;

@@ -2,8 +2,8 @@
 //! body) into a `graph_runtime::Graph` variable.
 
 use crate::check::Topology;
-use crate::model::{place, Kind, LevelId, Model, NodeId, Origin};
-use crate::parse::{EdgeKind, NodeKind};
+use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
+use crate::parse::EdgeKind;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::cmp::Reverse;
@@ -47,12 +47,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .collect();
         let mut kernels: Vec<String> = Vec::new();
         for node in &model.nodes {
-            if let Origin::Stmt(stmt) = node.origin {
-                if let NodeKind::Kernel(k) = &stmt.kind {
-                    let path = k.function.to_token_stream().to_string();
-                    if !kernels.contains(&path) {
-                        kernels.push(path);
-                    }
+            if let Op::Kernel(k) = node.op {
+                let path = k.function.to_token_stream().to_string();
+                if !kernels.contains(&path) {
+                    kernels.push(path);
                 }
             }
         }
@@ -104,17 +102,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// Statements loading each distinct kernel once, into `__kernelN`.
     pub fn load_kernels(&self, g: &Ident) -> TokenStream {
-        let paths = self
-            .model
-            .nodes
-            .iter()
-            .filter_map(|node| match node.origin {
-                Origin::Stmt(stmt) => match &stmt.kind {
-                    NodeKind::Kernel(k) => Some(&k.function),
-                    _ => None,
-                },
-                _ => None,
-            });
+        let paths = self.model.nodes.iter().filter_map(|node| match node.op {
+            Op::Kernel(k) => Some(&k.function),
+            _ => None,
+        });
         let mut out = TokenStream::new();
         let mut done = vec![false; self.kernels.len()];
         for path in paths {
@@ -284,23 +275,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
         let deps = self.deps(id);
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
-        let stmt = match node.origin {
-            Origin::Stmt(stmt) => stmt,
-            Origin::ScopeAlloc(scope) => {
-                let syntax = self.model.scopes[scope].syntax;
-                let (buf, ty, len) = (&syntax.buffer, &syntax.ty, &syntax.len);
-                let len_expr = alloc_len(len);
-                return quote! {
-                    let (#var, #buf) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?;
-                };
-            }
-            Origin::ScopeFree(scope) => {
-                let buf = &self.model.scopes[scope].syntax.buffer;
-                return quote! { let #var = #g.add_free(#label, #buf, #deps)?; };
-            }
-        };
-        match &stmt.kind {
-            NodeKind::Kernel(k) => {
+        match node.op {
+            Op::Kernel(k) => {
                 let path = &k.function;
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(path);
@@ -398,7 +374,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     #priority
                 }
             }
-            NodeKind::Copy { src, dst, .. } => {
+            Op::Copy { src, dst } => {
                 let (src, dst) = if in_body_or_device {
                     (self.device_only(src), self.device_only(dst))
                 } else {
@@ -406,7 +382,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 };
                 quote! { let #var = #g.add_copy(#label, #src, #dst, #deps)?; }
             }
-            NodeKind::Fill { dst, value, .. } => {
+            Op::Fill { dst, value } => {
                 let dst = self.device_only(dst);
                 // Spanned at the value: an element type a fill cannot write
                 // is reported there.
@@ -415,28 +391,27 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let add_fill = Ident::new("add_fill", value.span());
                 quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
-            NodeKind::Host { closure, .. } => {
+            Op::Host { closure } => {
                 quote! { let #var = #g.add_host(#label, #closure, #deps)?; }
             }
-            NodeKind::Empty { .. } => quote! { let #var = #g.add_empty(#label, #deps)?; },
-            NodeKind::Child { graph, .. } => quote! {
+            Op::Empty => quote! { let #var = #g.add_empty(#label, #deps)?; },
+            Op::Child { graph } => quote! {
                 let #var = #g.add_child(#label, ::graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
             },
-            NodeKind::Record { event, .. } => {
+            Op::Record { event } => {
                 let event = self.operand(event);
                 quote! { let #var = #g.add_event_record(#label, #event, #deps)?; }
             }
-            NodeKind::Wait { event, .. } => {
+            Op::Wait { event } => {
                 let event = self.operand(event);
                 quote! { let #var = #g.add_event_wait(#label, #event, #deps)?; }
             }
             // The closure is evaluated outside the `unsafe` block: only the
             // call that trusts it is unsafe, not the user's code inside it.
-            NodeKind::Capture {
+            Op::Capture {
                 unsafe_token,
                 stream,
                 closure,
-                ..
             } => {
                 let work = internal("__work");
                 let handles: Vec<&Ident> = self
@@ -456,15 +431,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     };
                 }
             }
-            NodeKind::Alloc { ty, len, .. } => {
-                let buf = &node.label;
+            Op::Alloc { buffer, ty, len } => {
                 let len_expr = alloc_len(len);
-                quote! { let (#var, #buf) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?; }
+                quote! { let (#var, #buffer) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?; }
             }
-            NodeKind::Free { buffer, .. } => {
+            Op::Free { buffer } => {
                 quote! { let #var = #g.add_free(#label, #buffer, #deps)?; }
             }
-            NodeKind::If { handle, .. } => {
+            Op::If { handle } => {
                 let bodies: Vec<TokenStream> =
                     node.bodies.iter().map(|&b| self.body_closure(b)).collect();
                 match bodies.as_slice() {
@@ -475,11 +449,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     _ => TokenStream::new(),
                 }
             }
-            NodeKind::While { handle, .. } => {
+            Op::While { handle } => {
                 let body = node.bodies.first().map(|&b| self.body_closure(b));
                 quote! { let #var = #g.add_while(#label, #handle, #deps, #body)?; }
             }
-            NodeKind::Switch { handle, .. } => {
+            Op::Switch { handle, .. } => {
                 let arms = node.bodies.len() as u32;
                 let inner = format_ident!(
                     "__graph{}",
@@ -560,10 +534,7 @@ fn alloc_len(len: &syn::Expr) -> TokenStream {
 pub fn race_checks(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let mut out = TokenStream::new();
     for race in &topology.kernel_races {
-        let Origin::Stmt(stmt) = model.nodes[race.node].origin else {
-            continue;
-        };
-        let NodeKind::Kernel(k) = &stmt.kind else {
+        let Op::Kernel(k) = model.nodes[race.node].op else {
             continue;
         };
         let Some(arg) = k.args.iter().nth(race.index) else {

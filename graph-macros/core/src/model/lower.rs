@@ -92,27 +92,13 @@ impl<'a> Lowering<'a, '_> {
 
     fn collect_node(&mut self, stmt: &'a NodeStmt, level: LevelId, scope: Option<ScopeId>) {
         use parse::NodeKind as K;
-        let kind = match &stmt.kind {
-            K::Kernel(_) => Kind::Kernel,
-            K::Copy { .. } => Kind::Copy,
-            K::Fill { .. } => Kind::Fill,
-            K::Host { .. } => Kind::Host,
-            K::Empty { .. } => Kind::Empty,
-            K::Child { .. } => Kind::Child,
-            K::Record { .. } => Kind::Record,
-            K::Wait { .. } => Kind::Wait,
-            K::Capture { .. } => Kind::Capture,
-            K::Alloc { .. } => Kind::Alloc,
-            K::Free { .. } => Kind::Free,
-            K::If { .. } => Kind::If,
-            K::While { .. } => Kind::While,
-            K::Switch { .. } => Kind::Switch,
-        };
+        let op = Op::of(stmt);
         let attrs = node_attrs(&stmt.attrs, self.diag);
         let id = self.push_node(Node {
             label: stmt.label.clone(),
             name: stmt.label.to_string(),
-            kind,
+            kind: op.kind(),
+            op,
             origin: Origin::Stmt(stmt),
             level,
             scope,
@@ -229,10 +215,11 @@ impl<'a> Lowering<'a, '_> {
         }
         let id = self.model.scopes.len();
         let buffer_name = syntax.buffer.to_string();
-        let make = |kind, origin, name: String| Node {
+        let make = |op: Op<'a>, origin, name: String| Node {
             label: syntax.buffer.clone(),
             name,
-            kind,
+            kind: op.kind(),
+            op,
             origin,
             level,
             scope: parent,
@@ -243,7 +230,11 @@ impl<'a> Lowering<'a, '_> {
             buffer: None,
         };
         let alloc = self.push_node(make(
-            Kind::Alloc,
+            Op::Alloc {
+                buffer: &syntax.buffer,
+                ty: &syntax.ty,
+                len: &syntax.len,
+            },
             Origin::ScopeAlloc(id),
             buffer_name.clone(),
         ));
@@ -259,7 +250,9 @@ impl<'a> Lowering<'a, '_> {
         self.add_buffer(&syntax.buffer, alloc, Some(id), false);
         self.collect(&syntax.body, level, Some(id));
         let free = self.push_node(make(
-            Kind::Free,
+            Op::Free {
+                buffer: &syntax.buffer,
+            },
             Origin::ScopeFree(id),
             format!("{buffer_name}.free"),
         ));

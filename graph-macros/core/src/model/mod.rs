@@ -9,9 +9,11 @@
 
 pub(crate) mod attrs;
 mod lower;
+mod op;
 mod resolve;
 
 pub use lower::lower;
+pub use op::Op;
 
 use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
 use proc_macro2::{Span, TokenStream};
@@ -198,7 +200,10 @@ pub struct Node<'a> {
     pub label: Ident,
     /// Unique name for DOT and error messages (`buf.free` for a scope's free).
     pub name: String,
+    /// `op`'s kind.
     pub kind: Kind,
+    /// What it does, with its operands.
+    pub op: Op<'a>,
     pub origin: Origin<'a>,
     pub level: LevelId,
     /// Innermost alloc scope whose body holds this node.
