@@ -167,9 +167,10 @@ impl<'a> Graph<'a> {
     /// program between launches.
     ///
     /// # Errors
-    /// [`GraphError::InvalidNode`] in a conditional body or
-    /// a device-launched graph (they cannot hold host memory);
-    /// [`GraphError::Poisoned`].
+    /// [`GraphError::InvalidNode`] for a length whose bytes overflow `usize`;
+    /// [`GraphError::Driver`] when page-locked memory cannot be allocated;
+    /// [`GraphError::Poisoned`]. (Bodies and device-launched graphs refuse the
+    /// nodes that use it.)
     pub fn add_host_buffer<T: Pod + Send + Sync>(&mut self, len: usize) -> Result<HostBuf<T>> {
         let storage = Arc::new(HostStorage::new(&self.ctx, len)?);
         // The driver keeps the memory until the work of every exec is done.

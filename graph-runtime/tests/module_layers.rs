@@ -1,6 +1,7 @@
 //! The runtime's modules import one another without a circle (see the crate
-//! docs): each `use crate::…` line of `src/` is an edge from the file's
-//! top-level module to the imported one, and the edges form no cycle.
+//! docs): each `crate::module` a file of `src/` names in code is an edge
+//! from the file's top-level module to that one, and the edges form no
+//! cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -13,26 +14,29 @@ fn module_of(src: &Path, file: &Path) -> String {
     first.to_string_lossy().trim_end_matches(".rs").to_string()
 }
 
-/// The modules a file's `use crate::…` lines import (docs and paths in
-/// code are not imports).
+/// The modules a file names in code: `crate::name` anywhere outside
+/// comments (imports and inline paths), and the names of a grouped
+/// `use crate::{a, b::C}` import.
 fn imports(text: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut out = BTreeSet::new();
     for line in text.lines() {
-        let line = line.trim_start();
-        let rest = line
-            .strip_prefix("pub use crate::")
-            .or_else(|| line.strip_prefix("pub(crate) use crate::"))
-            .or_else(|| line.strip_prefix("use crate::"));
-        if let Some(rest) = rest {
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.insert(name);
+        let code = line.split("//").next().unwrap_or("");
+        for (i, _) in code.match_indices("crate::") {
+            let rest = &code[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let group = group.split('}').next().unwrap_or("");
+                out.extend(group.split(',').map(|item| ident(item.trim())));
+            } else {
+                out.insert(ident(rest));
             }
         }
     }
+    out.remove("");
     out
 }
 

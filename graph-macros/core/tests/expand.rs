@@ -226,6 +226,9 @@ snapshot!(
     #[crate_path = ::my_rt]
     graph Renamed(x: &mut CudaSlice<f32>, n: u32) {
         bump: kernel kernels::AddOne<<<1, 32>>>(x, n);
+        // The user's own paths stay as written.
+        note: host move || { let _: ::graph_runtime::Result<()> = Ok(()); };
+        bump -> note;
     }
 "#
 );

@@ -233,11 +233,12 @@ impl<'a> Graph<'a> {
     /// Instantiates the graph. A driver error names the node it concerns.
     ///
     /// # Errors
-    /// [`GraphError::Instantiate`] naming the node the
-    /// driver names; [`GraphError::SecondExec`] when the
-    /// graph has memory nodes or host buffers and an exec of it lives;
-    /// [`GraphError::InvalidNode`] for a conditional body,
-    /// or a device launch of a graph that copies host memory.
+    /// [`GraphError::Instantiate`] naming the node the driver names;
+    /// [`GraphError::SecondExec`] when the graph has memory nodes or host
+    /// buffers and an exec of it lives; [`GraphError::InvalidNode`] for a
+    /// conditional body, or a device launch of a graph that copies host
+    /// memory; [`GraphError::Poisoned`]; [`GraphError::Driver`] for another
+    /// refusal of the driver (an upload, say).
     pub fn instantiate_with(&self, options: &InstantiateOptions<'_>) -> Result<Exec<'a>> {
         if self.is_body() {
             return Err(GraphError::invalid(
@@ -317,8 +318,8 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::HostPanicked`] as said above;
-    /// [`GraphError::ForeignHandle`] for a stream of
-    /// another context; [`GraphError::InvalidNode`] while
+    /// [`GraphError::ForeignHandle`] for a stream of another context;
+    /// [`GraphError::InvalidNode`] for the per-thread default stream, while
     /// an allocation the exec made is held elsewhere, or one it uses is freed;
     /// [`GraphError::Driver`] when the driver refuses the
     /// launch.
@@ -411,9 +412,9 @@ impl<'a> Exec<'a> {
     /// Uploads the exec's resources ahead of the first launch.
     ///
     /// # Errors
-    /// [`GraphError::ForeignHandle`] for a stream of
-    /// another context; [`GraphError::Driver`] when the upload
-    /// fails.
+    /// [`GraphError::ForeignHandle`] for a stream of another context;
+    /// [`GraphError::InvalidNode`] for the per-thread default stream;
+    /// [`GraphError::Driver`] when the upload fails.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
@@ -431,10 +432,8 @@ impl<'a> Exec<'a> {
     /// exec's drop. `buf` is the alloc node's buffer, or a prefix of it.
     ///
     /// # Errors
-    /// [`GraphError::ForeignHandle`] for a buffer that is
-    /// not an `#[escape]` allocation of this exec;
-    /// [`GraphError::InvalidNode`] before a launch made it,
-    /// or when it was taken already.
+    /// [`GraphError::InvalidNode`] for a buffer that is not an allocation this
+    /// exec makes and leaves live, before a launch made it, or once it was taken.
     pub fn take_escaped<T>(&mut self, buf: Buf<'a, T>) -> Result<Escaped<T>> {
         let not_ours = || {
             GraphError::invalid(
@@ -479,7 +478,7 @@ impl<'a> Exec<'a> {
         if !self.device_launch {
             return Err(GraphError::invalid(
                 "device_handle",
-                "instantiate with `device_launch: true` to launch from the device",
+                "instantiate with `InstantiateOptions::new().device_launch(true)` to launch from the device",
             ));
         }
         if let Some((state, _)) = self.escapes.iter().find(|(_, role)| *role != Role::Make) {

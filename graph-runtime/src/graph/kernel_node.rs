@@ -8,9 +8,11 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a launch
-    /// configuration the runtime or the device refuses (zero dimensions, too many threads
-    /// or too much shared memory) and for arguments of another context or graph.
+    /// [`GraphError::InvalidNode`] for a launch configuration with a zero
+    /// dimension or over 1,024 threads per block; [`GraphError::ForeignHandle`]
+    /// for an argument of another graph or context; [`GraphError::Driver`]
+    /// when the device refuses the launch configuration (too much shared
+    /// memory, say).
     pub fn add_kernel<A: KernelArgs>(
         &mut self,
         label: &str,
@@ -26,9 +28,9 @@ impl<'a> Graph<'a> {
     /// `deps[i]` (programmatic dependent launch).
     ///
     /// # Errors
-    /// As [`Graph::add_kernel`](crate::Graph::add_kernel), and
-    /// [`GraphError::InvalidNode`] when `edges` does not
-    /// have one kind per dependency or a kind the dependency cannot carry.
+    /// As [`Graph::add_kernel`], and [`GraphError::InvalidNode`] when `edges`
+    /// does not have one kind per dependency or a dependency cannot take its
+    /// kind (a programmatic edge needs a kernel on both ends).
     pub fn add_kernel_with_edges<A: KernelArgs>(
         &mut self,
         label: &str,

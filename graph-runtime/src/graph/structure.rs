@@ -17,8 +17,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for an event of another
-    /// context.
+    /// [`GraphError::ForeignHandle`] for an event of another context.
     pub fn add_event_record(
         &mut self,
         label: &str,
@@ -35,8 +34,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for an event of another
-    /// context.
+    /// [`GraphError::ForeignHandle`] for an event of another context.
     pub fn add_event_wait(
         &mut self,
         label: &str,

@@ -80,7 +80,8 @@ pub struct AllocOptions {
 }
 
 impl AllocOptions {
-    /// Lets the devices with these ordinals read and write the allocation.
+    /// Lets the devices with these ordinals read and write the allocation
+    /// (replacing any list set before).
     #[must_use]
     pub fn peer_access(mut self, devices: impl IntoIterator<Item = usize>) -> Self {
         self.peer_access = devices.into_iter().collect();
@@ -107,8 +108,9 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] in a conditional body
-    /// (CUDA allows memory nodes in the top graph only) for zero bytes, or more than the device's memory; [`GraphError::Driver`] when the driver refuses the node.
+    /// [`GraphError::InvalidNode`] in a conditional body (CUDA allows memory
+    /// nodes in the top graph only), for zero bytes, or for more than the
+    /// device's memory; [`GraphError::Driver`] when the driver refuses the node.
     pub fn add_alloc_with<T: Pod>(
         &mut self,
         label: &str,

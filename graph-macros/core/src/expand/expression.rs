@@ -40,7 +40,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         // the caller's own variable, nothing a caller could misuse.)
         let graph_here = Ident::new("__graph", Span::mixed_site().located_at(name.span()));
         quote_spanned! {name.span()=>
-            let #bound = ::graph_runtime::__private::Operand::into_operand(#var, #graph_here);
+            let #bound = ::__cuda_graph_runtime::__private::Operand::into_operand(#var, #graph_here);
         }
     });
     let race_checks = race_checks(model, topology);
@@ -48,7 +48,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         {
             #race_checks
             #(#captures)*
-            ::graph_runtime::__private::build_graph(#ctx, |#graph_var| {
+            ::__cuda_graph_runtime::__private::build_graph(#ctx, |#graph_var| {
                 #reserve
                 #(#binds)*
                 #loads
@@ -61,7 +61,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
 /// `{ compile errors; a value of the right type }`.
 pub fn fallback() -> TokenStream {
-    quote!(::graph_runtime::__private::invalid_graph())
+    quote!(::__cuda_graph_runtime::__private::invalid_graph())
 }
 
 /// Identifiers the operands reference as `&x` or `&mut x`, in first-use

@@ -41,11 +41,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             .iter()
             .zip(&def.params)
             .map(|((n, t), p)| match slice_element(&p.ty) {
-                Some(elem) => quote!(#n: ::graph_runtime::Buf<'a, #elem>),
+                Some(elem) => quote!(#n: ::__cuda_graph_runtime::Buf<'a, #elem>),
                 None => quote!(#n: #t),
             });
     let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
-        Some(elem) => quote!(#n: impl ::graph_runtime::__private::Operand<'a, Out = ::graph_runtime::Buf<'a, #elem>>),
+        Some(elem) => quote!(#n: impl ::__cuda_graph_runtime::__private::Operand<'a, Out = ::__cuda_graph_runtime::Buf<'a, #elem>>),
         None => quote!(#n: #t),
     });
     let graph_var = internal("__graph");
@@ -53,7 +53,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let ctx = internal("ctx");
     let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
         let n = &p.name;
-        quote! { let #n = ::graph_runtime::__private::Operand::into_operand(#n, &mut #graph_var); }
+        quote! { let #n = ::__cuda_graph_runtime::__private::Operand::into_operand(#n, &mut #graph_var); }
     });
 
     // Escaping allocations are handed to the caller through the bound struct.
@@ -68,11 +68,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         .collect();
     let bound_fields = slices
         .iter()
-        .map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>))
+        .map(|(n, t)| quote!(pub #n: ::__cuda_graph_runtime::Buf<'a, #t>))
         .chain(
             escapes
                 .iter()
-                .map(|(n, t)| quote!(pub #n: ::graph_runtime::Buf<'a, #t>)),
+                .map(|(n, t)| quote!(pub #n: ::__cuda_graph_runtime::Buf<'a, #t>)),
         );
     let bound_values = slices
         .iter()
@@ -89,14 +89,14 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
-                quote!(#label: ::graph_runtime::KernelNode<<#path as ::graph_runtime::__private::KernelDef>::Args>)
+                quote!(#label: ::__cuda_graph_runtime::KernelNode<<#path as ::__cuda_graph_runtime::__private::KernelDef>::Args>)
             }
-            _ => quote!(#label: ::graph_runtime::Node),
+            _ => quote!(#label: ::__cuda_graph_runtime::Node),
         }
     });
     let unset_nodes = accessed.iter().map(|&id| {
         let label = &model.nodes[id].label;
-        quote!(#label: ::graph_runtime::__private::Unset::unset())
+        quote!(#label: ::__cuda_graph_runtime::__private::Unset::unset())
     });
     let body_accessed: Vec<usize> = accessed
         .iter()
@@ -114,7 +114,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             &model.nodes[id].name,
         );
         let nodes = internal("__nodes");
-        quote! { #nodes.#field = ::graph_runtime::__private::built(#slot, #label)?; }
+        quote! { #nodes.#field = ::__cuda_graph_runtime::__private::built(#slot, #label)?; }
     });
     let nodes_var = internal("__nodes");
     let loads = emitter.load_kernels(&graph_var);
@@ -130,15 +130,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 let path = &k.function;
                 quote! {
                     #[doc = #doc]
-                    pub fn #label(&mut self) -> ::graph_runtime::KernelNodeMut<'_, 'a, <#path as ::graph_runtime::__private::KernelDef>::Args> {
-                        ::graph_runtime::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
+                    pub fn #label(&mut self) -> ::__cuda_graph_runtime::KernelNodeMut<'_, 'a, <#path as ::__cuda_graph_runtime::__private::KernelDef>::Args> {
+                        ::__cuda_graph_runtime::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
                     }
                 }
             }
             _ => quote! {
                 #[doc = #doc]
-                pub fn #label(&mut self) -> ::graph_runtime::NodeMut<'_, 'a> {
-                    ::graph_runtime::NodeMut::new(&mut self.exec, self.nodes.#label)
+                pub fn #label(&mut self) -> ::__cuda_graph_runtime::NodeMut<'_, 'a> {
+                    ::__cuda_graph_runtime::NodeMut::new(&mut self.exec, self.nodes.#label)
                 }
             },
         }
@@ -172,7 +172,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         #(#docs)*
         #[derive(Debug)]
         #vis struct #name<'a> {
-            graph: ::graph_runtime::Graph<'a>,
+            graph: ::__cuda_graph_runtime::Graph<'a>,
             nodes: #nodes_name,
             bound: #bound_name<'a>,
         }
@@ -194,7 +194,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         #[doc = #exec_doc]
         #[derive(Debug)]
         #vis struct #exec_name<'a> {
-            exec: ::graph_runtime::Exec<'a>,
+            exec: ::__cuda_graph_runtime::Exec<'a>,
             nodes: #nodes_name,
         }
 
@@ -204,26 +204,26 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// The graph in Graphviz DOT.
             pub const DOT: &'static str = #dot;
             /// How `instantiate` instantiates it (from the graph's attributes).
-            pub const OPTIONS: ::graph_runtime::InstantiateOptions<'static> = #options;
+            pub const OPTIONS: ::__cuda_graph_runtime::InstantiateOptions<'static> = #options;
 
             /// Builds the graph in `ctx`, binding the slices it uses.
             #[allow(clippy::too_many_arguments)]
             pub fn build(
-                #ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaContext>,
                 #(#build_params),*
-            ) -> ::graph_runtime::Result<Self> {
-                Self::__build(::graph_runtime::Graph::new(#ctx)?, #(#param_names),*)
+            ) -> ::__cuda_graph_runtime::Result<Self> {
+                Self::__build(::__cuda_graph_runtime::Graph::new(#ctx)?, #(#param_names),*)
             }
 
             /// Builds the same graph again with other arguments, over buffers
             /// already bound (see [`Self::bound`]); update an exec with it.
             #[allow(clippy::too_many_arguments)]
-            pub fn rebuild(&self, #(#rebuild_params),*) -> ::graph_runtime::Result<Self> {
+            pub fn rebuild(&self, #(#rebuild_params),*) -> ::__cuda_graph_runtime::Result<Self> {
                 Self::__build(self.graph.new_sharing()?, #(#param_names),*)
             }
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
-            fn __build(mut #graph_var: ::graph_runtime::Graph<'a>, #(#generic_params),*) -> ::graph_runtime::Result<Self> {
+            fn __build(mut #graph_var: ::__cuda_graph_runtime::Graph<'a>, #(#generic_params),*) -> ::__cuda_graph_runtime::Result<Self> {
                 #reserve
                 #(#bind_slices)*
                 #(#slots)*
@@ -244,37 +244,37 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 self.bound
             }
 
-            pub fn graph(&self) -> &::graph_runtime::Graph<'a> {
+            pub fn graph(&self) -> &::__cuda_graph_runtime::Graph<'a> {
                 &self.graph
             }
 
             /// The graph, to add to it (user objects with `keep_alive`, say).
-            pub fn graph_mut(&mut self) -> &mut ::graph_runtime::Graph<'a> {
+            pub fn graph_mut(&mut self) -> &mut ::__cuda_graph_runtime::Graph<'a> {
                 &mut self.graph
             }
 
-            pub fn into_graph(self) -> ::graph_runtime::Graph<'a> {
+            pub fn into_graph(self) -> ::__cuda_graph_runtime::Graph<'a> {
                 self.graph
             }
 
             /// Instantiates it with [`Self::OPTIONS`].
-            pub fn instantiate(&self) -> ::graph_runtime::Result<#exec_name<'a>> {
+            pub fn instantiate(&self) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
                 self.instantiate_with(&Self::OPTIONS)
             }
 
             /// Instantiates it; nodes marked `#[disabled]` start disabled.
             pub fn instantiate_with(
                 &self,
-                options: &::graph_runtime::InstantiateOptions<'_>,
-            ) -> ::graph_runtime::Result<#exec_name<'a>> {
+                options: &::__cuda_graph_runtime::InstantiateOptions<'_>,
+            ) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
                 let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes };
                 exec.__start_disabled()?;
                 ::core::result::Result::Ok(exec)
             }
         }
 
-        impl<'a> ::graph_runtime::__private::IntoChild<'a> for #name<'a> {
-            fn into_child(self) -> ::graph_runtime::Graph<'a> {
+        impl<'a> ::__cuda_graph_runtime::__private::IntoChild<'a> for #name<'a> {
+            fn into_child(self) -> ::__cuda_graph_runtime::Graph<'a> {
                 self.graph
             }
         }
@@ -282,21 +282,21 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         impl<'a> #exec_name<'a> {
             /// Launches the exec on `stream`, which it keeps alive; dropping
             /// the exec waits for its last launch.
-            pub fn launch(&mut self, stream: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaStream>) -> ::graph_runtime::Result<()> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaStream>) -> ::__cuda_graph_runtime::Result<()> {
                 self.exec.launch(stream)
             }
 
-            pub fn upload(&mut self, stream: &::graph_runtime::cudarc::driver::CudaStream) -> ::graph_runtime::Result<()> {
+            pub fn upload(&mut self, stream: &::__cuda_graph_runtime::cudarc::driver::CudaStream) -> ::__cuda_graph_runtime::Result<()> {
                 self.exec.upload(stream)
             }
 
             /// Updates the exec from another build of this graph type (same
             /// topology by construction); if the driver refuses a parameter
             /// change, re-instantiates and says why.
-            pub fn update(&mut self, graph: &#name<'a>) -> ::graph_runtime::Result<::graph_runtime::UpdateOutcome> {
+            pub fn update(&mut self, graph: &#name<'a>) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::UpdateOutcome> {
                 let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
                 self.nodes = graph.nodes;
-                if let ::graph_runtime::UpdateOutcome::Reinstantiated { .. } = outcome {
+                if let ::__cuda_graph_runtime::UpdateOutcome::Reinstantiated { .. } = outcome {
                     self.__start_disabled()?;
                 }
                 ::core::result::Result::Ok(outcome)
@@ -304,7 +304,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
             /// Waits for the last launch; a host node's panic in it is
             /// returned here, naming the node ([`graph_runtime::Exec::synchronize`]).
-            pub fn synchronize(&mut self) -> ::graph_runtime::Result<()> {
+            pub fn synchronize(&mut self) -> ::__cuda_graph_runtime::Result<()> {
                 self.exec.synchronize()
             }
 
@@ -312,8 +312,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// or write between launches ([`graph_runtime::Exec::bound_mut`]).
             pub fn bound_mut<T: 'static>(
                 &mut self,
-                buf: ::graph_runtime::Buf<'a, T>,
-            ) -> ::graph_runtime::Result<::graph_runtime::BoundMut<'_, 'a, T>> {
+                buf: ::__cuda_graph_runtime::Buf<'a, T>,
+            ) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::BoundMut<'_, 'a, T>> {
                 self.exec.bound_mut(buf)
             }
 
@@ -322,24 +322,24 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// to another graph, or drop ([`graph_runtime::Exec::take_escaped`]).
             pub fn take_escaped<T>(
                 &mut self,
-                buf: ::graph_runtime::Buf<'a, T>,
-            ) -> ::graph_runtime::Result<::graph_runtime::Escaped<T>> {
+                buf: ::__cuda_graph_runtime::Buf<'a, T>,
+            ) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::Escaped<T>> {
                 self.exec.take_escaped(buf)
             }
 
             /// The untyped exec.
-            pub fn exec(&mut self) -> &mut ::graph_runtime::Exec<'a> {
+            pub fn exec(&mut self) -> &mut ::__cuda_graph_runtime::Exec<'a> {
                 &mut self.exec
             }
 
             /// The handle a kernel uses to launch this exec (needs `#[device_launch]`).
-            pub fn device_handle(&self) -> ::graph_runtime::Result<::graph_runtime::DeviceExec<'_>> {
+            pub fn device_handle(&self) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::DeviceExec<'_>> {
                 self.exec.device_handle()
             }
 
             #(#accessors)*
 
-            fn __start_disabled(&mut self) -> ::graph_runtime::Result<()> {
+            fn __start_disabled(&mut self) -> ::__cuda_graph_runtime::Result<()> {
                 #(#disabled)*
                 ::core::result::Result::Ok(())
             }
@@ -382,7 +382,7 @@ fn options(model: &Model<'_>) -> TokenStream {
         model.attrs.use_node_priority.is_some(),
     );
     quote! {
-        ::graph_runtime::InstantiateOptions::new()
+        ::__cuda_graph_runtime::InstantiateOptions::new()
             .auto_free_on_launch(#auto_free)
             .device_launch(#device)
             .use_node_priority(#priority)
@@ -449,17 +449,17 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
             pub const DOT: &'static str = "";
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn build(
-                #ctx: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaContext>,
                 #(#params),*
-            ) -> ::graph_runtime::Result<Self> {
+            ) -> ::__cuda_graph_runtime::Result<Self> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
-            pub fn instantiate(&self) -> ::graph_runtime::Result<#exec_name<'a>> {
+            pub fn instantiate(&self) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         }
         impl<'a> #exec_name<'a> {
-            pub fn launch(&mut self, stream: &::std::sync::Arc<::graph_runtime::cudarc::driver::CudaStream>) -> ::graph_runtime::Result<()> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaStream>) -> ::__cuda_graph_runtime::Result<()> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         }
@@ -487,7 +487,7 @@ fn read_only_checks(model: &Model<'_>) -> TokenStream {
             );
             let span = syn::spanned::Spanned::span(arg);
             out.extend(quote::quote_spanned! {span=>
-                const _: () = ::core::assert!(!::graph_runtime::__private::param_writes::<#path, #index>(), #message);
+                const _: () = ::core::assert!(!::__cuda_graph_runtime::__private::param_writes::<#path, #index>(), #message);
             });
         }
     }

@@ -115,7 +115,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             let var = format_ident!("__kernel{}", index, span = Span::mixed_site());
             out.extend(quote! {
-                let #var = <#path as ::graph_runtime::__private::KernelDef>::load(#g.context())?;
+                let #var = <#path as ::__cuda_graph_runtime::__private::KernelDef>::load(#g.context())?;
             });
         }
         out
@@ -206,13 +206,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // (see `Graph::__add_kernel`); every other node, and the end of the
         // level, settles it first, so the first failure is returned.
         let failed = internal("__failed");
-        let settle = quote! { ::graph_runtime::__private::settle(&mut #failed)?; };
+        let settle = quote! { ::__cuda_graph_runtime::__private::settle(&mut #failed)?; };
         let (mut declared, mut unsettled) = (false, false);
         for id in self.order(level) {
             let is_kernel = self.model.nodes[id].kind == Kind::Kernel;
             if is_kernel && !declared {
                 out.extend(quote! {
-                    let mut #failed: ::core::option::Option<::graph_runtime::GraphError> =
+                    let mut #failed: ::core::option::Option<::__cuda_graph_runtime::GraphError> =
                         ::core::option::Option::None;
                 });
                 declared = true;
@@ -281,7 +281,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(path);
                 let (grid, block) = (&k.grid, &k.block);
-                let mut config = quote!(::graph_runtime::LaunchConfig::new(#grid, #block));
+                let mut config = quote!(::__cuda_graph_runtime::LaunchConfig::new(#grid, #block));
                 if let Some(smem) = &k.shared_mem {
                     config = quote!(#config.with_shared_mem(#smem));
                 }
@@ -297,7 +297,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     let span = arg.span();
                     let arg = self.operand(arg);
                     quote_spanned! {span=>
-                        let #var: ::graph_runtime::__private::ArgOf<'_, #path, #index> = #arg;
+                        let #var: ::__cuda_graph_runtime::__private::ArgOf<'_, #path, #index> = #arg;
                     }
                 });
                 let incoming: Vec<(EdgeKind, Option<Span>)> = self.topology.predecessors[id]
@@ -316,7 +316,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     let span = span.filter(|_| kind != EdgeKind::Full)?;
                     let path = respan(path.to_token_stream(), span);
                     Some(quote_spanned! {span=>
-                        ::graph_runtime::__private::require_pdl_aware::<#path>();
+                        ::__cuda_graph_runtime::__private::require_pdl_aware::<#path>();
                     })
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
@@ -324,9 +324,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     quote!(::core::option::Option::None)
                 } else {
                     let kinds = kinds.iter().map(|k| match k {
-                        EdgeKind::Full => quote!(::graph_runtime::EdgeKind::Full),
-                        EdgeKind::Programmatic => quote!(::graph_runtime::EdgeKind::Programmatic),
-                        EdgeKind::LaunchOrder => quote!(::graph_runtime::EdgeKind::LaunchOrder),
+                        EdgeKind::Full => quote!(::__cuda_graph_runtime::EdgeKind::Full),
+                        EdgeKind::Programmatic => {
+                            quote!(::__cuda_graph_runtime::EdgeKind::Programmatic)
+                        }
+                        EdgeKind::LaunchOrder => {
+                            quote!(::__cuda_graph_runtime::EdgeKind::LaunchOrder)
+                        }
                     });
                     quote!(::core::option::Option::Some(&[#(#kinds),*]))
                 };
@@ -339,7 +343,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 };
                 let priority = node.attrs.priority.as_ref().map(|(_, p)| {
                     quote! {
-                        ::graph_runtime::__private::settle(&mut #failed)?;
+                        ::__cuda_graph_runtime::__private::settle(&mut #failed)?;
                         #g.set_priority(&#handle, #p)?;
                     }
                 });
@@ -361,7 +365,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let args = internal("__args");
                 let parens = k.paren.span.join();
                 let args_check = quote_spanned! {parens=>
-                    let #args: ::graph_runtime::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
+                    let #args: ::__cuda_graph_runtime::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
                 };
                 quote! {
                     #target = {
@@ -386,8 +390,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let dst = self.device_only(dst);
                 // Spanned at the value: an element type a fill cannot write
                 // is reported there.
-                let value =
-                    quote_spanned! {value.span()=> ::graph_runtime::__private::fill_value(#value)};
+                let value = quote_spanned! {value.span()=> ::__cuda_graph_runtime::__private::fill_value(#value)};
                 let add_fill = Ident::new("add_fill", value.span());
                 quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
@@ -396,7 +399,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             Op::Empty => quote! { let #var = #g.add_empty(#label, #deps)?; },
             Op::Child { graph } => quote! {
-                let #var = #g.add_child(#label, ::graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
+                let #var = #g.add_child(#label, ::__cuda_graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
             },
             Op::Record { event } => {
                 let event = self.operand(event);
@@ -426,7 +429,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 };
                 quote! {
                     let #var = {
-                        let #work = ::graph_runtime::__private::capture_work(#closure);
+                        let #work = ::__cuda_graph_runtime::__private::capture_work(#closure);
                         #unsafe_token { #add }?
                     };
                 }
@@ -491,7 +494,7 @@ impl Emitter<'_, '_> {
     fn device_only(&self, expr: &syn::Expr) -> TokenStream {
         let span = expr.span();
         let operand = self.operand(expr);
-        let ty = quote_spanned!(span=> ::graph_runtime::__private::DeviceBuf<'_, _>);
+        let ty = quote_spanned!(span=> ::__cuda_graph_runtime::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
     }
 }
@@ -524,7 +527,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 /// type points at the user's tokens).
 fn alloc_len(len: &syn::Expr) -> TokenStream {
     let span = syn::spanned::Spanned::span(len);
-    quote::quote_spanned! {span=> ::graph_runtime::memory::AllocLen::to_len(#len) }
+    quote::quote_spanned! {span=> ::__cuda_graph_runtime::memory::AllocLen::to_len(#len) }
 }
 
 /// Const assertions that the kernel arguments the checker found unordered
@@ -542,7 +545,7 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology) -> TokenStream {
         };
         let (path, index, message) = (&k.function, syn::Index::from(race.index), &race.message);
         out.extend(quote_spanned! {arg.span()=>
-            const _: () = ::core::assert!(!::graph_runtime::__private::param_writes::<#path, #index>(), #message);
+            const _: () = ::core::assert!(!::__cuda_graph_runtime::__private::param_writes::<#path, #index>(), #message);
         });
     }
     out

@@ -35,24 +35,29 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
     in_runtime(def, out)
 }
 
-/// The expansion with `::graph_runtime` replaced by the graph's
-/// `#[crate_path = path]`, where it has one: generated code names the
-/// runtime by absolute path, which a crate that renamed the dependency
-/// must redirect.
+/// Generated code names the runtime `::__cuda_graph_runtime` (a marker no
+/// user writes), replaced here by `::graph_runtime` or the graph's
+/// `#[crate_path = path]` (a renamed dependency, a re-export), spanned
+/// where the marker was. The user's own tokens are never rewritten.
 fn in_runtime(def: &GraphDef, out: TokenStream) -> TokenStream {
     let path = def
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("crate_path"))
         .find_map(|a| crate::model::attrs::crate_path(a).ok());
-    match path {
-        Some(path) => replace_runtime(out, &quote::ToTokens::to_token_stream(&path)),
-        None => out,
-    }
+    let path = match path {
+        Some(path) => quote::ToTokens::to_token_stream(&path),
+        None => quote::quote!(::graph_runtime),
+    };
+    replace_marker(out, &path)
 }
 
-/// `tokens` with each `::graph_runtime` (at any depth) replaced by `path`.
-fn replace_runtime(tokens: TokenStream, path: &TokenStream) -> TokenStream {
+/// The marker of the runtime's path in generated code.
+const RUNTIME_MARKER: &str = "__cuda_graph_runtime";
+
+/// `tokens` with each `::__cuda_graph_runtime` (at any depth) replaced by
+/// `path`.
+fn replace_marker(tokens: TokenStream, path: &TokenStream) -> TokenStream {
     use proc_macro2::{Group, Spacing, TokenTree};
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::with_capacity(trees.len());
@@ -64,16 +69,19 @@ fn replace_runtime(tokens: TokenStream, path: &TokenStream) -> TokenStream {
             if a.as_char() == ':'
                 && a.spacing() == Spacing::Joint
                 && b.as_char() == ':'
-                && name == "graph_runtime"
+                && name == RUNTIME_MARKER
             {
-                out.extend(path.clone());
+                out.extend(path.clone().into_iter().map(|mut t| {
+                    t.set_span(name.span());
+                    t
+                }));
                 i += 3;
                 continue;
             }
         }
         match &trees[i] {
             TokenTree::Group(g) => {
-                let mut group = Group::new(g.delimiter(), replace_runtime(g.stream(), path));
+                let mut group = Group::new(g.delimiter(), replace_marker(g.stream(), path));
                 group.set_span(g.span());
                 out.push(TokenTree::Group(group));
             }
@@ -96,7 +104,11 @@ fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
         return items;
     }
     let Ok(file) = syn::parse2::<syn::File>(items.clone()) else {
-        return items; // never: the items are ours
+        // Not reached with syn's full grammar; never compile the graph in
+        // silently where its `#[cfg]` could not be applied.
+        return quote::quote! {
+            ::core::compile_error!("cuda_graph!: could not apply the graph's #[cfg] to its items");
+        };
     };
     file.items
         .into_iter()

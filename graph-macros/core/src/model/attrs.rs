@@ -46,8 +46,17 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
             &mut out.auto_free_on_launch
         } else if path.is_ident("use_node_priority") {
             &mut out.use_node_priority
-        } else if path.is_ident("doc") || path.is_ident("allow") || path.is_ident("cfg_attr") {
+        } else if path.is_ident("doc") || path.is_ident("allow") {
             out.passthrough.push(attr.clone());
+            continue;
+        } else if path.is_ident("cfg_attr") {
+            // It goes on the graph's type only: what it carries must make
+            // sense there alone (a `cfg` or `derive` would split the items).
+            if let Err(e) = cfg_attr_carries_docs_and_lints(attr) {
+                diag.push(e);
+            } else {
+                out.passthrough.push(attr.clone());
+            }
             continue;
         } else {
             diag.error_with_help(
@@ -70,6 +79,25 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
         );
     }
     out
+}
+
+/// `#[cfg_attr(predicate, ...)]` on a graph carries `doc` and lint
+/// attributes only.
+fn cfg_attr_carries_docs_and_lints(attr: &syn::Attribute) -> syn::Result<()> {
+    let metas = attr.parse_args_with(
+        syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+    )?;
+    for meta in metas.iter().skip(1) {
+        let path = meta.path();
+        let allowed = ["doc", "allow", "warn", "deny", "expect"];
+        if !allowed.iter().any(|name| path.is_ident(name)) {
+            return Err(syn::Error::new_spanned(
+                path,
+                "`#[cfg_attr]` on a graph may carry `doc` and lint attributes only; put a `#[cfg]` on the graph itself",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The path of `#[crate_path = path]`: where graph-runtime is, for a crate
