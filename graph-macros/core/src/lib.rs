@@ -100,9 +100,12 @@ fn distinct_graphs(parsed: &parse::Input) -> (Vec<&parse::GraphDef>, Vec<syn::Er
     };
     let mut seen: Vec<&syn::Ident> = Vec::new();
     let (mut graphs, mut errors) = (Vec::new(), Vec::new());
+    // Graphs under `#[cfg]` may share a name (`#[cfg(feature = "x")]` and
+    // `#[cfg(not(feature = "x"))]`): rustc reports a pair compiled in together.
+    let has_cfg = |def: &parse::GraphDef| def.attrs.iter().any(|a| a.path().is_ident("cfg"));
     for def in items {
-        if let Some(name) = &def.name {
-            if seen.contains(&name) {
+        if let Some(name) = &def.name.as_ref().filter(|_| !has_cfg(def)) {
+            if seen.contains(name) {
                 errors.push(syn::Error::new(
                     name.span(),
                     diag::with_help(

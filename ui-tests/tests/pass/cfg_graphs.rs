@@ -18,6 +18,20 @@ cuda_graph! {
     }
 }
 
+// One name, one graph per configuration.
+cuda_graph! {
+    #[cfg(all())]
+    graph PerConfig(x: &mut CudaSlice<f32>, n: u32) {
+        bump: kernel kernels::AddOne<<<1, 32>>>(x, n);
+    }
+
+    #[cfg(not(all()))]
+    graph PerConfig(x: &mut CudaSlice<f32>, n: u32) {
+        other: kernel kernels::AddOne<<<1, 32>>>(x, n);
+    }
+}
+
 fn main() {
     assert_eq!(Present::LABELS, ["bump"]);
+    assert_eq!(PerConfig::LABELS, ["bump"]);
 }
