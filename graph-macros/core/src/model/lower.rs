@@ -103,7 +103,7 @@ impl<'a> Lowering<'a, '_> {
             level,
             scope,
             attrs,
-            uses: operand_idents(&stmt.kind),
+            uses: operand_idents(&op),
             handle: None,
             bodies: Vec::new(),
             buffer: None,
@@ -265,34 +265,33 @@ impl<'a> Lowering<'a, '_> {
 
 /// The identifiers a node's operands name: single-segment paths, not field
 /// names (`x.buf`) nor path segments (`m::buf`).
-fn operand_idents(kind: &parse::NodeKind) -> Vec<Ident> {
-    use parse::NodeKind as K;
+fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
     let mut tokens = TokenStream::new();
-    match kind {
-        K::Kernel(k) => k.args.to_tokens(&mut tokens),
-        K::Copy { src, dst, .. } => {
+    match *op {
+        Op::Kernel(k) => k.args.to_tokens(&mut tokens),
+        Op::Copy { src, dst } => {
             src.to_tokens(&mut tokens);
             dst.to_tokens(&mut tokens);
         }
-        K::Fill { dst, value, .. } => {
+        Op::Fill { dst, value } => {
             dst.to_tokens(&mut tokens);
             value.to_tokens(&mut tokens);
         }
-        K::Host { closure, .. } => closure.to_tokens(&mut tokens),
-        K::Child { graph, .. } => graph.to_tokens(&mut tokens),
-        K::Record { event, .. } | K::Wait { event, .. } => event.to_tokens(&mut tokens),
-        K::Capture {
+        Op::Host { closure } => closure.to_tokens(&mut tokens),
+        Op::Child { graph } => graph.to_tokens(&mut tokens),
+        Op::Record { event } | Op::Wait { event } => event.to_tokens(&mut tokens),
+        Op::Capture {
             stream, closure, ..
         } => {
             stream.to_tokens(&mut tokens);
             closure.body.to_tokens(&mut tokens);
         }
-        K::Empty { .. }
-        | K::Alloc { .. }
-        | K::Free { .. }
-        | K::If { .. }
-        | K::While { .. }
-        | K::Switch { .. } => {}
+        Op::Empty
+        | Op::Alloc { .. }
+        | Op::Free { .. }
+        | Op::If { .. }
+        | Op::While { .. }
+        | Op::Switch { .. } => {}
     }
     let mut out = Vec::new();
     collect_idents(tokens, &mut out);
