@@ -23,7 +23,7 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
     let indent = "  ".repeat(depth);
     for &id in &model.levels[level].nodes {
         let node = &model.nodes[id];
-        let shape = match node.kind {
+        let shape = match node.kind() {
             Kind::If | Kind::While | Kind::Switch => ", shape=diamond",
             Kind::Alloc | Kind::Free => ", shape=cylinder",
             Kind::Host => ", shape=oval",
@@ -33,7 +33,7 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
             out,
             "{indent}{} [label={}{shape}];",
             quote(&node.name),
-            quote(&format!("{}\\n{}", node.name, node.kind.keyword()))
+            quote(&format!("{}\\n{}", node.name, node.kind().keyword()))
         );
         for (arm, &body) in node.bodies.iter().enumerate() {
             let _ = writeln!(
@@ -41,7 +41,7 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
                 "{indent}subgraph {} {{",
                 quote(&format!("cluster_{}_{arm}", node.name))
             );
-            let title = match node.kind {
+            let title = match node.kind() {
                 Kind::If if arm == 0 => format!("{} then", node.name),
                 Kind::If => format!("{} else", node.name),
                 Kind::Switch => format!("{} case {arm}", node.name),

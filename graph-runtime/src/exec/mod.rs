@@ -34,7 +34,7 @@ const PER_THREAD_STREAM: usize = 0x2;
 /// How to instantiate a graph: `InstantiateOptions::new()` (or `default()`),
 /// then the builder methods (`.device_launch(true)`), so that options added
 /// later do not break callers.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct InstantiateOptions<'s> {
     /// Upload the exec on this stream as part of instantiation.
@@ -45,6 +45,12 @@ pub struct InstantiateOptions<'s> {
     pub device_launch: bool,
     /// Honour node priorities set with `Graph::set_priority`.
     pub use_node_priority: bool,
+}
+
+impl Default for InstantiateOptions<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl<'s> InstantiateOptions<'s> {

@@ -185,7 +185,7 @@ fn handles_set_within(model: &Model<'_>) -> BitMatrix {
 
 fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics) {
     for (id, node) in model.nodes.iter().enumerate() {
-        if node.kind != Kind::While {
+        if node.kind() != Kind::While {
             continue;
         }
         let Some(handle) = node.handle else { continue };

@@ -40,13 +40,13 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
             let Some(tokens) = &edge.tokens else { continue };
             for end in [edge.from, edge.to] {
                 let node = &model.nodes[end];
-                if node.kind != Kind::Kernel {
+                if node.kind() != Kind::Kernel {
                     diag.error_with_help(
                         tokens,
                         format!(
                             "a programmatic dependent launch edge joins two kernel nodes, but `{}` is {}",
                             node.name,
-                            node.kind.describe()
+                            node.kind().describe()
                         ),
                         "use `->` for an ordinary dependency",
                     );
@@ -59,14 +59,14 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
 
 fn check_attributes(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diagnostics) {
     if let Some(span) = node.attrs.disabled {
-        if !matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill) {
+        if !matches!(node.kind(), Kind::Kernel | Kind::Copy | Kind::Fill) {
             diag.error_at(
                 span,
                 crate::diag::with_help(
                     format!(
                         "`#[disabled]` applies only to kernel, copy and fill nodes, but `{}` is {}",
                         node.name,
-                        node.kind.describe()
+                        node.kind().describe()
                     ),
                     "CUDA can enable and disable only kernel, memcpy and memset nodes",
                 ),
@@ -74,13 +74,13 @@ fn check_attributes(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Dia
         }
     }
     if let Some((span, _)) = &node.attrs.priority {
-        if node.kind != Kind::Kernel {
+        if node.kind() != Kind::Kernel {
             diag.error_at(
                 *span,
                 format!(
                     "`#[priority]` applies only to kernel nodes, but `{}` is {}",
                     node.name,
-                    node.kind.describe()
+                    node.kind().describe()
                 ),
             );
         } else if model.attrs.use_node_priority.is_none() {
@@ -94,13 +94,13 @@ fn check_attributes(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Dia
         }
     }
     if let Some(span) = node.attrs.escape {
-        if node.kind != Kind::Alloc {
+        if node.kind() != Kind::Alloc {
             diag.error_at(
                 span,
                 format!(
                     "`#[escape]` applies only to alloc nodes, but `{}` is {}",
                     node.name,
-                    node.kind.describe()
+                    node.kind().describe()
                 ),
             );
         }
@@ -112,7 +112,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
         .parent
         .map(|p| model.nodes[p].name.as_str())
         .unwrap_or_default();
-    match node.kind {
+    match node.kind() {
         Kind::Alloc | Kind::Free => {
             let tokens = match node.origin {
                 Origin::Stmt(stmt) => quote::ToTokens::to_token_stream(&stmt.label),
@@ -131,7 +131,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
             &node.label,
             format!(
                 "a conditional body cannot hold {}: `{}` is in the body of `{body_of}`",
-                node.kind.describe(),
+                node.kind().describe(),
                 node.name
             ),
             "conditional bodies may hold only kernel, empty, copy, fill, child graph and conditional nodes",
@@ -142,7 +142,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
 
 fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
     if matches!(
-        node.kind,
+        node.kind(),
         Kind::Kernel | Kind::Copy | Kind::Fill | Kind::Child | Kind::Capture
     ) {
         return;
@@ -155,7 +155,7 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
         format!(
             "a `#[device_launch]` graph may hold only kernel, copy, fill and child graph nodes, but `{}` is {}",
             node.name,
-            node.kind.describe()
+            node.kind().describe()
         ),
         "CUDA refuses to instantiate other node kinds for device launch",
     );
@@ -179,7 +179,7 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
     }
     for node in &model.nodes {
         let name = node.label.to_string();
-        let accessor = matches!(node.kind, Kind::Kernel | Kind::Copy | Kind::Fill)
+        let accessor = matches!(node.kind(), Kind::Kernel | Kind::Copy | Kind::Fill)
             && matches!(node.origin, Origin::Stmt(_));
         if accessor && EXEC_METHODS.contains(&name.as_str()) {
             diag.error_with_help(
@@ -189,7 +189,7 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
             );
         }
         let buffer = matches!(node.origin, Origin::ScopeAlloc(_))
-            || (node.kind == Kind::Alloc && matches!(node.origin, Origin::Stmt(_)));
+            || (node.kind() == Kind::Alloc && matches!(node.origin, Origin::Stmt(_)));
         if buffer && model.def.params.iter().any(|p| p.name == node.label) {
             diag.error_with_help(
                 &node.label,

@@ -150,7 +150,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         .filter(|(_, n)| n.attrs.disabled.is_some())
         .map(|(id, n)| {
             let label = &n.label;
-            let node = if n.kind == Kind::Kernel {
+            let node = if n.kind() == Kind::Kernel {
                 quote!(self.nodes.#label.node())
             } else {
                 quote!(self.nodes.#label)

@@ -73,8 +73,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// The pattern binding node `id`'s handle: its variable, or `_` when
     /// nothing uses it (no unused-variable warnings in the caller's crate).
     fn node_binding(&self, id: NodeId) -> TokenStream {
-        let kept_for_accessor =
-            self.body_handles && self.has_accessor(id) && self.model.nodes[id].kind != Kind::Kernel;
+        let kept_for_accessor = self.body_handles
+            && self.has_accessor(id)
+            && self.model.nodes[id].kind() != Kind::Kernel;
         if self.is_dependency(id) || kept_for_accessor {
             self.node_var(id).to_token_stream()
         } else {
@@ -159,7 +160,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// kept after building).
     pub fn has_accessor(&self, id: NodeId) -> bool {
         matches!(
-            (self.model.nodes[id].kind, self.model.nodes[id].origin),
+            (self.model.nodes[id].kind(), self.model.nodes[id].origin),
             (Kind::Kernel | Kind::Copy | Kind::Fill, Origin::Stmt(_))
         )
     }
@@ -209,7 +210,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
         let settle = quote! { ::__cuda_graph_runtime::__private::settle(&mut #failed)?; };
         let (mut declared, mut unsettled) = (false, false);
         for id in self.order(level) {
-            let is_kernel = self.model.nodes[id].kind == Kind::Kernel;
+            let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
             if is_kernel && !declared {
                 out.extend(quote! {
                     let mut #failed: ::core::option::Option<::__cuda_graph_runtime::GraphError> =
@@ -246,7 +247,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// The variable with the handle a typed accessor uses.
     pub fn handle_var(&self, id: NodeId) -> Ident {
-        if self.model.nodes[id].kind == Kind::Kernel {
+        if self.model.nodes[id].kind() == Kind::Kernel {
             self.kernel_var(id)
         } else {
             self.node_var(id)

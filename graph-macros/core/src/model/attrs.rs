@@ -4,11 +4,11 @@ use super::{GraphAttrs, NodeAttrs};
 use crate::diag::Diagnostics;
 use proc_macro2::Span;
 use quote::ToTokens;
-use syn::spanned::Spanned;
 use syn::Ident;
 
 pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnostics) -> GraphAttrs {
     let mut out = GraphAttrs::default();
+    let mut crate_path_seen = false;
     for attr in attrs {
         let path = attr.path();
         if path.is_ident("cfg") {
@@ -24,7 +24,7 @@ pub(super) fn graph_attrs(attrs: &[syn::Attribute], named: bool, diag: &Diagnost
         }
         if path.is_ident("crate_path") {
             // Read again by `expand::crate_path`; checked here.
-            if out.crate_path.replace(path.span()).is_some() {
+            if std::mem::replace(&mut crate_path_seen, true) {
                 diag.error(attr, "duplicate graph attribute");
             }
             if let Err(e) = crate_path(attr) {

@@ -97,7 +97,6 @@ impl<'a> Lowering<'a, '_> {
         let id = self.push_node(Node {
             label: stmt.label.clone(),
             name: stmt.label.to_string(),
-            kind: op.kind(),
             op,
             origin: Origin::Stmt(stmt),
             level,
@@ -218,7 +217,6 @@ impl<'a> Lowering<'a, '_> {
         let make = |op: Op<'a>, origin, name: String| Node {
             label: syntax.buffer.clone(),
             name,
-            kind: op.kind(),
             op,
             origin,
             level,

@@ -96,7 +96,7 @@ impl Model<'_> {
     /// capture node (those its closure names: its captured kernels set them).
     pub fn handles_set_by(&self, node: NodeId) -> impl Iterator<Item = HandleId> + '_ {
         let node = &self.nodes[node];
-        let uses = if matches!(node.kind, Kind::Kernel | Kind::Capture) {
+        let uses = if matches!(node.kind(), Kind::Kernel | Kind::Capture) {
             &node.uses[..]
         } else {
             &[]
@@ -112,8 +112,6 @@ pub struct GraphAttrs {
     pub device_launch: Option<Span>,
     pub auto_free_on_launch: Option<Span>,
     pub use_node_priority: Option<Span>,
-    /// `#[crate_path = path]` (its path is read by `expand`).
-    pub crate_path: Option<Span>,
     /// `///` comments and other attributes passed through to the type.
     pub passthrough: Vec<syn::Attribute>,
 }
@@ -200,8 +198,6 @@ pub struct Node<'a> {
     pub label: Ident,
     /// Unique name for DOT and error messages (`buf.free` for a scope's free).
     pub name: String,
-    /// `op`'s kind.
-    pub kind: Kind,
     /// What it does, with its operands.
     pub op: Op<'a>,
     pub origin: Origin<'a>,
@@ -216,6 +212,13 @@ pub struct Node<'a> {
     pub bodies: Vec<LevelId>,
     /// Alloc and free nodes: the buffer.
     pub buffer: Option<BufferId>,
+}
+
+impl Node<'_> {
+    /// What kind of node it is (its operation's).
+    pub fn kind(&self) -> Kind {
+        self.op.kind()
+    }
 }
 
 /// Per-node attributes.
