@@ -25,20 +25,19 @@ cuda_graph! {
     /// The same work captured from stream launches into one child node.
     graph ReduceCaptured(stream: &Arc<CudaStream>, x: &CudaSlice<f32>, part: &mut CudaSlice<f64>,
                          out: &mut CudaSlice<f64>, n: u32, blocks: u32) {
-        // SAFETY: x, part and out are bound to the graph for its lifetime 'a
-        // (so launches also track them), and the captured launches touch
-        // only them: the memory outlives the graph and its execs.
+        // SAFETY: the captured launches touch only x, part and out, through
+        // the capture's views of the graph's buffers.
         captured: unsafe capture(stream) |s| {
-            let ctx = s.context();
+            let (stream, ctx) = (s.stream(), s.stream().context());
             let (partial, last) = (kernels::ReducePartial::load(ctx)?, kernels::ReduceFinal::load(ctx)?);
             let launch = |blocks: u32| CudarcConfig { grid_dim: (blocks, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
-            let (x, part, out) = (x.device_ptr(), part.device_ptr(), out.device_ptr());
+            let (x, mut part, mut out) = (s.read(x), s.write(part), s.write(out));
             // SAFETY: the arguments (device pointers and counts) match the
             // kernels' parameters; `part` has one element per block.
             unsafe {
-                s.launch_builder(partial.function()).arg(&x).arg(&part).arg(&n).launch(launch(blocks))
+                stream.launch_builder(partial.function()).arg(&x).arg(&mut part).arg(&n).launch(launch(blocks))
                     .map_err(|e| graph_runtime::capture::captured("launch reduce_partial", e))?;
-                s.launch_builder(last.function()).arg(&part).arg(&out).arg(&blocks).launch(launch(1))
+                stream.launch_builder(last.function()).arg(&part).arg(&mut out).arg(&blocks).launch(launch(1))
                     .map_err(|e| graph_runtime::capture::captured("launch reduce_final", e))?;
             }
             Ok(())

@@ -34,7 +34,8 @@
 # FILTER keeps the runs whose name ("test gpu_runtime", "example updates",
 # "bench graphs") contains it. CUDA_GRAPH_REQUIRE_GPU=1 is set, so a test
 # fails rather than skips without a driver; an example or bench that prints
-# that it found no driver fails too. libnvrtc's folder is put on LD_LIBRARY_PATH.
+# that it found no driver fails too. libnvrtc's and libcublas's folders are
+# put on LD_LIBRARY_PATH.
 # compute-sanitizer is $COMPUTE_SANITIZER, else /usr/local/cuda/bin's, else
 # the newest /usr/local/cuda-*/bin's, else the one on PATH.
 #
@@ -231,6 +232,30 @@ if [ -n "$nvrtc_dir" ]; then
   export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+# libcublas (the cublas example and gpu_cublas): the same search. cudarc
+# loads `libcublas.so` or `libcublas.so.<its CUDA major, 12 here>`; a
+# toolkit of another major (CUDA 13: libcublas.so.13 only, without the
+# unversioned development link) gets a link under the name cudarc loads.
+cublas_dir=""
+for d in "$nvrtc_dir" /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib \
+         $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/*/lib 2>/dev/null | sort -rV); do
+  [ -n "$d" ] && compgen -G "$d/libcublas.so*" >/dev/null && { cublas_dir=$d; break; }
+done
+if [ -z "$cublas_dir" ]; then
+  p=$(ldconfig -p 2>/dev/null | awk '/libcublas\.so/ { print $NF; exit }')
+  [ -n "$p" ] || p=$(find / -xdev -name 'libcublas.so*' 2>/dev/null | head -n 1)
+  [ -n "$p" ] && cublas_dir=$(dirname "$p")
+fi
+if [ -n "$cublas_dir" ]; then
+  if [ ! -e "$cublas_dir/libcublas.so" ] && [ ! -e "$cublas_dir/libcublas.so.12" ]; then
+    real=$(ls "$cublas_dir"/libcublas.so.* 2>/dev/null | sort -V | head -n 1)
+    links=$(mktemp -d)
+    ln -s "$real" "$links/libcublas.so"
+    cublas_dir="$links:$cublas_dir"
+  fi
+  export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
 header() { # LOG
   {
     echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname 2>/dev/null)"
@@ -238,6 +263,7 @@ header() { # LOG
     nvidia-smi -L 2>/dev/null || echo "nvidia-smi: not found"
     echo "libcuda: $(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1/ { print $NF; exit }' | grep . || echo 'not in the loader cache')"
     echo "libnvrtc: ${nvrtc_dir:-NOT FOUND (kernels compiled by NVRTC will fail)}"
+    echo "libcublas: ${cublas_dir:-NOT FOUND (the cuBLAS example and tests will fail)}"
   } | tee -a "$1"
 }
 

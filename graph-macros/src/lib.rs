@@ -108,9 +108,13 @@
 /// every sink; the scope's name stands for the whole scope in edges.
 ///
 /// `capture` is written `unsafe capture(stream) |s| { ... }` (the design
-/// sketch had no `unsafe` and no stream): the graph cannot see which memory
-/// captured work touches, so the caller promises it outlives the graph, and
-/// names the (non-legacy) stream to capture on. A capture whose closure
+/// sketch had no `unsafe` and no stream). `s` is a
+/// [`Capture`](../graph_runtime/capture/struct.Capture.html): `s.stream()`
+/// is the (non-legacy) stream captured on, and `s.read(x)` / `s.write(x)`
+/// are views of the graph's buffers that cudarc's calls (cuBLAS's, kernel
+/// launches) take, used like a kernel node's arguments (with cudarc's event
+/// tracking on). The graph cannot see other memory the work touches, so by
+/// writing `unsafe` the caller promises it outlives the graph. A capture whose closure
 /// names a conditional handle sets it (its captured kernels call
 /// `cudaGraphSetConditional` with `handle.raw()`), so a `while` can be
 /// driven by captured work, and the setter rules below apply to it. A
@@ -131,14 +135,14 @@
 ///     graph CapturedCountdown(stream: &Arc<CudaStream>, counter: &mut CudaSlice<i32>) {
 ///         cond again = 1;
 ///         spin: while again {
-///             // SAFETY: the counter is bound to the graph for 'a; the
-///             // captured kernel touches only it and sets only `again`.
+///             // SAFETY: the captured kernel touches only the counter,
+///             // through its view, and sets only `again`.
 ///             step: unsafe capture(stream) |s| {
-///                 let step = kernels::CountdownStep::load(s.context())?;
-///                 let (handle, ptr) = (again.raw(), counter.device_ptr());
+///                 let step = kernels::CountdownStep::load(s.stream().context())?;
+///                 let (handle, mut counter) = (again.raw(), s.write(counter));
 ///                 let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
 ///                 // SAFETY: countdown_step(unsigned long long handle, int* counter).
-///                 unsafe { s.launch_builder(step.function()).arg(&handle).arg(&ptr).launch(one) }
+///                 unsafe { s.stream().launch_builder(step.function()).arg(&handle).arg(&mut counter).launch(one) }
 ///                     .map(|_| ())
 ///                     .map_err(|e| graph_runtime::capture::captured("countdown_step", e))
 ///             };

@@ -77,6 +77,18 @@ pub enum GraphError {
         source: DriverError,
     },
 
+    /// A capture node's work failed with an error of its own (a library's,
+    /// cuBLAS's say: made by [`capture::failed`](crate::capture::failed));
+    /// the capture was ended and discarded.
+    #[error("captured work of node `{label}` failed in {operation}: {source}")]
+    CaptureWork {
+        label: String,
+        operation: &'static str,
+        /// The work's error (`Error::source`).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     /// A graph with memory nodes (a CUDA rule) or host buffers may have
     /// only one live exec.
     #[error("a graph with memory nodes or host buffers can have only one live exec; drop the other exec first")]

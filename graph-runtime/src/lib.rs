@@ -189,6 +189,7 @@ pub mod host;
 pub mod kernel;
 pub mod memory;
 pub mod node;
+pub mod profile;
 pub mod result;
 pub mod user_object;
 
@@ -206,6 +207,7 @@ pub use graph::Graph;
 pub use host::HostBuf;
 pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};
 pub use node::{EdgeKind, KernelNode, Node, NodeKind};
+pub use profile::{NodeTime, Profile};
 
 /// bytemuck, re-exported: element types of graph memory, copies and fills
 /// are [`bytemuck::Pod`] (derive it for your own `#[repr(C)]` types).

@@ -129,9 +129,9 @@ pub fn build_graph<'a>(
 }
 
 /// Gives a capture node's closure its parameter type (for inference).
-pub fn capture_work<F>(work: F) -> F
+pub fn capture_work<'a, F>(work: F) -> F
 where
-    F: FnOnce(&Arc<cudarc::driver::CudaStream>) -> Result<()>,
+    F: FnOnce(&crate::capture::Capture<'_, 'a>) -> Result<()>,
 {
     work
 }

@@ -90,6 +90,15 @@ pub unsafe fn instantiate(
     Ok(unsafe { exec.assume_init() })
 }
 
+/// Removes `node` and its edges from its graph.
+///
+/// # Safety
+/// `node` is live and not used afterwards; no other thread uses its graph.
+pub unsafe fn destroy_node(node: CUgraphNode) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphDestroyNode(node) }.result()
+}
+
 /// # Safety
 /// `exec` is live and not used afterwards.
 pub unsafe fn exec_destroy(exec: CUgraphExec) -> R<()> {

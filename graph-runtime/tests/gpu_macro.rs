@@ -129,14 +129,14 @@ cuda_graph! {
     graph CapturedCountdown(stream: &Arc<CudaStream>, counter: &mut CudaSlice<i32>) {
         cond again = 1;
         spin: while again {
-            // SAFETY: the counter is bound to the graph for 'a; the captured
-            // kernel touches only it and sets only `again`.
+            // SAFETY: the captured kernel touches only the counter, through
+            // its view, and sets only `again`.
             step: unsafe capture(stream) |s| {
-                let step = kernels::CountdownStep::load(s.context())?;
-                let (handle, ptr) = (again.raw(), counter.device_ptr());
+                let step = kernels::CountdownStep::load(s.stream().context())?;
+                let (handle, mut counter) = (again.raw(), s.write(counter));
                 let config = CudarcConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
                 // SAFETY: countdown_step(unsigned long long handle, int* counter).
-                unsafe { s.launch_builder(step.function()).arg(&handle).arg(&ptr).launch(config) }
+                unsafe { s.stream().launch_builder(step.function()).arg(&handle).arg(&mut counter).launch(config) }
                     .map(|_| ())
                     .map_err(|e| graph_runtime::capture::captured("countdown_step", e))
             };

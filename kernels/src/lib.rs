@@ -50,6 +50,8 @@ pub const CONDITIONAL_SOURCE: &str = include_str!("../cuda/conditional.cu");
 pub const LAUNCH_SOURCE: &str = include_str!("../cuda/launch.cu");
 /// The Jacobi solver's kernels (`cuda/jacobi.cu`; see [`jacobi`]).
 pub const JACOBI_SOURCE: &str = include_str!("../cuda/jacobi.cu");
+/// Vector steps around library calls (`cuda/linalg.cu`).
+pub const LINALG_SOURCE: &str = include_str!("../cuda/linalg.cu");
 /// Programmatic dependent launch chains (`cuda/pdl.cu`, after the prelude).
 pub const PDL_SOURCE: &str = with_pdl!(include_str!("../cuda/pdl.cu"));
 
@@ -160,6 +162,14 @@ graph_runtime::declare_kernel! {
     // residual, unsigned* iterations, double tol2, unsigned limit)`; touches
     // residual[0] and iterations[0] only.
     pub JacobiContinue: (Cond, InFirst<f64, 1>, OutFirst<u32, 1>, f64, u32) = unsafe cuda_c(JACOBI_SOURCE, "jacobi_continue");
+
+    /// WHILE body of a power iteration: `x = y / |y|` for `i < n`, then
+    /// `counter -= 1; handle = counter > 0` (one block of 32 threads).
+    // SAFETY: matches `normalize_step(unsigned long long handle, const float* y,
+    // float* x, int* counter, unsigned n)`; touches y and x below n (a Len),
+    // counter[0] only, and returns at once unless in block 0 of exactly 32
+    // threads (its full-warp shuffles).
+    pub NormalizeStep: (Cond, In<f32>, Out<f32>, OutFirst<i32, 1>, Len) = unsafe cuda_c(LINALG_SOURCE, "normalize_step");
 
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.
@@ -290,6 +300,7 @@ mod tests {
             (super::JACOBI_SOURCE, name::<super::JacobiSweep>()),
             (super::JACOBI_SOURCE, name::<super::SqDiffSum>()),
             (super::JACOBI_SOURCE, name::<super::JacobiContinue>()),
+            (super::LINALG_SOURCE, name::<super::NormalizeStep>()),
             (super::LAUNCH_SOURCE, name::<super::LaunchGraph>()),
             (super::LAUNCH_SOURCE, name::<super::RelaunchCountdown>()),
             (super::PDL_SOURCE, name::<super::PdlAddOne>()),

@@ -58,7 +58,8 @@ fn capture_again_and_run<'a>(
     // SAFETY: `x` is borrowed for the graph's lifetime: it outlives the graph
     // and its execs.
     let zeroed = unsafe {
-        g.add_capture("zero", stream, &[], |s| {
+        g.add_capture("zero", stream, &[], |cap| {
+            let s = cap.stream();
             s.memset_zeros(&mut *x)
                 .map_err(|e| captured("memset_zeros", e))
         })
@@ -93,7 +94,8 @@ fn a_panic_inside_captured_work_leaves_the_stream_usable() {
     let add_one = kernels::AddOne::load(&ctx).unwrap();
     {
         let mut g = Graph::new(&ctx).unwrap();
-        let work = |s: &Arc<CudaStream>| -> graph_runtime::Result<()> {
+        let work = |cap: &graph_runtime::capture::Capture<'_, '_>| -> graph_runtime::Result<()> {
+            let s = cap.stream();
             s.memset_zeros(&mut x)
                 .map_err(|e| captured("memset_zeros", e))?;
             let cfg = cudarc::driver::LaunchConfig::for_num_elems(N);
@@ -138,7 +140,8 @@ fn a_panic_after_the_work_broke_its_capture_leaves_the_stream_usable() {
         let caught = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: the work touches no memory.
             unsafe {
-                g.add_capture("broken", &stream, &[], |s| {
+                g.add_capture("broken", &stream, &[], |cap| {
+                    let s = cap.stream();
                     assert!(s.synchronize().is_err(), "synchronize while capturing");
                     panic!("boom after breaking the capture")
                 })
@@ -149,7 +152,8 @@ fn a_panic_after_the_work_broke_its_capture_leaves_the_stream_usable() {
 
         // SAFETY: the work touches no memory.
         let err = unsafe {
-            g.add_capture("broken_quietly", &stream, &[], |s| {
+            g.add_capture("broken_quietly", &stream, &[], |cap| {
+                let s = cap.stream();
                 let _ = s.synchronize();
                 Ok(())
             })
@@ -194,7 +198,8 @@ fn captured_work_that_ends_and_restarts_the_capture_is_refused() {
     let mut g = Graph::new(&ctx).unwrap();
     // SAFETY: the work touches no memory.
     let result = unsafe {
-        g.add_capture("hijacked", &stream, &[], |s| {
+        g.add_capture("hijacked", &stream, &[], |cap| {
+            let s = cap.stream();
             let stolen = s
                 .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
                 .map_err(|e| captured("end_capture", e))?;

@@ -13,4 +13,5 @@ mod launch_loop;
 mod memory;
 mod nodes;
 mod pdl;
+mod profile;
 mod tracking;

@@ -113,23 +113,27 @@ fn child_graph_node_runs_its_graph() {
 
 #[test]
 fn capture_node_joins_graph() {
+    // cudarc's event tracking stays on (two streams in this context): the
+    // work reaches `x` through the capture's view, which leaves tracking to
+    // the exec's launches.
     let Some(ctx) = own_context() else { return };
-    // SAFETY: this context's slices are all used on one stream.
-    unsafe { ctx.disable_event_tracking() };
     let stream = ctx.new_stream().unwrap();
-    let mut x = stream.clone_htod(&vec![7.0f32; N as usize]).unwrap();
+    let other = ctx.new_stream().unwrap();
+    assert!(ctx.is_managing_stream_synchronization());
+    let mut x = other.clone_htod(&vec![7.0f32; N as usize]).unwrap();
     let add_one = kernels::AddOne::load(&ctx).unwrap();
-    {
+    for round in 1..=2 {
         let mut g = Graph::new(&ctx).unwrap();
-        // SAFETY: `x` outlives the graph and its exec (dropped in this block).
+        let xb = g.bind_mut(&mut x);
+        // SAFETY: the work touches only `xb`, through its view.
         let zeroed = unsafe {
             g.add_capture("zero", &stream, &[], |s| {
-                s.memset_zeros(&mut x)
+                s.stream()
+                    .memset_zeros(&mut s.write(xb))
                     .map_err(|e| graph_runtime::capture::captured("memset_zeros", e))
             })
         }
         .unwrap();
-        let xb = g.bind_mut(&mut x);
         g.add_kernel(
             "add_one",
             &add_one,
@@ -140,9 +144,69 @@ fn capture_node_joins_graph() {
         .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();
-        sync(&stream);
+        drop(exec);
+        drop(g);
+        // Read on the other stream without a synchronize: tracking orders
+        // it after the launch. Then cudarc writes `x` there, and the next
+        // round's launch is ordered after that write.
+        assert!(
+            other.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0),
+            "round {round}"
+        );
+        other
+            .memcpy_htod(&vec![7.0f32; N as usize], &mut x)
+            .unwrap();
     }
-    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
+    ctx.check_err().unwrap();
+}
+
+/// A view declares the node's use: writing a buffer bound read-only, or
+/// one of another graph, is refused naming the node.
+#[test]
+fn a_capture_writing_a_read_only_or_foreign_buffer_is_refused() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let x = stream.clone_htod(&vec![3.0f32; N as usize]).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut z = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let mut other = Graph::new(&ctx).unwrap();
+    let (xb, zb) = (g.bind(&x), g.bind_mut(&mut z));
+    let yb = other.bind_mut(&mut y);
+    let zero = |b| {
+        move |s: &graph_runtime::capture::Capture<'_, '_>| {
+            s.stream()
+                .memset_zeros(&mut s.write(b))
+                .map_err(|e| graph_runtime::capture::captured("memset_zeros", e))
+        }
+    };
+    // SAFETY: the work touches only the views' buffers.
+    let err = unsafe { g.add_capture("read_only", &stream, &[], zero(xb)) }.unwrap_err();
+    assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
+    assert!(
+        err.to_string().contains("`read_only`") && err.to_string().contains("bind_mut"),
+        "{err}"
+    );
+    // SAFETY: as above.
+    let err = unsafe { g.add_capture("foreign", &stream, &[], zero(yb)) }.unwrap_err();
+    assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err}");
+    assert!(err.to_string().contains("`foreign`"), "{err}");
+    // Reading it is allowed, and the graph goes on.
+    // SAFETY: as above.
+    unsafe {
+        g.add_capture("copy", &stream, &[], |s| {
+            s.stream()
+                .memcpy_dtod(&s.read(xb), &mut s.write(zb))
+                .map_err(|e| graph_runtime::capture::captured("memcpy_dtod", e))
+        })
+    }
+    .unwrap();
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.synchronize().unwrap();
+    drop(exec);
+    drop((g, other));
+    assert!(stream.clone_dtoh(&z).unwrap().iter().all(|v| *v == 3.0));
 }
 
 #[test]
@@ -157,7 +221,8 @@ fn capture_invalidated_by_event_tracking_is_ended_and_explained() {
     // SAFETY: `x` outlives the graph; the capture is expected to fail.
     let err = unsafe {
         g.add_capture("zero", &b, &[], |s| {
-            s.memset_zeros(&mut x)
+            s.stream()
+                .memset_zeros(&mut x)
                 .map_err(|e| graph_runtime::capture::captured("memset_zeros", e))
         })
     }
@@ -165,7 +230,7 @@ fn capture_invalidated_by_event_tracking_is_ended_and_explained() {
     assert!(matches!(err, GraphError::Capture { .. }), "{err}");
     let text = err.to_string();
     assert!(
-        text.contains("node `zero`") && text.contains("disable_event_tracking"),
+        text.contains("node `zero`") && text.contains("Capture::write"),
         "{text}"
     );
     // cudarc may have recorded the failed event record of the work's memset
@@ -278,6 +343,7 @@ fn a_capture_that_allocates_is_refused_naming_the_node() {
     let err = unsafe {
         g.add_capture("scratch", &stream, &[], |s| {
             let tmp = s
+                .stream()
                 .alloc_zeros::<f32>(256)
                 .map_err(|e| graph_runtime::capture::captured("alloc_zeros", e))?;
             drop(tmp);
@@ -316,11 +382,11 @@ fn a_capture_in_a_body_holds_only_what_bodies_allow() {
         let cb = g.bind_mut(&mut counter);
         let again = g.cond_handle(Some(1)).unwrap();
         g.add_while("spin", again, &[], |body| {
-            let host_work = |s: &Arc<cudarc::driver::CudaStream>| {
+            let host_work = |s: &graph_runtime::capture::Capture<'_, '_>| {
                 // SAFETY: a function that does nothing, no argument.
                 unsafe {
                     cudarc::driver::result::stream::launch_host_function(
-                        s.cu_stream(),
+                        s.stream().cu_stream(),
                         nothing,
                         std::ptr::null_mut(),
                     )
@@ -336,7 +402,7 @@ fn a_capture_in_a_body_holds_only_what_bodies_allow() {
                 "{text}"
             );
             let (handle, ptr) = (again.raw(), cb.device_ptr());
-            let step_work = |s: &Arc<cudarc::driver::CudaStream>| {
+            let step_work = |s: &graph_runtime::capture::Capture<'_, '_>| {
                 let config = CudarcConfig {
                     grid_dim: (1, 1, 1),
                     block_dim: (1, 1, 1),
@@ -344,7 +410,8 @@ fn a_capture_in_a_body_holds_only_what_bodies_allow() {
                 };
                 // SAFETY: countdown_step(unsigned long long, int*).
                 unsafe {
-                    s.launch_builder(step.function())
+                    s.stream()
+                        .launch_builder(step.function())
                         .arg(&handle)
                         .arg(&ptr)
                         .launch(config)

@@ -216,7 +216,7 @@ pub fn cycle(
         } else {
             // SAFETY: the captured memset writes `d.z`, which outlives this
             // graph and its exec (both dropped at the end of this block).
-            unsafe { g.add_capture("capture", stream, &[wait], memset)? };
+            unsafe { g.add_capture("capture", stream, &[wait], |cap| memset(cap.stream()))? };
         }
         g.keep_alive(d.kept.clone())?;
         let mut exec = g.instantiate()?;

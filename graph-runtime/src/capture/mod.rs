@@ -1,6 +1,11 @@
 //! Stream capture into a child graph node, so work issued on a stream
-//! (library calls such as cuBLAS) joins a graph. If the driver invalidates
-//! the capture, it is ended and discarded and the error names the operation.
+//! (library calls such as cuBLAS) joins a graph. The work reaches the
+//! graph's buffers through views ([`view`]) that leave cudarc's event
+//! tracking to the exec's launches. If the driver invalidates the capture,
+//! it is ended and discarded and the error names the operation.
+
+mod view;
+pub use view::{Capture, CaptureView, CaptureViewMut};
 
 use crate::error::{GraphError, Result};
 use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
@@ -14,10 +19,16 @@ impl<'a> Graph<'a> {
     /// Captures the work `work` issues on `stream` (`cuStreamBeginCaptureToGraph`)
     /// and adds it as a child graph node.
     ///
-    /// cudarc's event tracking (active once a context has several streams)
-    /// makes captured cudarc calls wait on events recorded outside the
-    /// capture, which invalidates it: call `ctx.disable_event_tracking()`
-    /// before allocating the slices such work uses. The error says so.
+    /// The work gets a [`Capture`]: its [`stream`](Capture::stream), and
+    /// views of this graph's buffers ([`Capture::read`],
+    /// [`Capture::write`]) that cudarc's calls accept (`CudaBlas::gemm`,
+    /// say). Through them the node uses the buffers like a kernel node: the
+    /// uses are checked when it is added, and each launch orders them with
+    /// cudarc's work elsewhere, with cudarc's event tracking on. A cudarc
+    /// `CudaSlice` used directly in the work instead makes cudarc wait on
+    /// events recorded outside the capture when tracking is on (the
+    /// default once a context has several streams), which invalidates the
+    /// capture; the error says so.
     ///
     /// While the capture is in progress, a context-wide synchronize on any
     /// thread fails (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`), and cudarc's
@@ -32,8 +43,12 @@ impl<'a> Graph<'a> {
     /// conditional nodes. Anything else is refused here, naming the node.
     ///
     /// # Safety
-    /// The memory the captured work touches must stay valid while this graph
-    /// or any exec made from it may run (the graph cannot see it to borrow it).
+    /// Memory the captured work touches other than through the views must
+    /// stay valid while this graph or any exec made from it may run (the
+    /// graph cannot see it to borrow it), and the views are used only for
+    /// work issued on the capture stream inside `work` (work issued through
+    /// them on another stream runs at once, unordered with this graph's
+    /// launches).
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
@@ -46,7 +61,7 @@ impl<'a> Graph<'a> {
         label: &str,
         stream: &Arc<CudaStream>,
         deps: &[Node],
-        work: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
+        work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
         // SAFETY: forwarded from the caller.
         unsafe { self.add_capture_setting(label, stream, deps, &[], work) }
@@ -74,12 +89,14 @@ impl<'a> Graph<'a> {
         stream: &Arc<CudaStream>,
         deps: &[Node],
         sets: &[CondHandle],
-        work: impl FnOnce(&Arc<CudaStream>) -> Result<()>,
+        work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
         self.check_setters(label, deps, sets)?;
         let hint = if stream.context().is_managing_stream_synchronization() {
-            "; cudarc's event tracking is active in this context and breaks capture: \
-             call ctx.disable_event_tracking() before allocating the slices the captured work uses"
+            "; cudarc's event tracking is active in this context, and a captured cudarc call \
+             on a CudaSlice waits on events recorded outside the capture: bind the slice to \
+             the graph and hand the call the work's `Capture::read`/`Capture::write` views, \
+             which leave tracking to the exec's launches"
         } else {
             ""
         };
@@ -107,7 +124,9 @@ impl<'a> Graph<'a> {
             id,
             graph: Some(captured),
         };
-        let worked = work(stream);
+        let capture = Capture::new(stream);
+        let worked = work(&capture);
+        let uses = capture.into_uses();
         let ended = capturing.end();
         let captured = match (worked, ended) {
             // The call inside the work that broke the capture.
@@ -117,6 +136,19 @@ impl<'a> Graph<'a> {
                 }),
                 _,
             ) => return Err(fail(operation, source)),
+            // A library's error: the node's label added.
+            (
+                Err(GraphError::CaptureWork {
+                    operation, source, ..
+                }),
+                _,
+            ) => {
+                return Err(GraphError::CaptureWork {
+                    label: label.to_string(),
+                    operation,
+                    source,
+                })
+            }
             (Err(other), _) => return Err(other),
             (Ok(()), Err(e)) => return Err(fail("cuStreamEndCapture", e)),
             (Ok(()), Ok(graph)) => graph,
@@ -130,7 +162,7 @@ impl<'a> Graph<'a> {
         // Other fields (13.x: the ownership) stay zero: the driver clones.
         params.__bindgen_anon_1.graph.graph = captured.raw;
         // The driver clones the captured graph into the node; ours is dropped.
-        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &[], &mut params)?;
+        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
         for handle in sets {
             self.registry.setters.push((handle.raw(), node.index));
         }
@@ -280,7 +312,22 @@ impl Drop for Capturing {
     }
 }
 
-/// Maps a cudarc error from captured work to ours, naming the call.
+/// Maps a cudarc driver error from captured work to ours, naming the call
+/// (the node's label is added when the capture fails).
 pub fn captured(operation: &'static str, error: cudarc::driver::DriverError) -> GraphError {
     GraphError::driver(operation, error.0, None)
+}
+
+/// Maps another error from captured work (a library's: cudarc's
+/// `CublasError`, say) to [`GraphError::CaptureWork`], naming the call;
+/// the node's label is added when the capture fails.
+pub fn failed(
+    operation: &'static str,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> GraphError {
+    GraphError::CaptureWork {
+        label: String::new(),
+        operation,
+        source: Box::new(error),
+    }
 }

@@ -1,0 +1,187 @@
+//! What captured work is handed: the capture's stream, and views of the
+//! graph's buffers that cudarc's library calls (cuBLAS, say) accept.
+//!
+//! cudarc orders its work on a `CudaSlice` through events (its event
+//! tracking, on by default): a call waits on the slice's last write or
+//! reads and records its own use. Inside a capture that breaks the capture
+//! (the wait is on an event recorded outside it), and the events would be
+//! left recorded in a capturing stream. The views here implement cudarc's
+//! [`DevicePtr`]/[`DevicePtrMut`] without events: inside the graph the
+//! captured work is ordered by the node's edges, and the exec orders each
+//! launch with cudarc's other work on the bound slices, as for any node.
+
+use crate::buffer::{Buf, BufferUse};
+use cudarc::driver::{
+    sys, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchArgs, PushKernelArg, SyncOnDrop,
+};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Handed to a capture node's work: the stream to issue it on, and views
+/// of the graph's buffers ([`Buf`]s of this graph) for cudarc's calls.
+///
+/// Each view declares the node's use of the buffer, checked like a kernel
+/// node's when the node is added: the buffer belongs to this graph, a
+/// written one was bound with `bind_mut` (or is a graph allocation), and a
+/// graph allocation is used between its alloc and free nodes.
+pub struct Capture<'c, 'a> {
+    stream: &'c Arc<CudaStream>,
+    uses: RefCell<Vec<BufferUse>>,
+    _buffers: PhantomData<Buf<'a, ()>>,
+}
+
+impl std::fmt::Debug for Capture<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capture")
+            .field("buffers", &self.uses.borrow().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c, 'a> Capture<'c, 'a> {
+    pub(crate) fn new(stream: &'c Arc<CudaStream>) -> Self {
+        Capture {
+            stream,
+            uses: RefCell::new(Vec::new()),
+            _buffers: PhantomData,
+        }
+    }
+
+    /// The capturing stream: issue the work on it (give it to
+    /// `CudaBlas::new`, say).
+    pub fn stream(&self) -> &'c Arc<CudaStream> {
+        self.stream
+    }
+
+    /// A view of `buf` that the captured work reads.
+    pub fn read<T>(&self, buf: Buf<'a, T>) -> CaptureView<'_, T> {
+        self.uses.borrow_mut().push(buf.as_use(false));
+        CaptureView {
+            ptr: buf.device_ptr(),
+            len: buf.len(),
+            stream: self.stream,
+            _element: PhantomData,
+        }
+    }
+
+    /// A view of `buf` that the captured work writes (and may read). A
+    /// buffer bound read-only makes adding the node fail, naming it.
+    pub fn write<T>(&self, buf: Buf<'a, T>) -> CaptureViewMut<'_, T> {
+        self.uses.borrow_mut().push(buf.as_use(true));
+        CaptureViewMut {
+            view: CaptureView {
+                ptr: buf.device_ptr(),
+                len: buf.len(),
+                stream: self.stream,
+                _element: PhantomData,
+            },
+        }
+    }
+
+    /// The uses the views declared.
+    pub(crate) fn into_uses(self) -> Vec<BufferUse> {
+        self.uses.into_inner()
+    }
+}
+
+/// A graph buffer the captured work reads, for cudarc calls on the capture
+/// stream (it implements cudarc's [`DevicePtr`]). It lives only as long as
+/// the work's [`Capture`].
+pub struct CaptureView<'c, T> {
+    ptr: u64,
+    len: usize,
+    stream: &'c Arc<CudaStream>,
+    _element: PhantomData<fn() -> T>,
+}
+
+/// A graph buffer the captured work writes, for cudarc calls on the
+/// capture stream (it implements cudarc's [`DevicePtr`] and
+/// [`DevicePtrMut`]). It lives only as long as the work's [`Capture`].
+pub struct CaptureViewMut<'c, T> {
+    view: CaptureView<'c, T>,
+}
+
+impl<T> std::fmt::Debug for CaptureView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureView")
+            .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+impl<T> std::fmt::Debug for CaptureViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureViewMut")
+            .field("ptr", &format_args!("{:#x}", self.view.ptr))
+            .field("len", &self.view.len)
+            .finish()
+    }
+}
+
+impl<T> DeviceSlice<T> for CaptureView<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+}
+
+impl<T> DeviceSlice<T> for CaptureViewMut<'_, T> {
+    fn len(&self) -> usize {
+        self.view.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.view.stream
+    }
+}
+
+// No event to wait on or record: see the module docs.
+impl<T> DevicePtr<T> for CaptureView<'_, T> {
+    fn device_ptr<'s>(&'s self, _stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DevicePtr<T> for CaptureViewMut<'_, T> {
+    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        self.view.device_ptr(stream)
+    }
+}
+
+impl<T> DevicePtrMut<T> for CaptureViewMut<'_, T> {
+    fn device_ptr_mut<'s>(
+        &'s mut self,
+        _stream: &'s CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.view.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+// Kernels launched in the work with cudarc's launch builder take the views
+// as arguments (`.arg(&view)`, `.arg(&mut view_mut)`), as cudarc's own.
+
+// SAFETY: pushes a pointer to the view's device address, which lives for
+// 'b, as long as the builder's arguments ('b: 'a); no event is waited on or
+// recorded (see the module docs).
+unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureView<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, arg: &'b CaptureView<'c, T>) -> &mut Self {
+        self.arg(&arg.ptr)
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureViewMut<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, arg: &'b CaptureViewMut<'c, T>) -> &mut Self {
+        self.arg(&arg.view.ptr)
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b mut CaptureViewMut<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, arg: &'b mut CaptureViewMut<'c, T>) -> &mut Self {
+        self.arg(&arg.view.ptr)
+    }
+}

@@ -1,0 +1,203 @@
+//! The profiling launch: per-node times that add up, lanes for concurrent
+//! nodes, the critical path, and the graph left as it was.
+
+use crate::common::{gpu, graph_memory_lock, sync};
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, GraphError, InstantiateOptions, LaunchConfig};
+
+const N: u32 = 4096;
+/// Spin cycles of a "slow" node: about 0.2 ms at the H200's clock.
+const SLOW: i64 = 400_000;
+
+/// zero (a fill) and a root `a`, then `b` and `c` side by side, a WHILE of
+/// three slow iterations after `b`, and `d` after `c` and the loop. `c`
+/// spins twice as long as `b` but `b` plus the loop is longer: the
+/// critical path is a -> b -> loop -> d, and its durations add up to the
+/// launch's device time within 10%.
+#[test]
+fn a_profiling_launch_times_every_node_and_its_critical_path_adds_up() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (slow, countdown) = (
+        kernels::SlowFill::load(&ctx).unwrap(),
+        kernels::Countdown::load(&ctx).unwrap(),
+    );
+    let mut xs: Vec<_> = (0..5)
+        .map(|_| stream.alloc_zeros::<f32>(N as usize).unwrap())
+        .collect();
+    let mut counter = stream.clone_htod(&[3i32]).unwrap();
+    let mut iterations = stream.alloc_zeros::<i32>(1).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let b: Vec<_> = xs.iter_mut().map(|x| g.bind_mut(x)).collect();
+        let (cb, ib) = (g.bind_mut(&mut counter), g.bind_mut(&mut iterations));
+        g.add_fill("zero", b[4], 0.0f32, &[]).unwrap();
+        let a = g
+            .add_kernel("a", &slow, cfg, (b[0], 1.0f32, N, SLOW), &[])
+            .unwrap();
+        let bn = g
+            .add_kernel("b", &slow, cfg, (b[1], 2.0f32, N, SLOW), &[a.node()])
+            .unwrap();
+        let cn = g
+            .add_kernel("c", &slow, cfg, (b[2], 3.0f32, N, 2 * SLOW), &[a.node()])
+            .unwrap();
+        let h = g.cond_handle(Some(1)).unwrap();
+        let spin = g
+            .add_while("loop", h, &[bn.node()], |body| {
+                let s = body.add_kernel("spin", &slow, cfg, (b[3], 4.0f32, N, SLOW), &[])?;
+                body.add_kernel(
+                    "step",
+                    &countdown,
+                    LaunchConfig::new(1, 1),
+                    (h, cb, ib),
+                    &[s.node()],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        g.add_kernel("d", &slow, cfg, (b[0], 5.0f32, N, SLOW), &[cn.node(), spin])
+            .unwrap();
+        // SAFETY: the graph is live.
+        let raw_before = unsafe { graph_runtime::result::graph_nodes(g.cu_graph()) }
+            .unwrap()
+            .len();
+
+        // Warm up (module loading), then reset the loop's counter.
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+        {
+            let mut counter = exec.bound_mut(cb).unwrap();
+            stream
+                .memcpy_htod(&[3i32], &mut counter.view_mut())
+                .unwrap();
+        }
+        sync(&stream);
+        drop(exec);
+
+        let profile = g.profile(&stream).unwrap();
+        println!("{profile}");
+        let labels: Vec<&str> = profile.nodes().iter().map(|n| n.label.as_str()).collect();
+        assert_eq!(labels, ["zero", "a", "b", "c", "loop", "d"]);
+        for node in profile.nodes() {
+            assert!(node.duration_ms() >= 0.0, "{node:?}");
+            for &dep in &node.deps {
+                let dep = &profile.nodes()[dep];
+                assert!(
+                    node.start_ms >= dep.end_ms - 0.005,
+                    "{} starts before {} ends",
+                    node.label,
+                    dep.label
+                );
+            }
+        }
+        for (label, at_least) in [
+            ("a", 0.1),
+            ("b", 0.1),
+            ("c", 0.2),
+            ("loop", 0.3),
+            ("d", 0.1),
+        ] {
+            let node = profile.nodes().iter().find(|n| n.label == label).unwrap();
+            assert!(node.duration_ms() >= at_least, "{label}: {node:?}");
+        }
+        let lane = |label: &str| {
+            profile
+                .nodes()
+                .iter()
+                .find(|n| n.label == label)
+                .unwrap()
+                .lane
+        };
+        assert_ne!(lane("b"), lane("c"), "b and c ran side by side");
+        assert!(profile.lanes() >= 2);
+        let path: Vec<&str> = profile
+            .critical_path()
+            .iter()
+            .map(|&i| profile.nodes()[i].label.as_str())
+            .collect();
+        assert_eq!(path, ["a", "b", "loop", "d"]);
+        let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
+        println!("critical path {sum:.3} ms of device time {device:.3} ms");
+        assert!(
+            (sum - device).abs() <= 0.1 * device,
+            "critical path {sum} ms vs device time {device} ms"
+        );
+        let svg = profile.svg();
+        for label in labels {
+            assert!(svg.contains(&format!("<title>{label} (")), "{label}");
+        }
+
+        // The graph is as it was: same nodes, and it runs as before.
+        // SAFETY: the graph is live.
+        let raw_after = unsafe { graph_runtime::result::graph_nodes(g.cu_graph()) }
+            .unwrap()
+            .len();
+        assert_eq!(raw_after, raw_before);
+        let mut exec = g.instantiate().unwrap();
+        {
+            let mut counter = exec.bound_mut(cb).unwrap();
+            stream
+                .memcpy_htod(&[3i32], &mut counter.view_mut())
+                .unwrap();
+        }
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let values: Vec<f32> = xs
+        .iter()
+        .map(|x| stream.clone_dtoh(x).unwrap()[(N - 1) as usize])
+        .collect();
+    assert_eq!(values, [5.0, 2.0, 3.0, 4.0, 0.0]);
+    // Three launches of three iterations each.
+    assert_eq!(stream.clone_dtoh(&iterations).unwrap(), [9]);
+}
+
+/// A graph with memory nodes profiles like any other, but not while an
+/// exec of it is live (a CUDA rule: one exec); a body is profiled with its
+/// graph, and a device-launched profile is refused.
+#[test]
+fn profiling_follows_the_exec_rules() {
+    let Some(ctx) = gpu() else { return };
+    let _memory = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+    let work = g
+        .add_kernel(
+            "work",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (tmp, N),
+            &[alloc],
+        )
+        .unwrap();
+    g.add_free("free", tmp, &[work.node()]).unwrap();
+    let profile = g.profile(&stream).unwrap();
+    assert_eq!(profile.nodes().len(), 3);
+    let path: Vec<&str> = profile
+        .critical_path()
+        .iter()
+        .map(|&i| profile.nodes()[i].label.as_str())
+        .collect();
+    assert_eq!(path, ["tmp", "work", "free"]);
+
+    let exec = g.instantiate().unwrap();
+    let err = g.profile(&stream).unwrap_err();
+    assert!(matches!(err, GraphError::SecondExec), "{err}");
+    drop(exec);
+    let err = g
+        .profile_with(&stream, &InstantiateOptions::new().device_launch(true))
+        .unwrap_err();
+    assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
+    let h = g.cond_handle(Some(0)).unwrap();
+    g.add_if("maybe", h, &[], |body| {
+        let err = body.profile(&stream).unwrap_err();
+        assert!(err.to_string().contains("profiled with its graph"), "{err}");
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(g.profile(&stream).unwrap().nodes().len(), 4);
+}
