@@ -9,11 +9,33 @@
 #[path = "common.rs"]
 mod common;
 
+use graph_runtime::capture::{failed, CaptureViewMut};
 use graph_runtime::cuda_graph;
-use graph_runtime::cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use graph_runtime::cudarc::cublas::sys::{cublasOperation_t::CUBLAS_OP_N, cublasSetWorkspace_v2};
 use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, GemmConfig, Gemv, GemvConfig};
-use graph_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceSlice};
+use graph_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceSlice};
 use std::sync::Arc;
+
+/// cuBLAS's scratch memory (its recommended size on Hopper).
+const WORKSPACE_BYTES: usize = 32 << 20;
+
+/// Gives cuBLAS `workspace`, a graph buffer, as its scratch memory for the
+/// calls captured next. Without one, cuBLAS allocates scratch memory with
+/// `cudaMallocAsync` inside the capture for some shapes, which becomes a
+/// memory node that a capture node may not hold. The captured kernels keep
+/// its address, so it must be the graph's, not a temporary.
+fn use_workspace(
+    blas: &CudaBlas,
+    workspace: &mut CaptureViewMut<'_, u8>,
+) -> graph_runtime::Result<()> {
+    let (bytes, stream) = (workspace.len(), workspace.stream().clone());
+    let (ptr, _) = workspace.device_ptr_mut(&stream);
+    // SAFETY: a live handle, and `bytes` of device memory that outlive the
+    // graph and its execs (a buffer bound to the graph).
+    unsafe { cublasSetWorkspace_v2(*blas.handle(), ptr as *mut std::ffi::c_void, bytes) }
+        .result()
+        .map_err(|e| failed("cublasSetWorkspace_v2", e))
+}
 
 /// `c = a b` for n x n column-major matrices.
 fn gemm_config(n: u32) -> GemmConfig<f32> {
@@ -52,29 +74,32 @@ cuda_graph! {
     graph PowerIteration(blas: &CudaBlas, stream: &Arc<CudaStream>,
                          a: &CudaSlice<f32>, b: &CudaSlice<f32>, c: &mut CudaSlice<f32>,
                          x0: &CudaSlice<f32>, x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>,
-                         counter: &mut CudaSlice<i32>, n: u32, iters: i32) {
+                         counter: &mut CudaSlice<i32>, workspace: &mut CudaSlice<u8>, n: u32, iters: i32) {
         cond again = 1;
         start: copy x0 => x;
         reset: fill counter = iters;
-        // SAFETY: the captured GEMM touches only a, b and c, through their
-        // views (checked to hold n * n elements).
+        // SAFETY: the captured GEMM touches only a, b, c and the
+        // workspace, through their views (checked to hold n * n elements).
         gemm: unsafe capture(stream) |s| {
+            use_workspace(blas, &mut s.write(workspace))?;
             let (a, b, mut c) = (s.read(a), s.read(b), s.write(c));
             let nn = (n * n) as usize;
             assert!(a.len() == nn && b.len() == nn && c.len() == nn, "n x n matrices");
             // SAFETY: n x n column-major matrices with leading dimension n.
             unsafe { blas.gemm(gemm_config(n), &a, &b, &mut c) }
-                .map_err(|e| graph_runtime::capture::failed("cublasSgemm_v2", e))
+                .map_err(|e| failed("cublasSgemm_v2", e))
         };
         power: while again {
-            // SAFETY: the captured GEMV touches only c, x and y, through
-            // their views (checked to hold n * n and n elements).
+            // SAFETY: the captured GEMV touches only c, x, y and the
+            // workspace, through their views (checked to hold n * n and n
+            // elements).
             gemv: unsafe capture(stream) |s| {
+                use_workspace(blas, &mut s.write(workspace))?;
                 let (c, x, mut y) = (s.read(c), s.read(x), s.write(y));
                 assert!(c.len() == (n * n) as usize && x.len() == n as usize && y.len() == n as usize);
                 // SAFETY: an n x n column-major matrix, vectors of n.
                 unsafe { blas.gemv(gemv_config(n), &c, &x, &mut y) }
-                    .map_err(|e| graph_runtime::capture::failed("cublasSgemv_v2", e))
+                    .map_err(|e| failed("cublasSgemv_v2", e))
             };
             step: kernel kernels::NormalizeStep<<<1, 32>>>(again, y, x, counter, n);
             gemv -> step;
@@ -137,6 +162,7 @@ fn main() -> common::Result {
     let mut c = side.alloc_zeros::<f32>(nu * nu)?;
     let (mut x, mut y) = (side.alloc_zeros::<f32>(nu)?, side.alloc_zeros::<f32>(nu)?);
     let mut counter = side.alloc_zeros::<i32>(1)?;
+    let mut workspace = side.alloc_zeros::<u8>(WORKSPACE_BYTES)?;
     let blas = CudaBlas::new(stream.clone())?;
     {
         let graph = PowerIteration::build(
@@ -150,6 +176,7 @@ fn main() -> common::Result {
             &mut x,
             &mut y,
             &mut counter,
+            &mut workspace,
             n,
             iters,
         )?;

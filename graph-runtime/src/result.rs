@@ -399,10 +399,13 @@ pub unsafe fn child_graph(node: CUgraphNode) -> R<CUgraph> {
 /// # Safety
 /// `node` is a live copy node.
 pub unsafe fn memcpy_memory_types(node: CUgraphNode) -> R<(sys::CUmemorytype, sys::CUmemorytype)> {
-    // SAFETY: a plain C struct; all-zero is a valid value to overwrite.
-    let mut params: sys::CUDA_MEMCPY3D = unsafe { std::mem::zeroed() };
+    // Not zeroed: the struct's memory-type enums have no zero value (Rust
+    // aborts on such a `mem::zeroed`); the driver writes it whole.
+    let mut params = MaybeUninit::<sys::CUDA_MEMCPY3D>::uninit();
     // SAFETY: forwarded from the caller; the out-pointer is valid.
-    unsafe { sys::cuGraphMemcpyNodeGetParams(node, &mut params) }.result()?;
+    unsafe { sys::cuGraphMemcpyNodeGetParams(node, params.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    let params = unsafe { params.assume_init() };
     Ok((params.srcMemoryType, params.dstMemoryType))
 }
 

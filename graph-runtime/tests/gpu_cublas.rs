@@ -9,15 +9,33 @@
 mod common;
 
 use common::own_context;
-use graph_runtime::capture::{failed, Capture};
-use graph_runtime::cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use graph_runtime::capture::{failed, Capture, CaptureViewMut};
+use graph_runtime::cudarc::cublas::sys::{cublasOperation_t::CUBLAS_OP_N, cublasSetWorkspace_v2};
 use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, GemmConfig, Gemv, GemvConfig};
-use graph_runtime::cudarc::driver::DeviceSlice;
+use graph_runtime::cudarc::driver::{DevicePtrMut, DeviceSlice};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 use std::error::Error as _;
 
 const N: usize = 96;
+/// cuBLAS's scratch memory (its recommended size on Hopper).
+const WORKSPACE_BYTES: usize = 32 << 20;
+
+/// Gives cuBLAS `workspace`, a graph buffer, as its scratch memory for the
+/// calls captured next (without one it allocates inside the capture, see
+/// `without_a_workspace_cublas_allocates_and_the_capture_is_refused`).
+fn use_workspace(
+    blas: &CudaBlas,
+    workspace: &mut CaptureViewMut<'_, u8>,
+) -> graph_runtime::Result<()> {
+    let (bytes, stream) = (workspace.len(), workspace.stream().clone());
+    let (ptr, _) = workspace.device_ptr_mut(&stream);
+    // SAFETY: a live handle, and `bytes` of device memory that outlive the
+    // graph and its execs (a buffer bound to the graph).
+    unsafe { cublasSetWorkspace_v2(*blas.handle(), ptr as *mut std::ffi::c_void, bytes) }
+        .result()
+        .map_err(|e| failed("cublasSetWorkspace_v2", e))
+}
 
 fn gemm_config(n: usize) -> GemmConfig<f32> {
     let n = n as i32;
@@ -114,9 +132,10 @@ fn a_captured_gemm_and_gemv_loop_match_the_host_with_tracking_on() {
     let mut x = side.alloc_zeros::<f32>(N).unwrap();
     let mut y = side.alloc_zeros::<f32>(N).unwrap();
     let mut counter = side.alloc_zeros::<i32>(1).unwrap();
+    let mut workspace = side.alloc_zeros::<u8>(WORKSPACE_BYTES).unwrap();
     let c_h = host_gemm(&a_h, &b_h, N);
     let mut g = Graph::new(&ctx).unwrap();
-    let (ab, bb) = (g.bind(&a), g.bind(&b));
+    let (ab, bb, wb) = (g.bind(&a), g.bind(&b), g.bind_mut(&mut workspace));
     let (cb, xb, yb, kb) = (
         g.bind_mut(&mut c),
         g.bind_mut(&mut x),
@@ -124,6 +143,7 @@ fn a_captured_gemm_and_gemv_loop_match_the_host_with_tracking_on() {
         g.bind_mut(&mut counter),
     );
     let gemm = |s: &Capture<'_, '_>| {
+        use_workspace(&blas, &mut s.write(wb))?;
         let (a, b, mut c) = (s.read(ab), s.read(bb), s.write(cb));
         assert!(a.len() == N * N && b.len() == N * N && c.len() == N * N);
         // SAFETY: n x n column-major matrices of N * N elements.
@@ -135,6 +155,7 @@ fn a_captured_gemm_and_gemv_loop_match_the_host_with_tracking_on() {
     let again = g.cond_handle(Some(1)).unwrap();
     g.add_while("power", again, &[gemm_node], |body| {
         let gemv = |s: &Capture<'_, '_>| {
+            use_workspace(&blas, &mut s.write(wb))?;
             let (c, x, mut y) = (s.read(cb), s.read(xb), s.write(yb));
             assert!(c.len() == N * N && x.len() == N && y.len() == N);
             // SAFETY: an n x n column-major matrix, vectors of N.
@@ -201,10 +222,12 @@ fn a_cublas_error_in_captured_work_names_the_node() {
     let blas = &CudaBlas::new(stream.clone()).unwrap();
     let a = stream.clone_htod(&vec![1.0f32; N * N]).unwrap();
     let mut c = stream.alloc_zeros::<f32>(N * N).unwrap();
+    let mut workspace = stream.alloc_zeros::<u8>(WORKSPACE_BYTES).unwrap();
     let mut g = Graph::new(&ctx).unwrap();
-    let (ab, cb) = (g.bind(&a), g.bind_mut(&mut c));
+    let (ab, cb, wb) = (g.bind(&a), g.bind_mut(&mut c), g.bind_mut(&mut workspace));
     let gemm = |config: GemmConfig<f32>| {
         move |s: &Capture<'_, '_>| {
+            use_workspace(blas, &mut s.write(wb))?;
             let (a, mut c) = (s.read(ab), s.write(cb));
             // SAFETY: n x n matrices of N * N elements (cuBLAS checks the
             // leading dimensions before launching anything).
@@ -237,4 +260,52 @@ fn a_cublas_error_in_captured_work_names_the_node() {
         .clone_dtoh(&exec.bound_mut(cb).unwrap().view())
         .unwrap();
     assert!(c_d.iter().all(|v| *v == N as f32), "all-ones product");
+}
+
+/// cuBLAS without a workspace of the graph's allocates its scratch memory
+/// inside the capture for some shapes (this one, on the H200's cuBLAS 13):
+/// the capture then holds memory nodes, which a capture node may not, and
+/// is refused naming the node, with the fix in the message, leaving the
+/// graph as it was. (Should a cuBLAS allocate nothing here, the capture
+/// is accepted and must compute the product.)
+#[test]
+fn without_a_workspace_cublas_allocates_and_the_capture_is_refused() {
+    let Some(ctx) = own_context() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let blas = CudaBlas::new(stream.clone()).unwrap();
+    let a = stream.clone_htod(&vec![1.0f32; N * N]).unwrap();
+    let mut c = stream.alloc_zeros::<f32>(N * N).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (ab, cb) = (g.bind(&a), g.bind_mut(&mut c));
+    let work = |s: &Capture<'_, '_>| {
+        let (a, mut c) = (s.read(ab), s.write(cb));
+        // SAFETY: n x n matrices of N * N elements.
+        unsafe { blas.gemm(gemm_config(N), &a, &a, &mut c) }
+            .map_err(|e| failed("cublasSgemm_v2", e))
+    };
+    // SAFETY: the work touches only the views' buffers (and cuBLAS's own
+    // scratch memory, which the capture refuses).
+    let added = unsafe { g.add_capture("gemm", &stream, &[], work) };
+    match &added {
+        Err(err) => {
+            println!("{err}");
+            assert!(
+                matches!(err, GraphError::InvalidNode { label, .. } if label == "gemm"),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("cublasSetWorkspace"), "{err}");
+            assert_eq!(g.node_count(), 0);
+        }
+        Ok(_) => println!("this cuBLAS allocated nothing for a {N} x {N} GEMM"),
+    }
+    g.add_empty("after", &[]).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.synchronize().unwrap();
+    if added.is_ok() {
+        let c_d = stream
+            .clone_dtoh(&exec.bound_mut(cb).unwrap().view())
+            .unwrap();
+        assert!(c_d.iter().all(|v| *v == N as f32), "all-ones product");
+    }
 }

@@ -186,7 +186,9 @@ fn refusal(graph: sys::CUgraph, in_body: bool) -> std::result::Result<Option<Str
                     "the captured work allocates or frees graph memory (a captured \
                      cudaMallocAsync or cudaFreeAsync becomes a memory node, which a child \
                      graph node may not hold); allocate outside the capture: a bound slice, \
-                     or an `alloc` node ordered before this one"
+                     or an `alloc` node ordered before this one (a library that allocates \
+                     scratch memory while captured takes a buffer for it instead: cuBLAS \
+                     through cublasSetWorkspace)"
                         .to_string(),
                 ))
             }

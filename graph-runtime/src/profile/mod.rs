@@ -5,7 +5,8 @@
 //! is done); a conditional node counts as one node with its bodies, and so
 //! does a child graph. Neither record delays the node or its dependents.
 //! The graph is instantiated with them and launched once, and the records
-//! are removed again, so the graph is as it was. The [`Profile`] gives each
+//! are removed again, so the graph is as it was. (CUDA removes no node
+//! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
 //! node's start, end and duration, the critical path, a table and an SVG
 //! timeline (see [`report`]).
 
@@ -104,12 +105,13 @@ impl<'a> Graph<'a> {
     /// loading) out of the figures.
     ///
     /// # Errors
-    /// As [`Graph::instantiate`] (a graph with memory nodes that has a live
+    /// As [`Graph::instantiate`] (a graph with host buffers that has a live
     /// exec: [`GraphError::SecondExec`]), [`Exec::launch`](crate::Exec::launch)
     /// and [`Exec::synchronize`](crate::Exec::synchronize);
     /// [`GraphError::InvalidNode`] for a conditional body (profile its
-    /// graph); [`GraphError::Driver`] when an event or record node cannot
-    /// be made.
+    /// graph) and for a graph with memory nodes (CUDA cannot remove the
+    /// records from it again); [`GraphError::Driver`] when an event or
+    /// record node cannot be made.
     pub fn profile(&mut self, stream: &Arc<CudaStream>) -> Result<Profile> {
         self.profile_with(stream, &InstantiateOptions::new())
     }
@@ -139,6 +141,18 @@ impl<'a> Graph<'a> {
             ));
         }
         let registry = self.registry();
+        if registry
+            .nodes
+            .iter()
+            .any(|n| matches!(n.kind, NodeKind::MemAlloc | NodeKind::MemFree))
+        {
+            return Err(GraphError::invalid(
+                "profile",
+                "a graph with memory nodes cannot be profiled: CUDA cannot remove the \
+                 profiling's event records from it again (cuGraphDestroyNode refuses in \
+                 such graphs); profile a variant whose buffers are bound slices",
+            ));
+        }
         let top: Vec<usize> = (0..registry.nodes.len())
             .filter(|&i| registry.nodes[i].level == self.level)
             .collect();
