@@ -29,7 +29,8 @@
 # The soak (tests/gpu_soak.rs) runs CUDA_GRAPH_SOAK_CYCLES cycles (10,000;
 # 100 under --sanitize), the concurrency test CUDA_GRAPH_STRESS_THREADS
 # threads (8; 2 under --sanitize) for CUDA_GRAPH_STRESS_SECS seconds (30;
-# 3 under --sanitize).
+# 3 under --sanitize). Under --sanitize CUDA_GRAPH_SANITIZE=1 is set: the
+# profiling test and example then skip their timing comparisons.
 #
 # FILTER keeps the runs whose name ("test gpu_runtime", "example updates",
 # "bench graphs") contains it. CUDA_GRAPH_REQUIRE_GPU=1 is set, so a test
@@ -208,6 +209,9 @@ if [ "$mode" = sanitize ]; then
   export CUDA_GRAPH_SOAK_CYCLES=${CUDA_GRAPH_SOAK_CYCLES:-100}
   export CUDA_GRAPH_STRESS_SECS=${CUDA_GRAPH_STRESS_SECS:-3}
   export CUDA_GRAPH_STRESS_THREADS=${CUDA_GRAPH_STRESS_THREADS:-2}
+  # Timings under a sanitizer say nothing about the program: the profiling
+  # checks that compare times skip those comparisons (and say so).
+  export CUDA_GRAPH_SANITIZE=1
 fi
 # Under memcheck, two threads that launch device-launch graphs at once hang
 # (every thread waits, no CPU; 2026-12-01, compute-sanitizer 2025.3.1):

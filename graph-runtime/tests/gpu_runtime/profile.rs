@@ -120,10 +120,14 @@ fn a_profiling_launch_times_every_node_and_its_critical_path_adds_up() {
         assert_eq!(path, ["a", "b", "loop", "d"]);
         let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
         println!("critical path {sum:.3} ms of device time {device:.3} ms");
-        assert!(
-            (sum - device).abs() <= 0.1 * device,
-            "critical path {sum} ms vs device time {device} ms"
-        );
+        if std::env::var_os("CUDA_GRAPH_SANITIZE").is_some() {
+            println!("under compute-sanitizer: the times are not compared");
+        } else {
+            assert!(
+                (sum - device).abs() <= 0.1 * device,
+                "critical path {sum} ms vs device time {device} ms"
+            );
+        }
         let svg = profile.svg();
         for label in labels {
             assert!(svg.contains(&format!("<title>{label} (")), "{label}");
