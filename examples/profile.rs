@@ -99,6 +99,10 @@ fn main() -> common::Result {
         format_args!("critical path {path:?} runs through the loop"),
     )?;
     let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
+    if std::env::var_os("CUDA_GRAPH_SANITIZE").is_some() {
+        println!("under compute-sanitizer: the times are not compared");
+        return Ok(());
+    }
     common::ensure(
         (sum - device).abs() <= 0.1 * device,
         format_args!(
