@@ -89,6 +89,11 @@ fn main() -> common::Result {
         profile.nodes().len() == Pipeline::LABELS.len() - 3,
         "one timed node per top-level node (the loop's body counts as the loop)",
     )?;
+    // Under a sanitizer the times say nothing about the program.
+    if std::env::var_os("CUDA_GRAPH_SANITIZE").is_some() {
+        println!("under compute-sanitizer: the times are not checked");
+        return Ok(());
+    }
     let path: Vec<&str> = profile
         .critical_path()
         .iter()
@@ -99,10 +104,6 @@ fn main() -> common::Result {
         format_args!("critical path {path:?} runs through the loop"),
     )?;
     let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
-    if std::env::var_os("CUDA_GRAPH_SANITIZE").is_some() {
-        println!("under compute-sanitizer: the times are not compared");
-        return Ok(());
-    }
     common::ensure(
         (sum - device).abs() <= 0.1 * device,
         format_args!(

@@ -379,6 +379,15 @@ sanitize() { # NAME LIMIT COMMAND...
     echo "=== $tool: $name: SKIPPED (--quick: only memcheck runs gpu_attacks*)" | tee -a "$log"
     skipped=$((skipped + 1)); return 0
   fi
+  # synccheck reports every barrier of a kernel in a WHILE body as divergent
+  # and fails the launch: a correct kernel in C++ shows it too
+  # (scripts/sanitizer-repro/barrier.cu, mode 3). Our kernels avoid block
+  # barriers there; cuBLAS's gemv kernel (the cuBLAS loop's body) has them.
+  # The other three tools run these.
+  if [ "$tool" = synccheck ] && [[ $name == "test gpu_cublas" || $name == "example cublas" ]]; then
+    echo "=== $tool: $name: SKIPPED (cuBLAS's gemv barriers in a WHILE body: synccheck's false report, see barrier.cu mode 3)" | tee -a "$log"
+    skipped=$((skipped + 1)); return 0
+  fi
   runs=$((runs + 1))
   echo "=== $tool: $name" | tee -a "$log"
   local t; t=$(budget "$limit")

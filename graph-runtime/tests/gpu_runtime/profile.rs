@@ -80,49 +80,50 @@ fn a_profiling_launch_times_every_node_and_its_critical_path_adds_up() {
         println!("{profile}");
         let labels: Vec<&str> = profile.nodes().iter().map(|n| n.label.as_str()).collect();
         assert_eq!(labels, ["zero", "a", "b", "c", "loop", "d"]);
-        for node in profile.nodes() {
-            assert!(node.duration_ms() >= 0.0, "{node:?}");
-            for &dep in &node.deps {
-                let dep = &profile.nodes()[dep];
-                assert!(
-                    node.start_ms >= dep.end_ms - 0.005,
-                    "{} starts before {} ends",
-                    node.label,
-                    dep.label
-                );
-            }
-        }
-        for (label, at_least) in [
-            ("a", 0.1),
-            ("b", 0.1),
-            ("c", 0.2),
-            ("loop", 0.3),
-            ("d", 0.1),
-        ] {
-            let node = profile.nodes().iter().find(|n| n.label == label).unwrap();
-            assert!(node.duration_ms() >= at_least, "{label}: {node:?}");
-        }
-        let lane = |label: &str| {
-            profile
-                .nodes()
-                .iter()
-                .find(|n| n.label == label)
-                .unwrap()
-                .lane
-        };
-        assert_ne!(lane("b"), lane("c"), "b and c ran side by side");
-        assert!(profile.lanes() >= 2);
-        let path: Vec<&str> = profile
-            .critical_path()
-            .iter()
-            .map(|&i| profile.nodes()[i].label.as_str())
-            .collect();
-        assert_eq!(path, ["a", "b", "loop", "d"]);
-        let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
-        println!("critical path {sum:.3} ms of device time {device:.3} ms");
+        // Under a sanitizer the times say nothing about the program.
         if std::env::var_os("CUDA_GRAPH_SANITIZE").is_some() {
-            println!("under compute-sanitizer: the times are not compared");
+            println!("under compute-sanitizer: the times are not checked");
         } else {
+            for node in profile.nodes() {
+                assert!(node.duration_ms() >= 0.0, "{node:?}");
+                for &dep in &node.deps {
+                    let dep = &profile.nodes()[dep];
+                    assert!(
+                        node.start_ms >= dep.end_ms - 0.005,
+                        "{} starts before {} ends",
+                        node.label,
+                        dep.label
+                    );
+                }
+            }
+            for (label, at_least) in [
+                ("a", 0.1),
+                ("b", 0.1),
+                ("c", 0.2),
+                ("loop", 0.3),
+                ("d", 0.1),
+            ] {
+                let node = profile.nodes().iter().find(|n| n.label == label).unwrap();
+                assert!(node.duration_ms() >= at_least, "{label}: {node:?}");
+            }
+            let lane = |label: &str| {
+                profile
+                    .nodes()
+                    .iter()
+                    .find(|n| n.label == label)
+                    .unwrap()
+                    .lane
+            };
+            assert_ne!(lane("b"), lane("c"), "b and c ran side by side");
+            assert!(profile.lanes() >= 2);
+            let path: Vec<&str> = profile
+                .critical_path()
+                .iter()
+                .map(|&i| profile.nodes()[i].label.as_str())
+                .collect();
+            assert_eq!(path, ["a", "b", "loop", "d"]);
+            let (sum, device) = (profile.critical_path_ms(), profile.device_ms());
+            println!("critical path {sum:.3} ms of device time {device:.3} ms");
             assert!(
                 (sum - device).abs() <= 0.1 * device,
                 "critical path {sum} ms vs device time {device} ms"
@@ -210,5 +211,7 @@ fn profiling_follows_the_exec_rules() {
         .map(|&i| profile.nodes()[i].label.as_str())
         .collect();
     assert_eq!(profile.nodes().len(), 3);
-    assert!(path == ["bump", "out"] || path == ["maybe"], "{path:?}");
+    if std::env::var_os("CUDA_GRAPH_SANITIZE").is_none() {
+        assert!(path == ["bump", "out"] || path == ["maybe"], "{path:?}");
+    }
 }
