@@ -28,7 +28,8 @@ pub struct NodeTime {
     /// The node's label (the DSL's node name).
     pub label: String,
     pub kind: NodeKind,
-    /// When its dependencies were done (the launch's start for a root).
+    /// When its dependencies were done (the launch's start for a root);
+    /// never before a dependency's end.
     pub start_ms: f64,
     /// When it was done.
     pub end_ms: f64,
@@ -87,6 +88,7 @@ impl Profile {
     }
 
     fn new(mut nodes: Vec<NodeTime>, device_ms: f64) -> Self {
+        report::order_times(&mut nodes);
         report::assign_lanes(&mut nodes);
         let critical = report::critical_path(&nodes);
         Profile {
