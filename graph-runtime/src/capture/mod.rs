@@ -1,6 +1,6 @@
 //! Stream capture into a child graph node, so work issued on a stream
 //! (library calls such as cuBLAS) joins a graph. The work reaches the
-//! graph's buffers through views ([`view`]) that leave cudarc's event
+//! graph's buffers through views ([`Capture`]) that leave cudarc's event
 //! tracking to the exec's launches. If the driver invalidates the capture,
 //! it is ended and discarded and the error names the operation.
 

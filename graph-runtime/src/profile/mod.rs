@@ -8,7 +8,7 @@
 //! are removed again, so the graph is as it was. (CUDA removes no node
 //! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
 //! node's start, end and duration, the critical path, a table and an SVG
-//! timeline (see [`report`]).
+//! timeline ([`Profile::svg`]).
 
 mod report;
 
