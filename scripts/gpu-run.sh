@@ -4,8 +4,8 @@
 # coreutils and awk there, not Rust, python or the source tree.
 #
 #   bash .gpu/run.sh [FILTER]
-#       Every bundled test binary (--test-threads=4), every example, every
-#       benchmark (--bench). 300 s per binary (GPU_RUN_TIMEOUT).
+#       Every bundled test binary (--test-threads=4), every example, the
+#       dynamically linked smoke binary (linked/), every benchmark (--bench). 300 s per binary (GPU_RUN_TIMEOUT).
 #   bash .gpu/run.sh --sanitize [--tools LIST] [--quick] [FILTER]
 #       Every test binary (--test-threads=1) and every example under NVIDIA
 #       compute-sanitizer, once per tool: memcheck (--leak-check full),
@@ -317,6 +317,9 @@ if [ "$mode" = run ]; then
   }
   for t in "$here"/tests/*; do [ -x "$t" ] && run "test ${t##*/}" "$t" --test-threads=4; done
   for e in "$here"/examples/*; do [ -x "$e" ] && run "example ${e##*/}" "$e"; done
+  # Binaries linked against libcuda and libnvrtc (cudarc's dynamic-linking),
+  # not loading them: the loader must find the real libraries.
+  for l in "$here"/linked/*; do [ -x "$l" ] && run "linked ${l##*/}" "$l"; done
   for b in "$here"/benches/*; do [ -x "$b" ] && run "bench ${b##*/}" "$b" --bench; done
   echo
   if [ $passed -eq 0 ] && [ ${#fails[@]} -eq 0 ]; then

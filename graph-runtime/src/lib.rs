@@ -153,8 +153,10 @@
 //! - [`KernelDecl::pdl_aware`], [`Kernel::assume_pdl_aware`]: every thread
 //!   waits on its predecessors (`griddepcontrol.wait`) before touching their
 //!   memory.
-//! - [`Graph::add_capture`]: the memory the captured work touches stays
-//!   valid while the graph or any exec of it may run.
+//! - [`Graph::add_capture`]: the memory the captured work touches other
+//!   than through the [`capture::Capture`]'s views of the graph's buffers
+//!   stays valid while the graph or any exec of it may run, and the views
+//!   serve only work issued on the capture stream.
 //! - `unsafe impl` [`kernel::KernelParam`]: encode exactly one parameter and
 //!   report every buffer, handle and exec it passes (delegate to the
 //!   runtime's impls).
