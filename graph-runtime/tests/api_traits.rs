@@ -1,6 +1,7 @@
 //! The public types' auto traits and Debug, pinned (a change here is an API
 //! change): handles and errors move and share across threads; graphs,
-//! execs and the types `cuda_graph!` generates move between threads.
+//! execs and the types `cuda_graph!` generates move between threads;
+//! profiles are plain data; capture views are Debug.
 
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
@@ -41,4 +42,23 @@ fn graphs_execs_and_generated_types_move_between_threads() {
     debug::<Exec<'static>>();
     debug::<Pinned<'static>>();
     debug::<PinnedExec<'static>>();
+}
+
+#[test]
+fn capture_views_and_profiles_are_debug_and_profiles_share() {
+    use graph_runtime::capture::{Capture, CaptureView, CaptureViewMut};
+    use graph_runtime::{NodeTime, Profile};
+    // A profile is plain data: it moves, shares, clones and compares.
+    send_sync::<Profile>();
+    send_sync::<NodeTime>();
+    fn clone_eq<T: Clone + PartialEq>() {}
+    clone_eq::<Profile>();
+    debug::<Profile>();
+    // A capture's views are addresses borrowed for the capture; the
+    // capture itself records uses through a RefCell (one thread).
+    send_sync::<CaptureView<'static, f32>>();
+    send_sync::<CaptureViewMut<'static, f32>>();
+    debug::<Capture<'static, 'static>>();
+    debug::<CaptureView<'static, f32>>();
+    debug::<CaptureViewMut<'static, f32>>();
 }
