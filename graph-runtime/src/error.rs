@@ -80,7 +80,7 @@ pub enum GraphError {
     /// A capture node's work failed with an error of its own (a library's,
     /// cuBLAS's say: made by [`capture::failed`](crate::capture::failed));
     /// the capture was ended and discarded.
-    #[error("captured work of node `{label}` failed in {operation}: {source}")]
+    #[error("captured work{} failed in {operation}: {source}", at_node(&Some(label.clone()).filter(|l| !l.is_empty())))]
     CaptureWork {
         label: String,
         operation: &'static str,
@@ -201,6 +201,32 @@ impl<T> DriverResultExt<T> for std::result::Result<T, cudarc::driver::DriverErro
 mod tests {
     use super::*;
     use std::error::Error as _;
+
+    #[test]
+    fn capture_work_errors_name_the_node_once_labelled() {
+        #[derive(Debug)]
+        struct Library;
+        impl std::fmt::Display for Library {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("LIBRARY_STATUS_BAD")
+            }
+        }
+        impl std::error::Error for Library {}
+        let error = |label: &str| GraphError::CaptureWork {
+            label: label.to_string(),
+            operation: "libCall",
+            source: Box::new(Library),
+        };
+        assert_eq!(
+            error("gemm").to_string(),
+            "captured work at node `gemm` failed in libCall: LIBRARY_STATUS_BAD"
+        );
+        assert_eq!(
+            error("").to_string(),
+            "captured work failed in libCall: LIBRARY_STATUS_BAD"
+        );
+        assert!(error("gemm").source().is_some());
+    }
 
     #[test]
     fn cudarc_errors_convert_and_chain() {

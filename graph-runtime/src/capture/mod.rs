@@ -42,18 +42,30 @@ impl<'a> Graph<'a> {
     /// kernel, copy (of device memory), fill, empty, child graph and
     /// conditional nodes. Anything else is refused here, naming the node.
     ///
+    /// A view used on another stream, or after the capture ended, panics
+    /// (checked where cudarc asks a view for its address; a kernel
+    /// launched with cudarc's builder is checked for the capture only).
+    ///
     /// # Safety
-    /// Memory the captured work touches other than through the views must
-    /// stay valid while this graph or any exec made from it may run (the
-    /// graph cannot see it to borrow it), and the views are used only for
-    /// work issued on the capture stream inside `work` (work issued through
-    /// them on another stream runs at once, unordered with this graph's
-    /// launches).
+    /// - Memory the captured work touches other than through the views
+    ///   stays valid while this graph or any exec made from it may run
+    ///   (the graph cannot see it to borrow it).
+    /// - Work through the views is issued on the capture stream while the
+    ///   capture begun here is in progress (a kernel launch builder of
+    ///   another stream would run it at once, unordered with the graph's
+    ///   launches), and `work` neither ends nor begins a capture on the
+    ///   stream.
+    /// - Captured work is recorded, not run: host memory a captured copy
+    ///   writes is written when the graph runs, not by the time `work`
+    ///   returns (never read what cudarc's `clone_dtoh` returns inside
+    ///   `work`).
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
     /// [`GraphError::Capture`] naming the node when the capture
-    /// fails (the capture is ended and discarded), `f`'s own error, and
+    /// fails (the capture is ended and discarded), the work's own error
+    /// (a [`GraphError::CaptureWork`] made by [`failed`] gets the node's
+    /// label), and
     /// [`GraphError::InvalidNode`] when the captured work
     /// holds what this graph cannot (see above).
     pub unsafe fn add_capture(
@@ -92,21 +104,31 @@ impl<'a> Graph<'a> {
         work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
         self.check_setters(label, deps, sets)?;
-        let hint = if stream.context().is_managing_stream_synchronization() {
-            "; cudarc's event tracking is active in this context, and a captured cudarc call \
-             on a CudaSlice waits on events recorded outside the capture: bind the slice to \
-             the graph and hand the call the work's `Capture::read`/`Capture::write` views, \
-             which leave tracking to the exec's launches"
-        } else {
-            ""
+        let tracking = stream.context().is_managing_stream_synchronization();
+        let hint_for = |code: sys::CUresult| -> &'static str {
+            use sys::CUresult as C;
+            let broke_capture = matches!(
+                code,
+                C::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+                    | C::CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+                    | C::CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+                    | C::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                    | C::CUDA_ERROR_CAPTURED_EVENT
+            );
+            if tracking && broke_capture {
+                TRACKING_HINT
+            } else {
+                ""
+            }
         };
+
         let fail =
             |operation: &'static str, source: cudarc::driver::DriverError| GraphError::Capture {
                 label: label.to_string(),
                 operation,
                 name: format!("{:?}", source.0),
                 code: source.0 as u32,
-                hint,
+                hint: hint_for(source.0),
                 source,
             };
         let captured = RawGraph::new(create_graph(&self.ctx)?, &self.ctx);
@@ -124,7 +146,7 @@ impl<'a> Graph<'a> {
             id,
             graph: Some(captured),
         };
-        let capture = Capture::new(stream);
+        let capture = Capture::new(stream, id);
         let worked = work(&capture);
         let uses = capture.into_uses();
         let ended = capturing.end();
@@ -153,7 +175,8 @@ impl<'a> Graph<'a> {
             (Ok(()), Err(e)) => return Err(fail("cuStreamEndCapture", e)),
             (Ok(()), Ok(graph)) => graph,
         };
-        if let Some(reason) = refusal(captured.raw, self.is_body())
+        let mut host_copy = false;
+        if let Some(reason) = refusal(captured.raw, self.is_body(), &mut host_copy)
             .map_err(|e| GraphError::driver("cuGraphGetNodes", e.0, Some(label)))?
         {
             return Err(GraphError::invalid(label, reason));
@@ -166,14 +189,30 @@ impl<'a> Graph<'a> {
         for handle in sets {
             self.registry.setters.push((handle.raw(), node.index));
         }
+        // As for a copy node of host memory: no device launch, and not in a
+        // child graph inside a conditional body.
+        if host_copy {
+            self.registry.host_copies = true;
+        }
         Ok(node)
     }
 }
 
+/// Why cudarc's event tracking broke a capture, and what to do.
+const TRACKING_HINT: &str =
+    "; cudarc's event tracking is active in this context, and a captured cudarc call \
+             on a CudaSlice waits on events recorded outside the capture: bind the slice to \
+             the graph and hand the call the work's `Capture::read`/`Capture::write` views, \
+             which leave tracking to the exec's launches";
+
 /// Why the captured `graph` cannot become a child graph node (of a
 /// conditional body, if `in_body`), or None if it can. Child graphs in it
-/// are looked into.
-fn refusal(graph: sys::CUgraph, in_body: bool) -> std::result::Result<Option<String>, DriverError> {
+/// are looked into. Sets `host_copy` if it copies host memory.
+fn refusal(
+    graph: sys::CUgraph,
+    in_body: bool,
+    host_copy: &mut bool,
+) -> std::result::Result<Option<String>, DriverError> {
     use sys::CUgraphNodeType as T;
     // SAFETY: the graph is live (owned by the caller); so are its nodes and
     // the graphs its child nodes own.
@@ -194,7 +233,7 @@ fn refusal(graph: sys::CUgraph, in_body: bool) -> std::result::Result<Option<Str
             }
             T::CU_GRAPH_NODE_TYPE_GRAPH => {
                 // SAFETY: a live child graph node.
-                match refusal(unsafe { result::child_graph(node) }?, in_body)? {
+                match refusal(unsafe { result::child_graph(node) }?, in_body, host_copy)? {
                     Some(reason) => return Ok(Some(reason)),
                     None => continue,
                 }
@@ -210,6 +249,7 @@ fn refusal(graph: sys::CUgraph, in_body: bool) -> std::result::Result<Option<Str
                 if src != host && dst != host {
                     continue;
                 }
+                *host_copy = true;
                 "a copy of host memory"
             }
             T::CU_GRAPH_NODE_TYPE_HOST => "a host function (cudaLaunchHostFunc)",

@@ -11,6 +11,7 @@
 //! launch with cudarc's other work on the bound slices, as for any node.
 
 use crate::buffer::{Buf, BufferUse};
+use crate::result;
 use cudarc::driver::{
     sys, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchArgs, PushKernelArg, SyncOnDrop,
 };
@@ -27,6 +28,8 @@ use std::sync::Arc;
 /// graph allocation is used between its alloc and free nodes.
 pub struct Capture<'c, 'a> {
     stream: &'c Arc<CudaStream>,
+    /// The capture's id (`cuStreamGetCaptureInfo`): views check it.
+    id: u64,
     uses: RefCell<Vec<BufferUse>>,
     _buffers: PhantomData<Buf<'a, ()>>,
 }
@@ -40,9 +43,10 @@ impl std::fmt::Debug for Capture<'_, '_> {
 }
 
 impl<'c, 'a> Capture<'c, 'a> {
-    pub(crate) fn new(stream: &'c Arc<CudaStream>) -> Self {
+    pub(crate) fn new(stream: &'c Arc<CudaStream>, id: u64) -> Self {
         Capture {
             stream,
+            id,
             uses: RefCell::new(Vec::new()),
             _buffers: PhantomData,
         }
@@ -61,6 +65,7 @@ impl<'c, 'a> Capture<'c, 'a> {
             ptr: buf.device_ptr(),
             len: buf.len(),
             stream: self.stream,
+            id: self.id,
             _element: PhantomData,
         }
     }
@@ -74,6 +79,7 @@ impl<'c, 'a> Capture<'c, 'a> {
                 ptr: buf.device_ptr(),
                 len: buf.len(),
                 stream: self.stream,
+                id: self.id,
                 _element: PhantomData,
             },
         }
@@ -92,7 +98,29 @@ pub struct CaptureView<'c, T> {
     ptr: u64,
     len: usize,
     stream: &'c Arc<CudaStream>,
+    id: u64,
     _element: PhantomData<fn() -> T>,
+}
+
+impl<T> CaptureView<'_, T> {
+    /// The address, for work on `stream`: only while the view's capture is
+    /// in progress and only on its stream, where the work is captured. Used
+    /// anywhere else it would run at once, unordered with the graph's
+    /// launches (and for a graph allocation, before it exists): a panic,
+    /// which ends and discards the capture.
+    fn address(&self, stream: Option<&CudaStream>) -> sys::CUdeviceptr {
+        let same_stream = stream.is_none_or(|s| s.cu_stream() == self.stream.cu_stream());
+        // SAFETY: the capture stream is live (borrowed for the capture).
+        let capturing = unsafe { result::capture_id(self.stream.cu_stream()) };
+        if !same_stream || capturing.ok() != Some(self.id) {
+            panic!(
+                "a capture node's view of a graph buffer was used outside its capture ({}): \
+                 views serve only work issued on the capture stream while the capture is in progress",
+                if same_stream { "the capture ended" } else { "on another stream" }
+            );
+        }
+        self.ptr
+    }
 }
 
 /// A graph buffer the captured work writes, for cudarc calls on the
@@ -140,8 +168,8 @@ impl<T> DeviceSlice<T> for CaptureViewMut<'_, T> {
 
 // No event to wait on or record: see the module docs.
 impl<T> DevicePtr<T> for CaptureView<'_, T> {
-    fn device_ptr<'s>(&'s self, _stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.ptr, SyncOnDrop::Record(None))
+    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
+        (self.address(Some(stream)), SyncOnDrop::Record(None))
     }
 }
 
@@ -154,20 +182,24 @@ impl<T> DevicePtr<T> for CaptureViewMut<'_, T> {
 impl<T> DevicePtrMut<T> for CaptureViewMut<'_, T> {
     fn device_ptr_mut<'s>(
         &'s mut self,
-        _stream: &'s CudaStream,
+        stream: &'s CudaStream,
     ) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.view.ptr, SyncOnDrop::Record(None))
+        (self.view.address(Some(stream)), SyncOnDrop::Record(None))
     }
 }
 
 // Kernels launched in the work with cudarc's launch builder take the views
 // as arguments (`.arg(&view)`, `.arg(&mut view_mut)`), as cudarc's own.
 
+// (The builder's stream is private to cudarc: only the capture being in
+// progress is checked.)
+
 // SAFETY: pushes a pointer to the view's device address, which lives for
 // 'b, as long as the builder's arguments ('b: 'a); no event is waited on or
 // recorded (see the module docs).
 unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureView<'c, T>> for LaunchArgs<'a> {
     fn arg(&mut self, arg: &'b CaptureView<'c, T>) -> &mut Self {
+        arg.address(None);
         self.arg(&arg.ptr)
     }
 }
@@ -175,6 +207,7 @@ unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureView<'c, T>> for LaunchA
 // SAFETY: as above.
 unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureViewMut<'c, T>> for LaunchArgs<'a> {
     fn arg(&mut self, arg: &'b CaptureViewMut<'c, T>) -> &mut Self {
+        arg.view.address(None);
         self.arg(&arg.view.ptr)
     }
 }
@@ -182,6 +215,7 @@ unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b CaptureViewMut<'c, T>> for Laun
 // SAFETY: as above.
 unsafe impl<'a, 'b: 'a, 'c, T> PushKernelArg<&'b mut CaptureViewMut<'c, T>> for LaunchArgs<'a> {
     fn arg(&mut self, arg: &'b mut CaptureViewMut<'c, T>) -> &mut Self {
+        arg.view.address(None);
         self.arg(&arg.view.ptr)
     }
 }

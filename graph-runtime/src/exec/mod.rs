@@ -335,27 +335,32 @@ impl<'a> Exec<'a> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let raw = self.raw;
         let resources = &self.resources;
-        around_launch(&self.escapes, stream, || {
+        let mut queued = false;
+        let launched = around_launch(&self.escapes, stream, || {
             with_tracked(resources, stream, || {
                 // SAFETY: the exec and stream are live; everything the exec
                 // references is borrowed for 'a or owned by user objects,
                 // and stays so until the work queued here is done (see
                 // Drop); the allocations of other graphs it uses are live
                 // (checked by `around_launch`).
-                unsafe { result::launch(raw, stream.cu_stream()) }
+                let launched = unsafe { result::launch(raw, stream.cu_stream()) };
+                queued = launched.is_ok();
+                launched
             })
             .op("cuGraphLaunch")
-        })?;
+        });
         // Launches of one exec run in order, so waiting for the last one
-        // that was queued waits for them all.
-        if !self
-            .last_stream
-            .as_ref()
-            .is_some_and(|last| Arc::ptr_eq(last, stream))
+        // that was queued waits for them all. Noted as soon as the launch
+        // is queued, even if a step after it fails, so that Drop waits.
+        if queued
+            && !self
+                .last_stream
+                .as_ref()
+                .is_some_and(|last| Arc::ptr_eq(last, stream))
         {
             self.last_stream = Some(stream.clone());
         }
-        Ok(())
+        launched
     }
 
     /// Waits for the exec's last launch. An error the GPU hit in it (a

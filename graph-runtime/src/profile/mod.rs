@@ -35,7 +35,8 @@ pub struct NodeTime {
     pub end_ms: f64,
     /// Its dependencies, as indices into [`Profile::nodes`].
     pub deps: Vec<usize>,
-    /// Its row in the timeline: nodes of one lane do not overlap.
+    /// Its row in the timeline: nodes of one lane do not overlap (by more
+    /// than a microsecond, an event's resolution).
     pub lane: usize,
 }
 
@@ -61,7 +62,10 @@ impl Profile {
     }
 
     /// The launch's time on the device: from an event recorded on the
-    /// stream before the launch to one recorded after it.
+    /// stream before the launch to one recorded after it. Node times count
+    /// from the same event, so both include the launch's waits for cudarc
+    /// work still pending on the graph's bound buffers (none if their
+    /// writes were done).
     pub fn device_ms(&self) -> f64 {
         self.device_ms
     }

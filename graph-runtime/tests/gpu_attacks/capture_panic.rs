@@ -217,3 +217,65 @@ fn captured_work_that_ends_and_restarts_the_capture_is_refused() {
     drop(g);
     assert!(ctx.check_err().is_ok());
 }
+
+/// Attack: the work ends its capture, begins another of its own, and uses a
+/// view of a bound buffer there (or on another stream), hoping to keep a
+/// graph (cudarc's `end_capture` returns a `'static` one) that writes the
+/// buffer after it is freed, or to write it at once.
+///
+/// Must happen: a view answers only on its capture's stream while that
+/// capture is in progress: the memset panics, the panic comes out of
+/// `add_capture`, nothing was written, and the stream is usable.
+#[test]
+fn a_view_used_outside_its_capture_panics() {
+    let Some((ctx, stream, mut x)) = setup() else {
+        return;
+    };
+    let other = ctx.new_stream().unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let mut stash = None;
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the attack is what the contract forbids; the runtime's
+            // check must stop it before anything is issued.
+            unsafe {
+                g.add_capture("hijacked", &stream, &[], |cap| {
+                    let mut view = cap.write(xb);
+                    let s = cap.stream();
+                    s.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                        .map_err(|e| captured("end_capture", e))?;
+                    s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+                        .map_err(|e| captured("begin_capture", e))?;
+                    s.memset_zeros(&mut view)
+                        .map_err(|e| captured("memset_zeros", e))?;
+                    stash = s
+                        .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                        .map_err(|e| captured("end_capture", e))?;
+                    Ok(())
+                })
+            }
+        }));
+        assert!(caught.is_err(), "the view answered outside its capture");
+        assert!(stash.is_none());
+        assert_stream_usable(&stream);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: as above.
+            unsafe {
+                g.add_capture("elsewhere", &stream, &[], |cap| {
+                    other
+                        .memset_zeros(&mut cap.write(xb))
+                        .map_err(|e| captured("memset_zeros", e))
+                })
+            }
+        }));
+        assert!(caught.is_err(), "the view answered on another stream");
+        assert_stream_usable(&stream);
+        assert_eq!(g.node_count(), 0);
+    }
+    sync(&other);
+    assert!(
+        stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 7.0),
+        "nothing was written"
+    );
+}
