@@ -65,15 +65,6 @@ static int build_chains(int width, int length, float* const* bufs, cudaGraph_t* 
 
 extern "C" const char* perf_last_error() { return last_error; }
 
-// The driver function of `add_one` (to build the raw Rust graphs with
-// nvcc's code, for comparison).
-extern "C" int perf_add_one(void** add_one_fn) {
-    cudaFunction_t f;
-    CHECK(cudaGetFuncBySymbol(&f, (const void*)add_one));
-    *add_one_fn = (void*)f;
-    return 0;
-}
-
 // One timed build and one timed instantiation of the chains; both destroyed.
 extern "C" int perf_build(int width, int length, float* const* bufs, double* build_us, double* inst_us) {
     cudaGraph_t graph;

@@ -1,13 +1,12 @@
 //! The C++ baseline: `cpp/perf.cu`, embedded, compiled with nvcc at run time
-//! when nvcc is found (PATH, then /usr/local/cuda/bin) into a shared library
-//! (and its kernels into a cubin), and loaded into this process. The C++
+//! when nvcc is found (PATH, then /usr/local/cuda/bin) into a shared library,
+//! and loaded into this process. The C++
 //! graphs then share the primary context with the Rust ones, and each C++
 //! measurement can be interleaved with its Rust counterpart, so that drift
 //! of the machine cancels out of the ratios.
 
 use crate::scaling::Row;
 use crate::timing::Result;
-use graph_runtime::cudarc::driver::sys;
 use libloading::Library;
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::{Path, PathBuf};
@@ -22,13 +21,10 @@ pub enum Cpp {
     Skipped(String),
 }
 
-/// perf.cu loaded into this process, and its kernels as a cubin image.
+/// perf.cu loaded into this process.
 #[derive(Debug)]
 pub struct CppLib {
     library: Library,
-    /// nvcc's machine code for perf.cu's kernels (`countdown` is the WHILE
-    /// body), to load into Rust graphs for comparison.
-    pub cubin: Vec<u8>,
 }
 
 impl Cpp {
@@ -59,11 +55,7 @@ fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
     let nvcc = find_nvcc().ok_or("skipped: no nvcc")?;
     let dir = std::env::temp_dir().join(format!("graph-bench-cpp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("skipped: {e}"))?;
-    let (source, library, cubin) = (
-        dir.join("perf.cu"),
-        dir.join("libperf.so"),
-        dir.join("perf.cubin"),
-    );
+    let (source, library) = (dir.join("perf.cu"), dir.join("libperf.so"));
     std::fs::write(&source, SOURCE).map_err(|e| format!("skipped: {e}"))?;
     let arch = format!("-arch=sm_{major}{minor}");
     let common = ["-O3", "-std=c++17", arch.as_str()];
@@ -92,20 +84,17 @@ fn compile(major: i32, minor: i32) -> std::result::Result<CppLib, String> {
         let dynamic = ["-shared", "-Xcompiler", "-fPIC", "--cudart", "shared"];
         nvcc_run(&dynamic, &library).map_err(|again| format!("{why}; {again}"))?;
     }
-    nvcc_run(&["-cubin"], &cubin)?;
-    let cubin = std::fs::read(&cubin).map_err(|e| format!("skipped: {e}"))?;
     // SAFETY: our own library, just compiled; loading it runs only the CUDA
     // runtime's static initialisers.
     let library =
         unsafe { Library::new(&library) }.map_err(|e| format!("skipped: loading it: {e}"))?;
-    Ok(CppLib { library, cubin })
+    Ok(CppLib { library })
 }
 
 type BuildFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut f64, *mut f64) -> c_int;
 type ExecNewFn = unsafe extern "C" fn(c_int, c_int, *const u64, *mut *mut c_void) -> c_int;
 type ExecTimeFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64) -> c_int;
 type StreamsFn = unsafe extern "C" fn(c_int, c_int, *const u64, c_int, *mut f64) -> c_int;
-type AddOneFn = unsafe extern "C" fn(*mut sys::CUfunction) -> c_int;
 type LoopNewFn = unsafe extern "C" fn(*mut c_int, *mut c_int, *mut *mut c_void) -> c_int;
 type LoopRunFn = unsafe extern "C" fn(*mut c_void, c_int, *mut f64, *mut f64) -> c_int;
 type LoopFreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
@@ -257,18 +246,6 @@ impl CppLib {
         };
         self.status("jacobi", status)?;
         Ok((us, steps))
-    }
-
-    /// The driver function of C++'s `add_one` (loaded by the CUDA runtime).
-    pub fn add_one(&self) -> Result<sys::CUfunction> {
-        let mut add_one = std::ptr::null_mut();
-        // SAFETY: perf_add_one has this signature and writes its argument.
-        let status = unsafe {
-            let f = self.entry::<AddOneFn>("perf_add_one")?;
-            f(&mut add_one)
-        };
-        self.status("add_one", status)?;
-        Ok(add_one)
     }
 
     /// C++'s WHILE and host loop over the Rust side's `counter` and `flag`

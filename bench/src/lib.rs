@@ -9,7 +9,6 @@ pub mod chains;
 pub mod cpp;
 pub mod launch_loop;
 pub mod pdl;
-pub mod raw_while;
 pub mod scaling;
 pub mod timing;
 pub mod workloads;
@@ -88,17 +87,16 @@ pub fn run() -> Result<String> {
                 scaling::BUILD_ROUNDS,
             )?;
             let launches = scaling::launches(&ctx, &stream, cpp.ready(), &mut bufs, length, REPS)?;
-            let [mut ours, mut raw, raw_cpp_kernel, cpp_row] = launches.rows;
+            let [mut ours, mut raw, cpp_row] = launches.rows;
             (ours.build, ours.instantiate) = builds.medians(0);
             (raw.build, raw.instantiate) = builds.medians(1);
-            let raw_cpp_kernel = cpp.ready().map(|_| raw_cpp_kernel);
             let (streams_host, streams_device) =
                 scaling::streams(&ctx, &stream, &mut bufs, length, REPS)?;
             let native = match cpp.ready() {
                 Some(lib) => {
                     let (s, sd) = scaling::cpp_streams(lib, &stream, &mut bufs, length, REPS)?;
                     let mut row = cpp_row;
-                    (row.build, row.instantiate) = builds.medians(3);
+                    (row.build, row.instantiate) = builds.medians(2);
                     Some((row, s, sd))
                 }
                 None => None,
@@ -110,10 +108,10 @@ pub fn run() -> Result<String> {
             // Launch and device against raw and C++: medians of per-slot
             // ratios (execs created side by side, see scaling::launches).
             let vs_raw = launches.paired_ratio(0, 1);
-            let vs_cpp = native.map(|_| launches.paired_ratio(0, 3));
+            let vs_cpp = native.map(|_| launches.paired_ratio(0, 2));
             // Build + instantiate against C++: the median of the per-round
             // ratios (each round measures both back to back).
-            let build_ratio = native.map(|_| builds.paired_ratio(0, 3));
+            let build_ratio = native.map(|_| builds.paired_ratio(0, 2));
             let cpp_speedup = native
                 .zip(vs_cpp)
                 .map(|((r, s, _), (launch, _))| (s / r.launch / launch, s / r.launch));
@@ -131,29 +129,19 @@ pub fn run() -> Result<String> {
                 cpp_speedup.map_or(f64::NAN, |(m, _)| m),
                 cpp_speedup.map_or("-".to_string(), |(_, c)| format!("{c:.2}")),
             );
-            if let (Some((c, _, _)), Some(rk)) = (native, raw_cpp_kernel) {
-                let (b, i) = builds.medians(2);
+            if native.is_some() {
                 let _ = writeln!(
                     origin,
-                    "| {width}x{length} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} | {:.3} | {:.3} | {:.3} / {:.3} / {:.3} | {:.3} / {:.3} / {:.3} |",
+                    "| {width}x{length} | {:.3} / {:.3} | {:.3} | {:.3} |",
                     per(raw.build),
                     per(raw.instantiate),
-                    per(b),
-                    per(i),
                     builds.paired_ratio(0, 1),
                     builds.paired_ratio(1, 2),
-                    builds.paired_ratio(2, 3),
-                    per(raw.launch),
-                    per(rk.launch),
-                    per(c.launch),
-                    per(raw.device),
-                    per(rk.device),
-                    per(c.device),
                 );
             }
             let _ = writeln!(
                 full,
-                "{width}x{length} raw with C++'s kernel {raw_cpp_kernel:?}\n{width}x{length} launch, device per slot for {:?}: {:?}",
+                "{width}x{length} launch, device per slot for {:?}: {:?}",
                 scaling::LAUNCH_VARIANTS,
                 launches.slots
             );
@@ -188,10 +176,10 @@ pub fn run() -> Result<String> {
     if !origin.is_empty() {
         let _ = writeln!(
             report,
-            "\n### Graph machinery apart from kernel code (us per node; builds: medians of {} interleaved rounds, ratios: medians of per-round build + instantiate ratios)\n",
+            "\n### Build + instantiate against raw driver calls (us per node; builds: medians of {} interleaved rounds, ratios: medians of per-round build + instantiate ratios)\n",
             scaling::BUILD_ROUNDS
         );
-        let _ = writeln!(report, "| shape | raw, our kernel: build / instantiate | raw, C++'s kernel: build / instantiate | macro : raw | raw : raw with C++'s kernel | raw with C++'s kernel : C++ | launch: raw / raw with C++'s kernel / C++ | device: raw / raw with C++'s kernel / C++ |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
+        let _ = writeln!(report, "| shape | raw: build / instantiate | macro : raw | raw : C++ |\n| --- | --- | --- | --- |");
         report.push_str(&origin);
     }
 
@@ -223,8 +211,9 @@ pub fn run() -> Result<String> {
             format!("{:.2}", v / s)
         }
     };
-    let ours_ahead = loops.paired_ratio(4, 0);
-    let cpp_ahead = cpp.ready().map(|_| loops.paired_ratio(6, 5));
+    let [(host, while_), (cpp_host, cpp_while)] = workloads::HOST_OVER_WHILE;
+    let ours_ahead = loops.paired_ratio(host, while_);
+    let cpp_ahead = cpp.ready().map(|_| loops.paired_ratio(cpp_host, cpp_while));
     let _ = writeln!(
         report,
         "| {} | {ours_ahead:.2} | {} |",

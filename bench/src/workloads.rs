@@ -2,12 +2,10 @@
 //! graph, graph memory of disjoint allocations, and the macro's own cost.
 
 use crate::cpp::CppLib;
-use crate::raw_while::RawWhile;
 use crate::timing::{median, paired_median, time_us, Result};
+use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
-use graph_runtime::kernel::{Cond, KernelDecl, OutFirst};
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
-use graph_runtime::{cuda_graph, Buf, Graph, Kernel, LaunchConfig};
 use std::sync::Arc;
 
 cuda_graph! {
@@ -45,19 +43,25 @@ cuda_graph! {
     }
 }
 
-/// The loop variants, in the order of [`LoopTimes::medians`].
-pub const LOOP_VARIANTS: [&str; 7] = [
+/// The loop variants, in the order of [`LoopTimes::medians`]. (Runs 10-17
+/// also timed the macro's WHILE with nvcc's body kernel and a WHILE built
+/// with raw driver calls, to find why WHILE execs ran at two speeds: exec
+/// placement, see BENCHMARKS.md, "Loops". Those variants are gone; their
+/// findings stay there.)
+pub const LOOP_VARIANTS: [&str; 5] = [
     "device WHILE (macro)",
-    "WHILE, nvcc's body kernel",
-    "raw WHILE, nvcc's body kernel",
     "tail-launch self-loop",
     "host loop",
     "C++ WHILE",
     "C++ host loop",
 ];
 
+/// The variants of [`LOOP_VARIANTS`] that compare: the host loop over the
+/// WHILE, ours and C++'s (`(host, WHILE)` indices).
+pub const HOST_OVER_WHILE: [(usize, usize); 2] = [(2, 0), (4, 3)];
+
 /// The WHILE variants of [`LOOP_VARIANTS`]: one exec per slot each.
-const WHILE_VARIANTS: [usize; 4] = [0, 1, 2, 5];
+const WHILE_VARIANTS: [usize; 2] = [0, 3];
 
 /// Microseconds per run of `steps` steps for each of [`LOOP_VARIANTS`]
 /// (NaN where a variant needs the C++ library and there is none).
@@ -117,29 +121,6 @@ impl LoopTimes {
 /// execs created side by side.
 pub const LOOP_EXECS: usize = 6;
 
-/// A WHILE over `counter` with `kernel` as its body, through the runtime
-/// API: the macro's `WhileLoop` with another body kernel.
-fn runtime_while<'a>(
-    ctx: &Arc<CudaContext>,
-    counter: &'a mut CudaSlice<i32>,
-    kernel: &Kernel<(Cond, OutFirst<i32, 1>)>,
-) -> graph_runtime::Result<(Graph<'a>, Buf<'a, i32>)> {
-    let mut graph = Graph::new(ctx)?;
-    let counter = graph.bind_mut(counter);
-    let again = graph.cond_handle(Some(1))?;
-    graph.add_while("repeat", again, &[], |body| {
-        body.add_kernel(
-            "step",
-            kernel,
-            LaunchConfig::new(1, 32),
-            (again, counter),
-            &[],
-        )?;
-        Ok(())
-    })?;
-    Ok((graph, counter))
-}
-
 /// `reps` rounds (after `LOOP_EXECS` warm-up rounds) of one run of every loop
 /// variant, the order rotating from round to round so that drift cancels
 /// out of the ratios, and the WHILE execs' slot too (see [`LOOP_EXECS`]).
@@ -155,59 +136,25 @@ pub fn loops(
             .map(|_| stream.alloc_zeros::<i32>(1))
             .collect::<std::result::Result<Vec<_>, _>>()
     };
-    let (mut c_macro, mut c_nvcc, c_raw) =
-        (ints(LOOP_EXECS)?, ints(LOOP_EXECS)?, ints(LOOP_EXECS)?);
+    let mut c_macro = ints(LOOP_EXECS)?;
     let (c_cpp, o_cpp) = (ints(LOOP_EXECS)?, ints(LOOP_EXECS)?);
     let (mut c_tail, mut c_host) = (stream.alloc_zeros::<i32>(1)?, stream.alloc_zeros::<i32>(1)?);
     let (mut o_tail, mut o_host) = (stream.alloc_zeros::<i32>(1)?, stream.alloc_zeros::<i32>(1)?);
     stream.synchronize()?;
 
-    let mut notes = Vec::new();
-    let nvcc_kernel = match cpp {
-        Some(lib) => {
-            // The declaration wants a 'static image: this one is leaked
-            // once per benchmark run.
-            let image: &'static [u8] = Box::leak(lib.cubin.clone().into_boxed_slice());
-            // SAFETY: perf.cu's `countdown(cudaGraphConditionalHandle, int*)`
-            // touches only counter[0].
-            let decl = unsafe { KernelDecl::<(Cond, OutFirst<i32, 1>)>::cubin(image, "countdown") };
-            match decl.load(ctx) {
-                Ok(kernel) => Some(kernel),
-                Err(e) => {
-                    notes.push(format!("nvcc's WHILE body could not be loaded: {e}"));
-                    None
-                }
-            }
-        }
-        None => None,
-    };
+    let notes = Vec::new();
     // Each slot's execs, created one after another.
-    let (mut whiles, mut nvccs, mut raws, mut cpp_loops) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut whiles, mut cpp_loops) = (Vec::new(), Vec::new());
     let mut dots = Vec::new();
-    let slots = c_macro
-        .iter_mut()
-        .zip(c_nvcc.iter_mut())
-        .zip(&c_raw)
-        .zip(c_cpp.iter().zip(&o_cpp));
-    for (((c_macro, c_nvcc), c_raw), (c_cpp, o_cpp)) in slots {
+    let slots = c_macro.iter_mut().zip(c_cpp.iter().zip(&o_cpp));
+    for (c_macro, (c_cpp, o_cpp)) in slots {
         let graph = WhileLoop::build(ctx, c_macro)?;
         if dots.is_empty() {
             dots.push(("macro".to_string(), graph.graph().dot()?));
         }
         let ptr = graph.bound().counter.device_ptr();
         whiles.push((graph.instantiate()?, ptr));
-        if let Some(kernel) = &nvcc_kernel {
-            let (graph, counter) = runtime_while(ctx, c_nvcc, kernel)?;
-            nvccs.push((graph.instantiate()?, counter.device_ptr()));
-        }
         if let Some(lib) = cpp {
-            let ptr = raw_ptr(c_raw, stream);
-            let raw = RawWhile::new(ctx, &lib.cubin, ptr)?;
-            if dots.len() == 1 {
-                dots.push(("raw".to_string(), raw.dot()?));
-            }
-            raws.push((raw, ptr));
             cpp_loops.push(lib.new_loop(raw_ptr(c_cpp, stream), raw_ptr(o_cpp, stream))?);
         }
     }
@@ -225,9 +172,9 @@ pub fn loops(
     for round in 0..reps + LOOP_EXECS {
         let slot = round % LOOP_EXECS;
         let mut times = [f64::NAN; LOOP_VARIANTS.len()];
-        // The C++ library runs both of its loops in one call: 6 steps.
-        for k in 0..6 {
-            match (k + round) % 6 {
+        // The C++ library runs both of its loops in one call: 4 steps.
+        for k in 0..4 {
+            match (k + round) % 4 {
                 0 => {
                     let (exec, counter) = &mut whiles[slot];
                     times[0] =
@@ -240,25 +187,11 @@ pub fn loops(
                         )?;
                 }
                 1 => {
-                    if let Some((exec, counter)) = nvccs.get_mut(slot) {
-                        times[1] = device_loop(stream, *counter, steps, "nvcc WHILE", || {
-                            Ok(exec.launch(stream)?)
-                        })?;
-                    }
-                }
-                2 => {
-                    if let Some((raw, counter)) = raws.get(slot) {
-                        times[2] = device_loop(stream, *counter, steps, "raw WHILE", || {
-                            raw.launch(stream)
-                        })?;
-                    }
-                }
-                3 => {
-                    times[3] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
+                    times[1] = device_loop(stream, tail_counter, steps, "tail-launch loop", || {
                         Ok(tail_exec.launch(stream)?)
                     })?
                 }
-                4 => {
+                2 => {
                     reset(stream, host_bound.counter.device_ptr(), steps)?;
                     let (us, taken) = time_us(|| {
                         let mut taken = 0;
@@ -274,11 +207,11 @@ pub fn loops(
                     if taken != steps {
                         return Err(format!("host loop ran {taken} steps").into());
                     }
-                    times[4] = us;
+                    times[2] = us;
                 }
                 _ => {
                     if let Some(cpp_loop) = cpp_loops.get_mut(slot) {
-                        (times[5], times[6]) = cpp_loop.run(steps)?;
+                        (times[3], times[4]) = cpp_loop.run(steps)?;
                     }
                 }
             }

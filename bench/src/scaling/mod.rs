@@ -202,10 +202,10 @@ fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Res
     Ok((build, instantiate))
 }
 
-/// The variants of [`launches`], in the order of [`Launches::rows`]: the
-/// raw graph is built with our kernel and with C++'s, to tell kernel code
-/// from graph machinery.
-pub const LAUNCH_VARIANTS: [&str; 4] = ["macro", "raw", "raw, C++'s kernel", "C++"];
+/// The variants of [`launches`], in the order of [`Launches::rows`]. (Runs
+/// 1-21 also built the raw graph with C++'s kernel, which showed that
+/// kernel code costs nothing: BENCHMARKS.md, "Build + instantiate".)
+pub const LAUNCH_VARIANTS: [&str; 3] = ["macro", "raw", "C++"];
 
 /// Launch and device times of one shape's variants.
 #[derive(Debug)]
@@ -213,9 +213,9 @@ pub struct Launches {
     /// Per variant of [`LAUNCH_VARIANTS`] (NaN without the C++ library):
     /// upload and first launch of the first slot's exec; launch and device
     /// time the median over slots.
-    pub rows: [Row; 4],
+    pub rows: [Row; 3],
     /// Per slot, per variant: (launch, device) us for the whole graph.
-    pub slots: Vec<[(f64, f64); 4]>,
+    pub slots: Vec<[(f64, f64); 3]>,
 }
 
 impl Launches {
@@ -231,7 +231,7 @@ impl Launches {
 /// Launch and device times of every variant of [`LAUNCH_VARIANTS`] over
 /// `bufs`. Identical execs launch up to 7% apart depending on where the
 /// driver places them, which follows creation order; so each variant has
-/// one exec per slot ([`EXECS`] slots), the four execs of a slot are
+/// one exec per slot ([`EXECS`] slots), the three execs of a slot are
 /// created one after another, and slot by slot each is uploaded, launched
 /// once, then timed over `reps` launches after 3 warm-ups (the variants'
 /// order rotating from slot to slot). Ratios are then medians of per-slot
@@ -249,9 +249,8 @@ pub fn launches(
     let width = bufs.len();
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let ours = kernels::AddOne::load(ctx)?.function().cu_function();
-    let theirs = cpp.map(CppLib::add_one).transpose()?;
-    let variants = if cpp.is_some() { 4 } else { 2 };
-    let mut slots: Vec<[Row; 4]> = Vec::new();
+    let variants = if cpp.is_some() { 3 } else { 2 };
+    let mut slots: Vec<[Row; 3]> = Vec::new();
     {
         let graph = crate::chains::build_chain(ctx, bufs, width, length)?;
         let raw_exec = |function| -> Result<RawExec> {
@@ -262,16 +261,14 @@ pub fn launches(
         let (mut macros, mut raws, mut cpps) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..EXECS {
             macros.push(graph.instantiate()?);
-            let mut raw = vec![raw_exec(ours)?];
-            if let (Some(lib), Some(theirs)) = (cpp, theirs) {
-                raw.push(raw_exec(theirs)?);
+            raws.push(raw_exec(ours)?);
+            if let Some(lib) = cpp {
                 cpps.push(lib.new_exec(width, length, &ptrs)?);
             }
-            raws.push(raw);
         }
         let cu_stream = stream.cu_stream();
         for slot in 0..EXECS {
-            let mut rows = [Row::UNMEASURED; 4];
+            let mut rows = [Row::UNMEASURED; 3];
             for k in 0..variants {
                 let v = (k + slot) % variants;
                 rows[v] = match v {
@@ -284,8 +281,8 @@ pub fn launches(
                         let row = time_launches(ctx, stream, reps, || Ok(exec.launch(stream)?))?;
                         Row { upload, ..row }
                     }
-                    1 | 2 => {
-                        let exec = raws[slot][v - 1].exec;
+                    1 => {
+                        let exec = raws[slot].exec;
                         let (upload, ()) = time_us(|| {
                             // SAFETY: the exec and stream are live.
                             unsafe { sys::cuGraphUpload(exec, cu_stream) }.result()?;
@@ -310,7 +307,7 @@ pub fn launches(
         bufs,
         (variants * launches_per_measure(reps)) as f32 * length as f32,
     )?;
-    let mut rows = [Row::UNMEASURED; 4];
+    let mut rows = [Row::UNMEASURED; 3];
     for (v, row) in rows.iter_mut().enumerate().take(variants) {
         let times = |f: fn(&Row) -> f64| median(slots.iter().map(|s| f(&s[v])).collect());
         *row = Row {
@@ -366,7 +363,7 @@ pub fn cpp_streams(
 }
 
 /// The variants of [`interleaved_builds`], in their column order.
-pub const BUILD_VARIANTS: [&str; 4] = ["macro", "raw", "raw, C++'s kernel", "C++"];
+pub const BUILD_VARIANTS: [&str; 3] = ["macro", "raw", "C++"];
 
 /// Build and instantiate times (us) per variant of [`BUILD_VARIANTS`], one
 /// sample per round.
@@ -409,7 +406,6 @@ pub fn interleaved_builds(
     let width = bufs.len();
     let ptrs: Vec<u64> = bufs.iter().map(|b| device_ptr(b, stream)).collect();
     let ours = kernels::AddOne::load(ctx)?.function().cu_function();
-    let theirs = cpp.map(CppLib::add_one).transpose()?;
     let variants = if cpp.is_some() {
         BUILD_VARIANTS.len()
     } else {
@@ -431,7 +427,6 @@ pub fn interleaved_builds(
                     (build, instantiate)
                 }
                 1 => raw_build_once(ours, &ptrs, length)?,
-                2 => raw_build_once(theirs.ok_or("no C++ kernel")?, &ptrs, length)?,
                 _ => cpp
                     .ok_or("no C++ library")?
                     .build_once(width, length, &ptrs)?,
