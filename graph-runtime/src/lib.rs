@@ -12,7 +12,8 @@
 //! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
 //! `handle`); `node`; [`graph`] and the node kinds that extend it
 //! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
-//! [`host`], [`memory`] and [`cache`], which use execs.
+//! [`host`], [`memory`], [`cache`] and [`profile`] (a graph's launch timed
+//! per node), which use execs.
 //!
 //! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
 //! older driver refuses them when they are added, with an error naming the
