@@ -22,9 +22,14 @@ use std::sync::Arc;
 
 pub const N: u32 = 1024;
 
-/// Whether CUDA_GRAPH_LOAD_SKIP (comma-separated: `host`, `capture`,
-/// `device`) names `part`: a diagnostic switch, to find which part of a
-/// cycle a failure (or a sanitizer's hang) needs. Unset: every part runs.
+/// Whether CUDA_GRAPH_LOAD_SKIP (comma-separated) names `part`: a
+/// diagnostic switch, to find which part of a cycle a failure (or a
+/// sanitizer's hang) needs. Unset: every part runs. Parts: `host` (the host
+/// node becomes an empty node), `capture` (the memset runs on the stream
+/// instead), `device` (no device launch; the copy it makes is made by the
+/// host), `cond` (IF, WHILE and SWITCH become the kernels their bodies
+/// run), `alloc` (the scratch allocation becomes a bound slice), `update`
+/// (the whole-graph update waits for the launch before it).
 fn skip(part: &str) -> bool {
     std::env::var("CUDA_GRAPH_LOAD_SKIP").is_ok_and(|v| v.split(',').any(|p| p == part))
 }
@@ -63,6 +68,8 @@ pub struct Data {
     y: CudaSlice<f32>,
     w: CudaSlice<f32>,
     t: CudaSlice<f32>,
+    /// The scratch buffer when `alloc` is skipped.
+    scratch: CudaSlice<f32>,
     z: CudaSlice<u8>,
     visits: CudaSlice<i32>,
     counter: CudaSlice<i32>,
@@ -81,6 +88,7 @@ impl Data {
             y: stream.alloc_zeros(n).map_err(op)?,
             w: stream.alloc_zeros(n).map_err(op)?,
             t: stream.alloc_zeros(n).map_err(op)?,
+            scratch: stream.alloc_zeros(n).map_err(op)?,
             z: stream.alloc_zeros(n).map_err(op)?,
             visits: stream.alloc_zeros(3).map_err(op)?,
             counter: stream.alloc_zeros(1).map_err(op)?,
@@ -143,7 +151,11 @@ pub fn cycle(
         let counter = g.bind_mut(&mut d.counter);
         let out = g.add_host_buffer::<f32>(N as usize)?;
         let up = g.add_copy("up", &d.x_h[..], x, &[])?;
-        let (alloc, scratch) = g.add_alloc::<f32>("scratch", N as usize, &[])?;
+        let (alloc, scratch) = if skip("alloc") {
+            (g.add_empty("scratch", &[])?, g.bind_mut(&mut d.scratch))
+        } else {
+            g.add_alloc::<f32>("scratch", N as usize, &[])?
+        };
         let iota = g.add_kernel("iota", &k.iota, elements, (scratch, N), &[alloc])?;
         let sum = g.add_kernel(
             "sum",
@@ -153,7 +165,11 @@ pub fn cycle(
             &[up, iota.node()],
         )?;
         let back = g.add_copy("back", scratch, x, &[sum.node()])?;
-        g.add_free("free", scratch, &[back])?;
+        if skip("alloc") {
+            g.add_empty("free", &[back])?;
+        } else {
+            g.add_free("free", scratch, &[back])?;
+        }
         let scale = g.add_kernel("scale", &k.scale, elements, (x, 2.0f32, N), &[back])?;
         let down = g.add_copy("down", x, &out, &[scale.node()])?;
         let calls = d.host_calls.clone();
@@ -170,36 +186,55 @@ pub fn cycle(
             )?
         };
         let reset = g.add_fill("reset", counter, 3i32, &[])?;
-        let (if_cond, while_cond, switch_cond) = (
-            g.cond_handle(Some(1))?,
-            g.cond_handle(Some(1))?,
-            g.cond_handle(None)?,
-        );
-        let when = g.add_if("when", if_cond, &[], |b| {
-            b.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
-            Ok(())
-        })?;
-        let repeat = g.add_while("repeat", while_cond, &[when, reset], |b| {
-            let step = b.add_kernel("step", &k.step, one, (while_cond, counter), &[])?;
-            b.add_kernel("mark_while", &k.mark, one, (visits, 1u32), &[step.node()])?;
-            Ok(())
-        })?;
-        let pick = g.add_kernel("pick", &k.set_condition, one, (switch_cond, 2u32), &[])?;
-        let choose = g.add_switch(
-            "choose",
-            switch_cond,
-            3,
-            &[repeat, pick.node()],
-            |arm, b| {
-                match arm {
-                    2 => b
-                        .add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[])?
-                        .node(),
-                    _ => b.add_empty("idle", &[])?,
+        let choose = if skip("cond") {
+            // What the conditionals' bodies do, as plain kernel nodes: one
+            // IF visit, three WHILE visits, one SWITCH visit per launch.
+            let when = g.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
+            let mut last = when.node();
+            for step in 0..3 {
+                let deps = if step == 0 {
+                    vec![last, reset]
+                } else {
+                    vec![last]
                 };
+                last = g
+                    .add_kernel("mark_while", &k.mark, one, (visits, 1u32), &deps)?
+                    .node();
+            }
+            g.add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[last])?
+                .node()
+        } else {
+            let (if_cond, while_cond, switch_cond) = (
+                g.cond_handle(Some(1))?,
+                g.cond_handle(Some(1))?,
+                g.cond_handle(None)?,
+            );
+            let when = g.add_if("when", if_cond, &[], |b| {
+                b.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
                 Ok(())
-            },
-        )?;
+            })?;
+            let repeat = g.add_while("repeat", while_cond, &[when, reset], |b| {
+                let step = b.add_kernel("step", &k.step, one, (while_cond, counter), &[])?;
+                b.add_kernel("mark_while", &k.mark, one, (visits, 1u32), &[step.node()])?;
+                Ok(())
+            })?;
+            let pick = g.add_kernel("pick", &k.set_condition, one, (switch_cond, 2u32), &[])?;
+            g.add_switch(
+                "choose",
+                switch_cond,
+                3,
+                &[repeat, pick.node()],
+                |arm, b| {
+                    match arm {
+                        2 => b
+                            .add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[])?
+                            .node(),
+                        _ => b.add_empty("idle", &[])?,
+                    };
+                    Ok(())
+                },
+            )?
+        };
         let join = g.add_empty("join", &[host, choose])?;
         let mut child = g.child_graph()?;
         child.add_kernel("bump", &k.add_one, elements, (w, N), &[])?;
@@ -274,6 +309,9 @@ pub fn cycle(
         exec.launch(stream)?;
         let mut rebuilt = g.new_sharing()?;
         build(&mut rebuilt, k, y, 5.0)?;
+        if skip("update") {
+            exec.synchronize()?;
+        }
         exec.update(&rebuilt)?;
         exec.launch(stream)?;
         let y_now = read(stream, &exec.bound_mut(y)?.view())?;
