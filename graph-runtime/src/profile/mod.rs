@@ -113,7 +113,8 @@ impl<'a> Graph<'a> {
     /// # Errors
     /// As [`Graph::instantiate`] (a graph with host buffers that has a live
     /// exec: [`GraphError::SecondExec`]), [`Exec::launch`](crate::Exec::launch)
-    /// and [`Exec::synchronize`](crate::Exec::synchronize);
+    /// and [`Exec::synchronize`](crate::Exec::synchronize) (whose host-node
+    /// panic report is the graph's: it may come from another exec of it);
     /// [`GraphError::InvalidNode`] for a conditional body (profile its
     /// graph) and for a graph with memory nodes (CUDA cannot remove the
     /// records from it again); [`GraphError::Driver`] when an event or
