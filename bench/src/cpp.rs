@@ -1,9 +1,9 @@
 //! The C++ baseline: `cpp/perf.cu`, embedded, compiled with nvcc at run time
 //! when nvcc is found (PATH, then /usr/local/cuda/bin) into a shared library,
-//! and loaded into this process. The C++
-//! graphs then share the primary context with the Rust ones, and each C++
-//! measurement can be interleaved with its Rust counterpart, so that drift
-//! of the machine cancels out of the ratios.
+//! and loaded into this process. The C++ graphs then share the primary
+//! context with the Rust ones, and each C++ measurement can be interleaved
+//! with its Rust counterpart, so that drift of the machine cancels out of
+//! the ratios.
 
 use crate::scaling::Row;
 use crate::timing::Result;

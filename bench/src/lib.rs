@@ -220,18 +220,13 @@ pub fn run() -> Result<String> {
         m.iter().map(|&v| cell(v)).collect::<Vec<_>>().join(" | "),
         cpp_ahead.map_or("-".to_string(), |r| format!("{r:.2}")),
     );
-    for note in &loops.notes {
-        let _ = writeln!(report, "\n{note}");
-    }
     let _ = writeln!(
         full,
         "loop rounds (us) per variant {:?}: {:?}",
         workloads::LOOP_VARIANTS,
         loops.samples
     );
-    for (name, dot) in &loops.dots {
-        let _ = writeln!(full, "WHILE graph, {name}:\n{dot}");
-    }
+    let _ = writeln!(full, "WHILE graph, macro:\n{}", loops.dot);
     full.push_str(&loops.per_slot(steps));
     if let Some(cpp_ahead) = cpp_ahead {
         if ours_ahead < 0.98 * cpp_ahead {

@@ -70,10 +70,8 @@ pub struct LoopTimes {
     pub samples: Vec<Vec<f64>>,
     /// The slot each round used.
     pub slots: Vec<usize>,
-    /// Variants that could not run, and why.
-    pub notes: Vec<String>,
-    /// The WHILE graphs in the driver's verbose DOT, to compare.
-    pub dots: Vec<(String, String)>,
+    /// The macro's WHILE graph in the driver's verbose DOT.
+    pub dot: String,
 }
 
 impl LoopTimes {
@@ -142,15 +140,14 @@ pub fn loops(
     let (mut o_tail, mut o_host) = (stream.alloc_zeros::<i32>(1)?, stream.alloc_zeros::<i32>(1)?);
     stream.synchronize()?;
 
-    let notes = Vec::new();
     // Each slot's execs, created one after another.
     let (mut whiles, mut cpp_loops) = (Vec::new(), Vec::new());
-    let mut dots = Vec::new();
+    let mut dot = String::new();
     let slots = c_macro.iter_mut().zip(c_cpp.iter().zip(&o_cpp));
     for (c_macro, (c_cpp, o_cpp)) in slots {
         let graph = WhileLoop::build(ctx, c_macro)?;
-        if dots.is_empty() {
-            dots.push(("macro".to_string(), graph.graph().dot()?));
+        if dot.is_empty() {
+            dot = graph.graph().dot()?;
         }
         let ptr = graph.bound().counter.device_ptr();
         whiles.push((graph.instantiate()?, ptr));
@@ -226,8 +223,7 @@ pub fn loops(
     Ok(LoopTimes {
         samples,
         slots: used_slots,
-        notes,
-        dots,
+        dot,
     })
 }
 

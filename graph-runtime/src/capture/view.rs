@@ -60,28 +60,26 @@ impl<'c, 'a> Capture<'c, 'a> {
 
     /// A view of `buf` that the captured work reads.
     pub fn read<T>(&self, buf: Buf<'a, T>) -> CaptureView<'_, T> {
-        self.uses.borrow_mut().push(buf.as_use(false));
+        self.view(buf, false)
+    }
+
+    /// A view of `buf` that the captured work writes (and may read). A
+    /// buffer bound read-only makes adding the node fail, naming it.
+    pub fn write<T>(&self, buf: Buf<'a, T>) -> CaptureViewMut<'_, T> {
+        CaptureViewMut {
+            view: self.view(buf, true),
+        }
+    }
+
+    /// A view of `buf`, its use declared.
+    fn view<T>(&self, buf: Buf<'a, T>, write: bool) -> CaptureView<'_, T> {
+        self.uses.borrow_mut().push(buf.as_use(write));
         CaptureView {
             ptr: buf.device_ptr(),
             len: buf.len(),
             stream: self.stream,
             id: self.id,
             _element: PhantomData,
-        }
-    }
-
-    /// A view of `buf` that the captured work writes (and may read). A
-    /// buffer bound read-only makes adding the node fail, naming it.
-    pub fn write<T>(&self, buf: Buf<'a, T>) -> CaptureViewMut<'_, T> {
-        self.uses.borrow_mut().push(buf.as_use(true));
-        CaptureViewMut {
-            view: CaptureView {
-                ptr: buf.device_ptr(),
-                len: buf.len(),
-                stream: self.stream,
-                id: self.id,
-                _element: PhantomData,
-            },
         }
     }
 
@@ -159,10 +157,10 @@ impl<T> DeviceSlice<T> for CaptureView<'_, T> {
 
 impl<T> DeviceSlice<T> for CaptureViewMut<'_, T> {
     fn len(&self) -> usize {
-        self.view.len
+        self.view.len()
     }
     fn stream(&self) -> &Arc<CudaStream> {
-        self.view.stream
+        self.view.stream()
     }
 }
 
@@ -184,7 +182,7 @@ impl<T> DevicePtrMut<T> for CaptureViewMut<'_, T> {
         &'s mut self,
         stream: &'s CudaStream,
     ) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.view.address(Some(stream)), SyncOnDrop::Record(None))
+        self.view.device_ptr(stream)
     }
 }
 

@@ -151,7 +151,8 @@ pub fn cycle(
         let counter = g.bind_mut(&mut d.counter);
         let out = g.add_host_buffer::<f32>(N as usize)?;
         let up = g.add_copy("up", &d.x_h[..], x, &[])?;
-        let (alloc, scratch) = if skip("alloc") {
+        let bound_scratch = skip("alloc");
+        let (alloc, scratch) = if bound_scratch {
             (g.add_empty("scratch", &[])?, g.bind_mut(&mut d.scratch))
         } else {
             g.add_alloc::<f32>("scratch", N as usize, &[])?
@@ -165,7 +166,7 @@ pub fn cycle(
             &[up, iota.node()],
         )?;
         let back = g.add_copy("back", scratch, x, &[sum.node()])?;
-        if skip("alloc") {
+        if bound_scratch {
             g.add_empty("free", &[back])?;
         } else {
             g.add_free("free", scratch, &[back])?;
