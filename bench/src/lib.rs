@@ -183,6 +183,11 @@ pub fn run() -> Result<String> {
         report.push_str(&origin);
     }
 
+    // GRAPH_BENCH_ONLY=scaling stops here: enough to compare two builds of
+    // the runtime's node-adding path (see BENCHMARKS.md, run 22).
+    if std::env::var("GRAPH_BENCH_ONLY").as_deref() == Ok("scaling") {
+        return Ok(report);
+    }
     full.push_str(&scaling::build_breakdown(&ctx, &stream)?);
 
     let steps = 1000;
