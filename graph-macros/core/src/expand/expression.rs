@@ -5,6 +5,7 @@
 //! a `Buf`; host slices, vectors and events pass through.
 
 use super::level::{bound_name, internal, race_checks, Emitter};
+use super::Runtime;
 use crate::check::Topology;
 use crate::model::place;
 use crate::model::{Model, Op, TOP};
@@ -12,12 +13,12 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Expr, Ident};
 
-pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
+pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
     let Some(ctx) = &model.def.context else {
         return TokenStream::new();
     };
     let references = referenced_places(model);
-    let mut emitter = Emitter::new(model, topology);
+    let mut emitter = Emitter::new(model, topology, rt);
     emitter.bound_references = true;
     let graph_var = internal("__graph");
     let loads = emitter.load_kernels(&graph_var);
@@ -39,16 +40,17 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         // operand variables keep call-site hygiene: each is a reference to
         // the caller's own variable, nothing a caller could misuse.)
         let graph_here = Ident::new("__graph", Span::mixed_site().located_at(name.span()));
+        let rt = rt.at(name.span());
         quote_spanned! {name.span()=>
-            let #bound = ::__cuda_graph_runtime::__private::Operand::into_operand(#var, #graph_here);
+            let #bound = #rt::__private::Operand::into_operand(#var, #graph_here);
         }
     });
-    let race_checks = race_checks(model, topology);
+    let race_checks = race_checks(model, topology, rt);
     quote! {
         {
             #race_checks
             #(#captures)*
-            ::__cuda_graph_runtime::__private::build_graph(#ctx, |#graph_var| {
+            #rt::__private::build_graph(#ctx, |#graph_var| {
                 #reserve
                 #(#binds)*
                 #loads
@@ -60,8 +62,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 }
 
 /// `{ compile errors; a value of the right type }`.
-pub fn fallback() -> TokenStream {
-    quote!(::__cuda_graph_runtime::__private::invalid_graph())
+pub fn fallback(rt: &Runtime) -> TokenStream {
+    quote!(#rt::__private::invalid_graph())
 }
 
 /// Identifiers the operands reference as `&x` or `&mut x`, in first-use

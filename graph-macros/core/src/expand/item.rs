@@ -3,6 +3,7 @@
 //! graph's DOT text and labels as constants.
 
 use super::level::{internal, race_checks, Emitter};
+use super::Runtime;
 use crate::check::Topology;
 use crate::model::{Kind, Model, Op, Origin, TOP};
 use crate::parse::{GraphDef, Param};
@@ -11,12 +12,12 @@ use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
 use syn::{Ident, Type};
 
-pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
+pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
     let def = model.def;
     let Some(name) = &def.name else {
         return TokenStream::new();
     };
-    let mut emitter = Emitter::new(model, topology);
+    let mut emitter = Emitter::new(model, topology, rt);
     emitter.body_handles = true;
     emitter.nodes_in_place = true;
     let names = Names::new(name);
@@ -41,19 +42,25 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             .iter()
             .zip(&def.params)
             .map(|((n, t), p)| match slice_element(&p.ty) {
-                Some(elem) => quote!(#n: ::__cuda_graph_runtime::Buf<'a, #elem>),
+                Some(elem) => quote!(#n: #rt::Buf<'a, #elem>),
                 None => quote!(#n: #t),
             });
-    let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| match slice_element(&p.ty) {
-        Some(elem) => quote!(#n: impl ::__cuda_graph_runtime::__private::Operand<'a, Out = ::__cuda_graph_runtime::Buf<'a, #elem>>),
-        None => quote!(#n: #t),
-    });
+    let generic_params =
+        params
+            .iter()
+            .zip(&def.params)
+            .map(|((n, t), p)| match slice_element(&p.ty) {
+                Some(elem) => {
+                    quote!(#n: impl #rt::__private::Operand<'a, Out = #rt::Buf<'a, #elem>>)
+                }
+                None => quote!(#n: #t),
+            });
     let graph_var = internal("__graph");
     // Mixed-site: a parameter of the graph may be called `ctx` too.
     let ctx = internal("ctx");
     let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
         let n = &p.name;
-        quote! { let #n = ::__cuda_graph_runtime::__private::Operand::into_operand(#n, &mut #graph_var); }
+        quote! { let #n = #rt::__private::Operand::into_operand(#n, &mut #graph_var); }
     });
 
     // Escaping allocations are handed to the caller through the bound struct.
@@ -68,11 +75,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         .collect();
     let bound_fields = slices
         .iter()
-        .map(|(n, t)| quote!(pub #n: ::__cuda_graph_runtime::Buf<'a, #t>))
+        .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>))
         .chain(
             escapes
                 .iter()
-                .map(|(n, t)| quote!(pub #n: ::__cuda_graph_runtime::Buf<'a, #t>)),
+                .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>)),
         );
     let bound_values = slices
         .iter()
@@ -89,14 +96,14 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
-                quote!(#label: ::__cuda_graph_runtime::KernelNode<<#path as ::__cuda_graph_runtime::__private::KernelDef>::Args>)
+                quote!(#label: #rt::KernelNode<<#path as #rt::__private::KernelDef>::Args>)
             }
-            _ => quote!(#label: ::__cuda_graph_runtime::Node),
+            _ => quote!(#label: #rt::Node),
         }
     });
     let unset_nodes = accessed.iter().map(|&id| {
         let label = &model.nodes[id].label;
-        quote!(#label: ::__cuda_graph_runtime::__private::Unset::unset())
+        quote!(#label: #rt::__private::Unset::unset())
     });
     let body_accessed: Vec<usize> = accessed
         .iter()
@@ -114,7 +121,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             &model.nodes[id].name,
         );
         let nodes = internal("__nodes");
-        quote! { #nodes.#field = ::__cuda_graph_runtime::__private::built(#slot, #label)?; }
+        quote! { #nodes.#field = #rt::__private::built(#slot, #label)?; }
     });
     let nodes_var = internal("__nodes");
     let loads = emitter.load_kernels(&graph_var);
@@ -130,15 +137,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 let path = &k.function;
                 quote! {
                     #[doc = #doc]
-                    pub fn #label(&mut self) -> ::__cuda_graph_runtime::KernelNodeMut<'_, 'a, <#path as ::__cuda_graph_runtime::__private::KernelDef>::Args> {
-                        ::__cuda_graph_runtime::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
+                    pub fn #label(&mut self) -> #rt::KernelNodeMut<'_, 'a, <#path as #rt::__private::KernelDef>::Args> {
+                        #rt::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
                     }
                 }
             }
             _ => quote! {
                 #[doc = #doc]
-                pub fn #label(&mut self) -> ::__cuda_graph_runtime::NodeMut<'_, 'a> {
-                    ::__cuda_graph_runtime::NodeMut::new(&mut self.exec, self.nodes.#label)
+                pub fn #label(&mut self) -> #rt::NodeMut<'_, 'a> {
+                    #rt::NodeMut::new(&mut self.exec, self.nodes.#label)
                 }
             },
         }
@@ -146,33 +153,31 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
     let disabled = model
         .nodes
         .iter()
-        .enumerate()
-        .filter(|(_, n)| n.attrs.disabled.is_some())
-        .map(|(id, n)| {
+        .filter(|n| n.attrs.disabled.is_some())
+        .map(|n| {
             let label = &n.label;
             let node = if n.kind() == Kind::Kernel {
                 quote!(self.nodes.#label.node())
             } else {
                 quote!(self.nodes.#label)
             };
-            let _ = id;
             quote! { self.exec.set_enabled(#node, false)?; }
         });
 
     let (labels, dot) = outline(model);
-    let options = options(model);
+    let options = options(model, rt);
     let exec_doc =
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
-    let read_only_checks = read_only_checks(model);
-    let race_checks = race_checks(model, topology);
+    let read_only_checks = read_only_checks(model, rt);
+    let race_checks = race_checks(model, topology, rt);
     quote! {
         #read_only_checks
         #race_checks
         #(#docs)*
         #[derive(Debug)]
         #vis struct #name<'a> {
-            graph: ::__cuda_graph_runtime::Graph<'a>,
+            graph: #rt::Graph<'a>,
             nodes: #nodes_name,
             bound: #bound_name<'a>,
         }
@@ -194,7 +199,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         #[doc = #exec_doc]
         #[derive(Debug)]
         #vis struct #exec_name<'a> {
-            exec: ::__cuda_graph_runtime::Exec<'a>,
+            exec: #rt::Exec<'a>,
             nodes: #nodes_name,
         }
 
@@ -204,26 +209,26 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// The graph in Graphviz DOT.
             pub const DOT: &'static str = #dot;
             /// How `instantiate` instantiates it (from the graph's attributes).
-            pub const OPTIONS: ::__cuda_graph_runtime::InstantiateOptions<'static> = #options;
+            pub const OPTIONS: #rt::InstantiateOptions<'static> = #options;
 
             /// Builds the graph in `ctx`, binding the slices it uses.
             #[allow(clippy::too_many_arguments)]
             pub fn build(
-                #ctx: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<#rt::cudarc::driver::CudaContext>,
                 #(#build_params),*
-            ) -> ::__cuda_graph_runtime::Result<Self> {
-                Self::__build(::__cuda_graph_runtime::Graph::new(#ctx)?, #(#param_names),*)
+            ) -> #rt::Result<Self> {
+                Self::__build(#rt::Graph::new(#ctx)?, #(#param_names),*)
             }
 
             /// Builds the same graph again with other arguments, over buffers
             /// already bound (see [`Self::bound`]); update an exec with it.
             #[allow(clippy::too_many_arguments)]
-            pub fn rebuild(&self, #(#rebuild_params),*) -> ::__cuda_graph_runtime::Result<Self> {
+            pub fn rebuild(&self, #(#rebuild_params),*) -> #rt::Result<Self> {
                 Self::__build(self.graph.new_sharing()?, #(#param_names),*)
             }
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
-            fn __build(mut #graph_var: ::__cuda_graph_runtime::Graph<'a>, #(#generic_params),*) -> ::__cuda_graph_runtime::Result<Self> {
+            fn __build(mut #graph_var: #rt::Graph<'a>, #(#generic_params),*) -> #rt::Result<Self> {
                 #reserve
                 #(#bind_slices)*
                 #(#slots)*
@@ -244,37 +249,37 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
                 self.bound
             }
 
-            pub fn graph(&self) -> &::__cuda_graph_runtime::Graph<'a> {
+            pub fn graph(&self) -> &#rt::Graph<'a> {
                 &self.graph
             }
 
             /// The graph, to add to it (user objects with `keep_alive`, say).
-            pub fn graph_mut(&mut self) -> &mut ::__cuda_graph_runtime::Graph<'a> {
+            pub fn graph_mut(&mut self) -> &mut #rt::Graph<'a> {
                 &mut self.graph
             }
 
-            pub fn into_graph(self) -> ::__cuda_graph_runtime::Graph<'a> {
+            pub fn into_graph(self) -> #rt::Graph<'a> {
                 self.graph
             }
 
             /// Instantiates it with [`Self::OPTIONS`].
-            pub fn instantiate(&self) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
+            pub fn instantiate(&self) -> #rt::Result<#exec_name<'a>> {
                 self.instantiate_with(&Self::OPTIONS)
             }
 
             /// Instantiates it; nodes marked `#[disabled]` start disabled.
             pub fn instantiate_with(
                 &self,
-                options: &::__cuda_graph_runtime::InstantiateOptions<'_>,
-            ) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
+                options: &#rt::InstantiateOptions<'_>,
+            ) -> #rt::Result<#exec_name<'a>> {
                 let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes };
                 exec.__start_disabled()?;
                 ::core::result::Result::Ok(exec)
             }
         }
 
-        impl<'a> ::__cuda_graph_runtime::__private::IntoChild<'a> for #name<'a> {
-            fn into_child(self) -> ::__cuda_graph_runtime::Graph<'a> {
+        impl<'a> #rt::__private::IntoChild<'a> for #name<'a> {
+            fn into_child(self) -> #rt::Graph<'a> {
                 self.graph
             }
         }
@@ -282,21 +287,21 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
         impl<'a> #exec_name<'a> {
             /// Launches the exec on `stream`, which it keeps alive; dropping
             /// the exec waits for its last launch.
-            pub fn launch(&mut self, stream: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaStream>) -> ::__cuda_graph_runtime::Result<()> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>) -> #rt::Result<()> {
                 self.exec.launch(stream)
             }
 
-            pub fn upload(&mut self, stream: &::__cuda_graph_runtime::cudarc::driver::CudaStream) -> ::__cuda_graph_runtime::Result<()> {
+            pub fn upload(&mut self, stream: &#rt::cudarc::driver::CudaStream) -> #rt::Result<()> {
                 self.exec.upload(stream)
             }
 
             /// Updates the exec from another build of this graph type (same
             /// topology by construction); if the driver refuses a parameter
             /// change, re-instantiates and says why.
-            pub fn update(&mut self, graph: &#name<'a>) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::UpdateOutcome> {
+            pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> {
                 let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
                 self.nodes = graph.nodes;
-                if let ::__cuda_graph_runtime::UpdateOutcome::Reinstantiated { .. } = outcome {
+                if let #rt::UpdateOutcome::Reinstantiated { .. } = outcome {
                     self.__start_disabled()?;
                 }
                 ::core::result::Result::Ok(outcome)
@@ -304,7 +309,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
 
             /// Waits for the last launch; a host node's panic in it is
             /// returned here, naming the node ([`graph_runtime::Exec::synchronize`]).
-            pub fn synchronize(&mut self) -> ::__cuda_graph_runtime::Result<()> {
+            pub fn synchronize(&mut self) -> #rt::Result<()> {
                 self.exec.synchronize()
             }
 
@@ -312,8 +317,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// or write between launches ([`graph_runtime::Exec::bound_mut`]).
             pub fn bound_mut<T: 'static>(
                 &mut self,
-                buf: ::__cuda_graph_runtime::Buf<'a, T>,
-            ) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::BoundMut<'_, 'a, T>> {
+                buf: #rt::Buf<'a, T>,
+            ) -> #rt::Result<#rt::BoundMut<'_, 'a, T>> {
                 self.exec.bound_mut(buf)
             }
 
@@ -322,24 +327,24 @@ pub fn expand(model: &Model<'_>, topology: &Topology) -> TokenStream {
             /// to another graph, or drop ([`graph_runtime::Exec::take_escaped`]).
             pub fn take_escaped<T>(
                 &mut self,
-                buf: ::__cuda_graph_runtime::Buf<'a, T>,
-            ) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::Escaped<T>> {
+                buf: #rt::Buf<'a, T>,
+            ) -> #rt::Result<#rt::Escaped<T>> {
                 self.exec.take_escaped(buf)
             }
 
             /// The untyped exec.
-            pub fn exec(&mut self) -> &mut ::__cuda_graph_runtime::Exec<'a> {
+            pub fn exec(&mut self) -> &mut #rt::Exec<'a> {
                 &mut self.exec
             }
 
             /// The handle a kernel uses to launch this exec (needs `#[device_launch]`).
-            pub fn device_handle(&self) -> ::__cuda_graph_runtime::Result<::__cuda_graph_runtime::DeviceExec<'_>> {
+            pub fn device_handle(&self) -> #rt::Result<#rt::DeviceExec<'_>> {
                 self.exec.device_handle()
             }
 
             #(#accessors)*
 
-            fn __start_disabled(&mut self) -> ::__cuda_graph_runtime::Result<()> {
+            fn __start_disabled(&mut self) -> #rt::Result<()> {
                 #(#disabled)*
                 ::core::result::Result::Ok(())
             }
@@ -375,14 +380,14 @@ pub fn outline(model: &Model<'_>) -> (Vec<String>, String) {
     (labels, crate::dot::render(model))
 }
 
-fn options(model: &Model<'_>) -> TokenStream {
+fn options(model: &Model<'_>, rt: &Runtime) -> TokenStream {
     let (auto_free, device, priority) = (
         model.attrs.auto_free_on_launch.is_some(),
         model.attrs.device_launch.is_some(),
         model.attrs.use_node_priority.is_some(),
     );
     quote! {
-        ::__cuda_graph_runtime::InstantiateOptions::new()
+        #rt::InstantiateOptions::new()
             .auto_free_on_launch(#auto_free)
             .device_launch(#device)
             .use_node_priority(#priority)
@@ -430,7 +435,7 @@ fn with_lifetime(ty: &Type) -> Type {
 }
 
 /// The items of a graph with errors: same names, bodies never reached.
-pub fn fallback(def: &GraphDef) -> TokenStream {
+pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
     let Some(name) = &def.name else {
         return TokenStream::new();
     };
@@ -449,17 +454,17 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
             pub const DOT: &'static str = "";
             #[allow(unused_variables, clippy::too_many_arguments)]
             pub fn build(
-                #ctx: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaContext>,
+                #ctx: &::std::sync::Arc<#rt::cudarc::driver::CudaContext>,
                 #(#params),*
-            ) -> ::__cuda_graph_runtime::Result<Self> {
+            ) -> #rt::Result<Self> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
-            pub fn instantiate(&self) -> ::__cuda_graph_runtime::Result<#exec_name<'a>> {
+            pub fn instantiate(&self) -> #rt::Result<#exec_name<'a>> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         }
         impl<'a> #exec_name<'a> {
-            pub fn launch(&mut self, stream: &::std::sync::Arc<::__cuda_graph_runtime::cudarc::driver::CudaStream>) -> ::__cuda_graph_runtime::Result<()> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>) -> #rt::Result<()> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         }
@@ -470,7 +475,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
 /// kernel parameter that writes (rustc evaluates them when checking, and
 /// points at the argument):
 ///   error[E0080]: evaluation panicked: `x` is bound read-only ...
-fn read_only_checks(model: &Model<'_>) -> TokenStream {
+fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
     let mut out = TokenStream::new();
     for node in &model.nodes {
         let Op::Kernel(k) = node.op else {
@@ -486,8 +491,9 @@ fn read_only_checks(model: &Model<'_>) -> TokenStream {
                 "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it: take `{name}: &mut CudaSlice<..>`"
             );
             let span = syn::spanned::Spanned::span(arg);
+            let rt = rt.at(span);
             out.extend(quote::quote_spanned! {span=>
-                const _: () = ::core::assert!(!::__cuda_graph_runtime::__private::param_writes::<#path, #index>(), #message);
+                const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
             });
         }
     }

@@ -1,6 +1,7 @@
 //! Statements that build one graph level (the top graph or a conditional
 //! body) into a `graph_runtime::Graph` variable.
 
+use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
 use crate::parse::EdgeKind;
@@ -35,10 +36,12 @@ pub struct Emitter<'m, 'a> {
     pub nodes_in_place: bool,
     /// Distinct kernel paths (as written), each loaded once per build.
     kernels: Vec<String>,
+    /// The runtime's path (`#rt::Graph`).
+    rt: &'m Runtime,
 }
 
 impl<'m, 'a> Emitter<'m, 'a> {
-    pub fn new(model: &'m Model<'a>, topology: &'m Topology) -> Self {
+    pub fn new(model: &'m Model<'a>, topology: &'m Topology, rt: &'m Runtime) -> Self {
         let edge_kinds = model
             .levels
             .iter()
@@ -62,6 +65,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             body_handles: false,
             nodes_in_place: false,
             kernels,
+            rt,
         }
     }
 
@@ -103,6 +107,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// Statements loading each distinct kernel once, into `__kernelN`.
     pub fn load_kernels(&self, g: &Ident) -> TokenStream {
+        let rt = self.rt;
         let paths = self.model.nodes.iter().filter_map(|node| match node.op {
             Op::Kernel(k) => Some(&k.function),
             _ => None,
@@ -116,7 +121,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             let var = format_ident!("__kernel{}", index, span = Span::mixed_site());
             out.extend(quote! {
-                let #var = <#path as ::__cuda_graph_runtime::__private::KernelDef>::load(#g.context())?;
+                let #var = <#path as #rt::__private::KernelDef>::load(#g.context())?;
             });
         }
         out
@@ -194,6 +199,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// Statements building `level` into the graph variable `g`.
     pub fn level(&self, level: LevelId, g: &Ident) -> TokenStream {
+        let rt = self.rt;
         let mut out = TokenStream::new();
         for handle in self.model.handles.iter().filter(|h| h.level == level) {
             let name = &handle.syntax.name;
@@ -207,13 +213,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // (see `Graph::__add_kernel`); every other node, and the end of the
         // level, settles it first, so the first failure is returned.
         let failed = internal("__failed");
-        let settle = quote! { ::__cuda_graph_runtime::__private::settle(&mut #failed)?; };
+        let settle = quote! { #rt::__private::settle(&mut #failed)?; };
         let (mut declared, mut unsettled) = (false, false);
         for id in self.order(level) {
             let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
             if is_kernel && !declared {
                 out.extend(quote! {
-                    let mut #failed: ::core::option::Option<::__cuda_graph_runtime::GraphError> =
+                    let mut #failed: ::core::option::Option<#rt::GraphError> =
                         ::core::option::Option::None;
                 });
                 declared = true;
@@ -270,6 +276,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
+        let rt = self.rt;
         let node = &self.model.nodes[id];
         let var = self.node_binding(id);
         let label = &node.name;
@@ -282,7 +289,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(path);
                 let (grid, block) = (&k.grid, &k.block);
-                let mut config = quote!(::__cuda_graph_runtime::LaunchConfig::new(#grid, #block));
+                let mut config = quote!(#rt::LaunchConfig::new(#grid, #block));
                 if let Some(smem) = &k.shared_mem {
                     config = quote!(#config.with_shared_mem(#smem));
                 }
@@ -297,8 +304,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     let index = syn::Index::from(i);
                     let span = arg.span();
                     let arg = self.operand(arg);
+                    let rt = rt.at(span);
                     quote_spanned! {span=>
-                        let #var: ::__cuda_graph_runtime::__private::ArgOf<'_, #path, #index> = #arg;
+                        let #var: #rt::__private::ArgOf<'_, #path, #index> = #arg;
                     }
                 });
                 let incoming: Vec<(EdgeKind, Option<Span>)> = self.topology.predecessors[id]
@@ -316,8 +324,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let pdl_checks = incoming.iter().filter_map(|&(kind, span)| {
                     let span = span.filter(|_| kind != EdgeKind::Full)?;
                     let path = respan(path.to_token_stream(), span);
+                    let rt = rt.at(span);
                     Some(quote_spanned! {span=>
-                        ::__cuda_graph_runtime::__private::require_pdl_aware::<#path>();
+                        #rt::__private::require_pdl_aware::<#path>();
                     })
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
@@ -325,12 +334,12 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     quote!(::core::option::Option::None)
                 } else {
                     let kinds = kinds.iter().map(|k| match k {
-                        EdgeKind::Full => quote!(::__cuda_graph_runtime::EdgeKind::Full),
+                        EdgeKind::Full => quote!(#rt::EdgeKind::Full),
                         EdgeKind::Programmatic => {
-                            quote!(::__cuda_graph_runtime::EdgeKind::Programmatic)
+                            quote!(#rt::EdgeKind::Programmatic)
                         }
                         EdgeKind::LaunchOrder => {
-                            quote!(::__cuda_graph_runtime::EdgeKind::LaunchOrder)
+                            quote!(#rt::EdgeKind::LaunchOrder)
                         }
                     });
                     quote!(::core::option::Option::Some(&[#(#kinds),*]))
@@ -344,7 +353,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 };
                 let priority = node.attrs.priority.as_ref().map(|(_, p)| {
                     quote! {
-                        ::__cuda_graph_runtime::__private::settle(&mut #failed)?;
+                        #rt::__private::settle(&mut #failed)?;
                         #g.set_priority(&#handle, #p)?;
                     }
                 });
@@ -365,8 +374,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 //   error[E0308]: mismatched types ... expected a tuple with 2 elements, found one with 1 element
                 let args = internal("__args");
                 let parens = k.paren.span.join();
+                let rt_here = rt.at(parens);
                 let args_check = quote_spanned! {parens=>
-                    let #args: ::__cuda_graph_runtime::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
+                    let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
                 };
                 quote! {
                     #target = {
@@ -391,7 +401,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let dst = self.device_only(dst);
                 // Spanned at the value: an element type a fill cannot write
                 // is reported there.
-                let value = quote_spanned! {value.span()=> ::__cuda_graph_runtime::__private::fill_value(#value)};
+                let rt_here = rt.at(value.span());
+                let value = quote_spanned! {value.span()=> #rt_here::__private::fill_value(#value)};
                 let add_fill = Ident::new("add_fill", value.span());
                 quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
@@ -400,7 +411,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             }
             Op::Empty => quote! { let #var = #g.add_empty(#label, #deps)?; },
             Op::Child { graph } => quote! {
-                let #var = #g.add_child(#label, ::__cuda_graph_runtime::__private::IntoChild::into_child(#graph), #deps)?;
+                let #var = #g.add_child(#label, #rt::__private::IntoChild::into_child(#graph), #deps)?;
             },
             Op::Record { event } => {
                 let event = self.operand(event);
@@ -430,13 +441,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 };
                 quote! {
                     let #var = {
-                        let #work = ::__cuda_graph_runtime::__private::capture_work(#closure);
+                        let #work = #rt::__private::capture_work(#closure);
                         #unsafe_token { #add }?
                     };
                 }
             }
             Op::Alloc { buffer, ty, len } => {
-                let len_expr = alloc_len(len);
+                let len_expr = alloc_len(len, rt);
                 quote! { let (#var, #buffer) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?; }
             }
             Op::Free { buffer } => {
@@ -495,7 +506,8 @@ impl Emitter<'_, '_> {
     fn device_only(&self, expr: &syn::Expr) -> TokenStream {
         let span = expr.span();
         let operand = self.operand(expr);
-        let ty = quote_spanned!(span=> ::__cuda_graph_runtime::__private::DeviceBuf<'_, _>);
+        let rt = self.rt.at(span);
+        let ty = quote_spanned!(span=> #rt::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
     }
 }
@@ -526,16 +538,17 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// An alloc node's length, converted where it is written (an error about its
 /// type points at the user's tokens).
-fn alloc_len(len: &syn::Expr) -> TokenStream {
+fn alloc_len(len: &syn::Expr, rt: &Runtime) -> TokenStream {
     let span = syn::spanned::Spanned::span(len);
-    quote::quote_spanned! {span=> ::__cuda_graph_runtime::memory::AllocLen::to_len(#len) }
+    let rt = rt.at(span);
+    quote::quote_spanned! {span=> #rt::memory::AllocLen::to_len(#len) }
 }
 
 /// Const assertions that the kernel arguments the checker found unordered
 /// with another access of their buffer are read-only parameters (rustc
 /// knows the kernel's parameters; the error points at the argument):
 ///   error[E0080]: evaluation panicked: data race on `x`: ...
-pub fn race_checks(model: &Model<'_>, topology: &Topology) -> TokenStream {
+pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
     let mut out = TokenStream::new();
     for race in &topology.kernel_races {
         let Op::Kernel(k) = model.nodes[race.node].op else {
@@ -545,8 +558,9 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology) -> TokenStream {
             continue;
         };
         let (path, index, message) = (&k.function, syn::Index::from(race.index), &race.message);
+        let rt = rt.at(arg.span());
         out.extend(quote_spanned! {arg.span()=>
-            const _: () = ::core::assert!(!::__cuda_graph_runtime::__private::param_writes::<#path, #index>(), #message);
+            const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
         });
     }
     out
