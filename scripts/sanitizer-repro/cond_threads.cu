@@ -7,8 +7,15 @@
 // and destroy everything: the shape of graph-runtime's concurrency test
 // (tests/gpu_concurrency.rs) with only the conditional part.
 //
-//   nvcc -O2 -arch=sm_90 -o cond_threads cond_threads.cu
-//   compute-sanitizer --tool racecheck ./cond_threads THREADS SECONDS
+// With a third argument `nvrtc`, the kernels are compiled by NVRTC for
+// compute_90 from source that declares cudaGraphSetConditional itself,
+// loaded once with cuModuleLoadData and shared by the threads, and added
+// with cuGraphAddKernelNode: as graph-runtime does (kernels/cuda/
+// conditional.cu, CUDA-NOTES.md). Without it, nvcc's kernels and
+// cudaGraphAddKernelNode.
+//
+//   nvcc -O2 -arch=sm_90 -o cond_threads cond_threads.cu -lnvrtc -lcuda
+//   compute-sanitizer --tool racecheck ./cond_threads THREADS SECONDS [nvrtc]
 //
 // Measured on the lent H200: see the issue 15 note and BENCHMARKS.md's
 // sanitizer section for what each thread count gave.
@@ -16,9 +23,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
+#include <cuda.h>
 #include <cuda_runtime.h>
+#include <nvrtc.h>
+#define CU(x) do { CUresult e = (x); if (e != CUDA_SUCCESS) { const char* m; cuGetErrorString(e, &m); printf("thread %d: %s:%d %s: %s\n", id, __FILE__, __LINE__, #x, m); exit(1);} } while (0)
+#define NV(x) do { nvrtcResult e = (x); if (e != NVRTC_SUCCESS) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, nvrtcGetErrorString(e)); exit(1);} } while (0)
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("thread %d: %s:%d %s: %s\n", id, __FILE__, __LINE__, #x, cudaGetErrorString(e)); exit(1);} } while (0)
 
 const unsigned N = 1024;
@@ -38,10 +50,57 @@ __global__ void set_if(cudaGraphConditionalHandle h) {
     if (threadIdx.x == 0 && blockIdx.x == 0) cudaGraphSetConditional(h, 1u);
 }
 
-static cudaGraphNode_t kernel(int id, cudaGraph_t g, const cudaGraphNode_t* dep, void* f, void** args, unsigned grid, unsigned block) {
-    cudaKernelNodeParams kp = {};
-    kp.func = f; kp.gridDim = dim3(grid); kp.blockDim = dim3(block); kp.kernelParams = args;
-    cudaGraphNode_t node; CK(cudaGraphAddKernelNode(&node, g, dep, dep ? 1 : 0, &kp));
+// The same kernels for NVRTC (the handle as a 64-bit integer).
+static const char* NVRTC_SOURCE = R"(
+extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
+extern "C" __global__ void fill(float* x, float v, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = v;
+}
+extern "C" __global__ void add(float* x, float v, unsigned n) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += v;
+}
+extern "C" __global__ void count_down(unsigned long long h, unsigned* left) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) { unsigned l = --*left; cudaGraphSetConditional(h, l > 0 ? 1u : 0u); }
+}
+extern "C" __global__ void set_if(unsigned long long h) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) cudaGraphSetConditional(h, 1u);
+}
+)";
+
+enum Kernel { FILL, ADD, COUNT_DOWN, SET_IF };
+static const char* NAMES[] = {"fill", "add", "count_down", "set_if"};
+static bool use_nvrtc = false;
+static CUfunction nvrtc_fn[4];
+
+static void load_nvrtc() {
+    int id = -1;
+    nvrtcProgram p;
+    NV(nvrtcCreateProgram(&p, NVRTC_SOURCE, "cond_threads.cu", 0, nullptr, nullptr));
+    const char* opts[] = {"--gpu-architecture=compute_90"};
+    if (nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
+        size_t n; nvrtcGetProgramLogSize(p, &n); std::vector<char> log(n); nvrtcGetProgramLog(p, log.data());
+        printf("nvrtc: %s\n", log.data()); exit(1);
+    }
+    size_t n; NV(nvrtcGetPTXSize(p, &n)); std::vector<char> ptx(n); NV(nvrtcGetPTX(p, ptx.data()));
+    CUmodule m; CU(cuModuleLoadData(&m, ptx.data()));
+    for (int k = 0; k < 4; k++) CU(cuModuleGetFunction(&nvrtc_fn[k], m, NAMES[k]));
+}
+
+static cudaGraphNode_t kernel(int id, cudaGraph_t g, const cudaGraphNode_t* dep, Kernel k, void** args, unsigned grid, unsigned block) {
+    static void* const STUBS[] = {(void*)fill, (void*)add, (void*)count_down, (void*)set_if};
+    cudaGraphNode_t node;
+    if (use_nvrtc) {
+        CUDA_KERNEL_NODE_PARAMS kp = {};
+        kp.func = nvrtc_fn[k]; kp.gridDimX = grid; kp.gridDimY = 1; kp.gridDimZ = 1;
+        kp.blockDimX = block; kp.blockDimY = 1; kp.blockDimZ = 1; kp.kernelParams = args;
+        CU(cuGraphAddKernelNode(&node, g, dep, dep ? 1 : 0, &kp));
+    } else {
+        cudaKernelNodeParams kp = {};
+        kp.func = STUBS[k]; kp.gridDim = dim3(grid); kp.blockDim = dim3(block); kp.kernelParams = args;
+        CK(cudaGraphAddKernelNode(&node, g, dep, dep ? 1 : 0, &kp));
+    }
     return node;
 }
 
@@ -65,19 +124,19 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         cudaGraph_t g; CK(cudaGraphCreate(&g, 0));
         float zero = 0.0f, one = 1.0f, ten = 10.0f;
         void* fill_args[] = {&x, &zero, &n};
-        cudaGraphNode_t first = kernel(id, g, nullptr, (void*)fill, fill_args, (N + 255) / 256, 256);
+        cudaGraphNode_t first = kernel(id, g, nullptr, FILL, fill_args, (N + 255) / 256, 256);
         cudaGraphConditionalHandle wh; CK(cudaGraphConditionalHandleCreate(&wh, g, 1, cudaGraphCondAssignDefault));
         cudaGraphNode_t loop; cudaGraph_t body = conditional(id, g, &first, wh, cudaGraphCondTypeWhile, &loop);
         void* add_args[] = {&x, &one, &n};
-        cudaGraphNode_t step = kernel(id, body, nullptr, (void*)add, add_args, (N + 255) / 256, 256);
+        cudaGraphNode_t step = kernel(id, body, nullptr, ADD, add_args, (N + 255) / 256, 256);
         void* cd_args[] = {&wh, &left};
-        kernel(id, body, &step, (void*)count_down, cd_args, 1, 1);
+        kernel(id, body, &step, COUNT_DOWN, cd_args, 1, 1);
         cudaGraphConditionalHandle ih; CK(cudaGraphConditionalHandleCreate(&ih, g, 0, 0));
         void* if_args[] = {&ih};
-        cudaGraphNode_t set = kernel(id, g, &loop, (void*)set_if, if_args, 1, 1);
+        cudaGraphNode_t set = kernel(id, g, &loop, SET_IF, if_args, 1, 1);
         cudaGraphNode_t when; cudaGraph_t then = conditional(id, g, &set, ih, cudaGraphCondTypeIf, &when);
         void* add10_args[] = {&x, &ten, &n};
-        kernel(id, then, nullptr, (void*)add, add10_args, (N + 255) / 256, 256);
+        kernel(id, then, nullptr, ADD, add10_args, (N + 255) / 256, 256);
         cudaGraphExec_t exec; CK(cudaGraphInstantiate(&exec, g, 0));
         CK(cudaGraphLaunch(exec, s));
         std::vector<float> host(N);
@@ -94,13 +153,15 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
 int main(int argc, char** argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     double seconds = argc > 2 ? atof(argv[2]) : 8.0;
+    use_nvrtc = argc > 3 && std::string(argv[3]) == "nvrtc";
     int id = -1;
     CK(cudaFree(0));
+    if (use_nvrtc) load_nvrtc();
     std::vector<std::atomic<long>> cycles(threads);
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; t++) pool.emplace_back(worker, t, seconds, &cycles[t]);
     for (auto& t : pool) t.join();
-    printf("%d threads, %.0f s: cycles", threads, seconds);
+    printf("%s kernels, %d threads, %.0f s: cycles", use_nvrtc ? "NVRTC" : "nvcc", threads, seconds);
     for (auto& c : cycles) printf(" %ld", c.load());
     printf("; every result 13: ok\n");
     return 0;
