@@ -1,6 +1,9 @@
 //! `cargo bench -p graph-bench`: runs every workload, prints the tables
 //! (markdown, as in BENCHMARKS.md), and writes them to $OUT/benchmarks.md
 //! when OUT is set (the device machine), else target/benchmarks.md.
+//! `GRAPH_BENCH_ONLY=scaling` stops after the macro-cost and scaling tables
+//! (about a minute on the H200: enough to compare two builds of the
+//! runtime's node-adding path).
 
 fn main() {
     // The unoptimized builders of the 16,000-node graphs have large stack
