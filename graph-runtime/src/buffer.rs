@@ -413,12 +413,13 @@ pub(crate) type SharedResources<'a> = Arc<Mutex<Resources<'a>>>;
 pub(crate) trait ResourceSet: Send + Sync {
     /// Acquires this set's slices on `stream` (and those of its children
     /// and device targets not yet in `visited`), calls `launch`, records.
+    /// Returns what `launch` returned: whether the work was queued.
     fn track(
         &self,
         stream: &Arc<CudaStream>,
         visited: &mut Vec<usize>,
-        launch: &mut dyn FnMut(&mut Vec<usize>),
-    );
+        launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
+    ) -> bool;
 }
 
 impl ResourceSet for Mutex<Resources<'_>> {
@@ -426,9 +427,9 @@ impl ResourceSet for Mutex<Resources<'_>> {
         &self,
         stream: &Arc<CudaStream>,
         visited: &mut Vec<usize>,
-        launch: &mut dyn FnMut(&mut Vec<usize>),
-    ) {
-        tracked(self, stream, visited, launch);
+        launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
+    ) -> bool {
+        tracked(self, stream, visited, launch)
     }
 }
 
@@ -440,16 +441,17 @@ pub(crate) fn lock<'r, 'a>(resources: &'r Mutex<Resources<'a>>) -> MutexGuard<'r
 
 /// Runs `launch` with every bound slice of `root` (its children, and the
 /// execs its kernels launch from the device) acquired on `stream`: waits
-/// before, records after.
-pub(crate) fn with_tracked<R>(
+/// before, records after. `Ok` from `launch` says the work was queued.
+pub(crate) fn with_tracked<T, E>(
     root: &SharedResources<'_>,
     stream: &Arc<CudaStream>,
-    launch: impl FnOnce() -> R,
-) -> R {
+    launch: impl FnOnce() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
     let mut launch = Some(launch);
     let mut out = None;
     tracked(root, stream, &mut Vec::new(), &mut |_| {
         out = launch.take().map(|f| f());
+        matches!(out, Some(Ok(_)))
     });
     match out {
         Some(out) => out,
@@ -462,8 +464,8 @@ fn tracked(
     set: &Mutex<Resources<'_>>,
     stream: &Arc<CudaStream>,
     visited: &mut Vec<usize>,
-    launch: &mut dyn FnMut(&mut Vec<usize>),
-) {
+    launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
+) -> bool {
     let key = |m: &Mutex<Resources<'_>>| m as *const Mutex<Resources<'_>> as *const () as usize;
     if visited.contains(&key(set)) {
         return launch(visited);
@@ -504,17 +506,23 @@ fn tracked(
             }
         }
     }
-    nest(&targets, stream, visited, launch);
+    let queued = nest(&targets, stream, visited, launch);
     drop(guards);
     for event in records {
         event.record(stream);
     }
-    for r in &mut locked {
-        r.tracked_on = managing.then(|| stream.clone());
-        for binding in &mut r.bindings {
-            binding.use_event().stale = !managing;
+    // Only a queued launch is one the next may follow: after a refused one
+    // (its waits may have been refused too, as on a capturing stream) the
+    // next launch waits again for whatever it did not.
+    if queued {
+        for r in &mut locked {
+            r.tracked_on = managing.then(|| stream.clone());
+            for binding in &mut r.bindings {
+                binding.use_event().stale = !managing;
+            }
         }
     }
+    queued
 }
 
 /// Tracks each of `targets` in turn around `launch`.
@@ -522,8 +530,8 @@ fn nest(
     targets: &[Arc<dyn ResourceSet + '_>],
     stream: &Arc<CudaStream>,
     visited: &mut Vec<usize>,
-    launch: &mut dyn FnMut(&mut Vec<usize>),
-) {
+    launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
+) -> bool {
     match targets.split_first() {
         None => launch(visited),
         Some((first, rest)) => first.track(stream, visited, &mut |v| nest(rest, stream, v, launch)),

@@ -80,7 +80,11 @@
 //! - *Contexts and streams.* A slice or event of another context is refused
 //!   in every node (cudarc could not track it on this context's streams),
 //!   and so are a launch on another context's stream and on the per-thread
-//!   default stream (another stream on every thread).
+//!   default stream (another stream on every thread). A launch or upload on
+//!   a capturing stream (cudarc's `begin_capture` is safe) is refused: it
+//!   would be recorded, not run. An exec whose drop cannot wait for its
+//!   last launch because a capture began on its stream since keeps what
+//!   the launch uses, as `mem::forget` of it would (leaked, not freed).
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an

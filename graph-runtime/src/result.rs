@@ -326,6 +326,39 @@ pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
     Ok(memory_type != 0)
 }
 
+/// Whether `stream` is capturing (actively, or invalidated by its work and
+/// not yet ended). Work queued on it is recorded, not run.
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn is_capturing(stream: CUstream) -> R<bool> {
+    let mut status = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuStreamIsCapturing(stream, status.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    let status = unsafe { status.assume_init() };
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// Whether `code` is one of the driver's refusals because of a stream
+/// capture (`CUDA_ERROR_STREAM_CAPTURE_*`, `CUDA_ERROR_CAPTURED_EVENT`):
+/// the call was refused, not failed by the work it would have waited for.
+pub fn refused_by_capture(code: sys::CUresult) -> bool {
+    use sys::CUresult as C;
+    matches!(
+        code,
+        C::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+            | C::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+            | C::CUDA_ERROR_STREAM_CAPTURE_MERGE
+            | C::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+            | C::CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+            | C::CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+            | C::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+            | C::CUDA_ERROR_CAPTURED_EVENT
+            | C::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+    )
+}
+
 /// The id of the capture `stream` is in, active or invalidated by the work
 /// (either way it must be ended); `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` if
 /// it is not capturing.

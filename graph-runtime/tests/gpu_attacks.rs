@@ -36,6 +36,8 @@
 //!     `NonZero`, hand-written `FillValue`, `CopySource`, `CopyDestination`,
 //!     `KernelArgs` and safe `KernelParam` impls). Nothing of them reaches a
 //!     GPU.
+//! 11. [`capturing_streams`]: a capture begun (with cudarc's safe
+//!     `begin_capture`) on the stream an exec launched on or launches on.
 //!
 //! Three attacks this suite found first got through and are fixed: the
 //! first kernel node added on a fresh thread (SIGSEGV in `cuGraphAddNode`,
@@ -65,6 +67,8 @@ mod bounds_and_handles;
 mod callbacks;
 #[path = "gpu_attacks/capture_panic.rs"]
 mod capture_panic;
+#[path = "gpu_attacks/capturing_streams.rs"]
+mod capturing_streams;
 #[path = "gpu_attacks/conditional_swap.rs"]
 mod conditional_swap;
 #[path = "gpu_attacks/contexts_and_clones.rs"]

@@ -67,7 +67,8 @@ impl<'a> Graph<'a> {
     /// (a [`GraphError::CaptureWork`] made by [`failed`] gets the node's
     /// label), and
     /// [`GraphError::InvalidNode`] when the captured work
-    /// holds what this graph cannot (see above).
+    /// holds what this graph cannot (see above);
+    /// [`GraphError::ForeignHandle`] for a stream of another context.
     pub unsafe fn add_capture(
         &mut self,
         label: &str,
@@ -103,6 +104,12 @@ impl<'a> Graph<'a> {
         sets: &[CondHandle],
         work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
+        if !self.same_context(stream.context()) {
+            // Its capture would make nodes of another context.
+            return Err(GraphError::ForeignHandle {
+                what: format!("the capture stream of node `{label}` (another context's)"),
+            });
+        }
         self.check_setters(label, deps, sets)?;
         let tracking = stream.context().is_managing_stream_synchronization();
         let hint_for = |code: sys::CUresult| -> &'static str {

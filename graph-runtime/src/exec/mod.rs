@@ -100,6 +100,18 @@ impl std::fmt::Debug for Exec<'_> {
 impl Drop for Exec<'_> {
     fn drop(&mut self) {
         if let Some(stream) = self.last_stream.take() {
+            // A stream that began a capture after the last launch refuses
+            // the wait below (and would record our frees, not run them):
+            // nothing can tell that the launch is done.
+            // (Another error, a fault, leaves nothing running: below.)
+            // SAFETY: the stream is live (held).
+            let capturing = match unsafe { result::is_capturing(stream.cu_stream()) } {
+                Ok(capturing) => capturing,
+                Err(e) => result::refused_by_capture(e.0),
+            };
+            if capturing {
+                return self.leak_in_flight(stream);
+            }
             // Allocations the graph does not free (escaped, or left for
             // auto-free-on-launch) are live after the last launch, and the
             // driver does not free them with the exec: free them here. No
@@ -129,13 +141,36 @@ impl Drop for Exec<'_> {
                 self.ctx.record_err(freed);
             }
             // The borrows of `'a` end with this drop: wait for the work that
-            // uses them. An error (a fault in the graph) leaves nothing to
-            // wait for; it stays recorded in the context for cudarc to report.
-            if let Err(e) = stream.synchronize() {
-                self.ctx.record_err(Err::<(), _>(e));
+            // uses them. A fault in the graph leaves nothing to wait for
+            // (the context runs nothing more); it stays recorded in the
+            // context for cudarc to report. A refusal because of a capture
+            // (one began since the check above) says nothing of the work.
+            match stream.synchronize() {
+                Ok(()) => {}
+                Err(e) if result::refused_by_capture(e.0) => self.leak_in_flight(stream),
+                Err(e) => self.ctx.record_err(Err::<(), _>(e)),
             }
         }
         // `owned` destroys the handle once no launching graph keeps it.
+    }
+}
+
+impl Exec<'_> {
+    /// Drop's way out when it cannot wait for the last launch: leaves
+    /// everything that launch may use as a `mem::forget` of the exec would
+    /// (`mem::forget` is safe: see the crate docs). The stream stays alive,
+    /// so cudarc keeps ordering the bound slices' frees and later uses
+    /// after the events the launch recorded; the exec, its graph-memory
+    /// allocations, child and device-target resources and the live-exec
+    /// slot are never released.
+    fn leak_in_flight(&mut self, stream: Arc<CudaStream>) {
+        std::mem::forget(stream);
+        std::mem::forget(self.owned.clone());
+        std::mem::forget(self.resources.clone());
+        std::mem::forget(self._original.clone());
+        std::mem::forget(self.tracking.clone());
+        std::mem::forget(std::mem::take(&mut self.escapes));
+        std::mem::forget(self._live.take());
     }
 }
 
@@ -247,14 +282,16 @@ impl<'a> Exec<'a> {
     /// # Errors
     /// [`GraphError::HostPanicked`] as said above;
     /// [`GraphError::ForeignHandle`] for a stream of another context;
-    /// [`GraphError::InvalidNode`] for the per-thread default stream, while
-    /// an allocation the exec made is held elsewhere, or one it uses is freed;
+    /// [`GraphError::InvalidNode`] for the per-thread default stream or a
+    /// capturing stream (label `launch`), while an allocation the exec made
+    /// is held elsewhere, or one it uses is freed;
     /// [`GraphError::Driver`] when the driver refuses the
     /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.take_host_fault()?;
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        not_capturing(stream, "launch")?;
         let raw = self.raw;
         let resources = &self.resources;
         let mut queued = false;
@@ -346,11 +383,13 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] for a stream of another context;
-    /// [`GraphError::InvalidNode`] for the per-thread default stream;
+    /// [`GraphError::InvalidNode`] for the per-thread default stream or a
+    /// capturing stream (label `upload`);
     /// [`GraphError::Driver`] when the upload fails.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
         self.same_context(stream)?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        not_capturing(stream, "upload")?;
         // SAFETY: the exec and stream are live.
         unsafe { result::upload(self.raw, stream.cu_stream()) }.op("cuGraphUpload")
     }
@@ -480,6 +519,26 @@ impl<'a> Exec<'a> {
     /// The raw handle, for calls the runtime does not wrap.
     pub fn cu_graph_exec(&self) -> CUgraphExec {
         self.raw
+    }
+}
+
+/// A capturing stream records work instead of running it: an exec
+/// launched there would run when (and if) the captured graph runs, with
+/// nothing here able to wait for it, and cudarc's waits on it are refused.
+fn not_capturing(stream: &CudaStream, operation: &str) -> Result<()> {
+    let refused = || {
+        GraphError::invalid(
+            operation,
+            "the stream is capturing (a capture began on it and has not ended): an exec runs \
+             only on a stream that runs work",
+        )
+    };
+    // SAFETY: the stream is live (borrowed).
+    match unsafe { result::is_capturing(stream.cu_stream()) } {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(refused()),
+        Err(e) if result::refused_by_capture(e.0) => Err(refused()),
+        Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
 }
 

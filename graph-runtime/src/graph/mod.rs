@@ -206,7 +206,7 @@ impl<'a> Graph<'a> {
         Buf::new(ptr, slice.len(), false, self.resource_id, None)
     }
 
-    fn same_context(&self, ctx: &Arc<CudaContext>) -> bool {
+    pub(crate) fn same_context(&self, ctx: &Arc<CudaContext>) -> bool {
         ctx.cu_ctx() == self.ctx.cu_ctx()
     }
 

@@ -113,7 +113,8 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As [`Graph::instantiate`] (a graph with host buffers that has a live
-    /// exec: [`GraphError::SecondExec`]), [`Exec::launch`](crate::Exec::launch)
+    /// exec: [`GraphError::SecondExec`]), [`Exec::upload`](crate::Exec::upload)
+    /// (a capturing stream), [`Exec::launch`](crate::Exec::launch)
     /// and [`Exec::synchronize`](crate::Exec::synchronize) (whose host-node
     /// panic report is the graph's: it may come from another exec of it);
     /// [`GraphError::InvalidNode`] for a conditional body (profile its
@@ -206,7 +207,16 @@ impl<'a> Graph<'a> {
         begin.record(stream).op("cuEventRecord")?;
         exec.launch(stream)?;
         end.record(stream).op("cuEventRecord")?;
-        exec.synchronize()?;
+        if let Err(e) = exec.synchronize() {
+            if e.cuda_result().is_some_and(result::refused_by_capture) {
+                // A capture began on the stream since the launch: the wait
+                // was refused and the launch may still run, recording into
+                // these events. Keep them (the exec's drop keeps the exec).
+                std::mem::forget(marks);
+                std::mem::forget((begin, end));
+            }
+            return Err(e);
+        }
         end.synchronize().op("cuEventSynchronize")?;
         drop(exec);
         let since = |e: &CudaEvent| -> Result<f64> {

@@ -1,0 +1,180 @@
+//! Class 11: a capture begun on the stream an exec launches on.
+//!
+//! cudarc's `CudaStream::begin_capture` is safe, and a capturing stream
+//! records work instead of running it: it refuses `cuStreamSynchronize`
+//! (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) and waits on events recorded
+//! outside the capture (`CUDA_ERROR_STREAM_CAPTURE_ISOLATION`). Neither
+//! refusal says the exec's work is done, and an exec launched into a capture
+//! would run (if ever) when the captured graph does. Found by a review of
+//! the runtime (2026-12-02); written before a GPU ran them.
+
+use crate::common::{own_context, sync};
+use crate::expect_invalid_node;
+use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use graph_runtime::cudarc::driver::{LaunchConfig as CudarcConfig, PushKernelArg};
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, LaunchConfig};
+
+const N: u32 = 1 << 20;
+/// About 25 ms of spinning at the H200's clock: long enough to expose a race.
+const SPIN: i64 = 50_000_000;
+const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+
+/// Attack: with cudarc's tracking on, launch a slow fill of x (7s) on the
+/// only stream made with `new_stream`, begin a capture on that stream, drop
+/// the exec (its wait is refused), end the capture, drop the stream and the
+/// graph (cudarc stops tracking once no such stream is left), drop x and
+/// allocate z of 3s on the default stream (it may reuse x's memory).
+///
+/// Must happen: z reads back all 3: the drop that could not wait left the
+/// launch's stream (and so cudarc's tracking) alive, as a forgotten exec
+/// does, and x's free waited for the fill.
+#[test]
+fn an_exec_dropped_while_its_stream_captures_does_not_release_its_launch() {
+    let Some(ctx) = own_context() else { return };
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let default = ctx.default_stream();
+    let mut x = default.alloc_zeros::<f32>(N as usize).unwrap();
+    sync(&default);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel(
+            "slow_fill",
+            &slow,
+            LaunchConfig::new(132, 256),
+            (xb, 7.0, N, SPIN),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        let stream = ctx.new_stream().unwrap();
+        assert!(ctx.is_managing_stream_synchronization());
+        exec.launch(&stream).unwrap();
+        stream.begin_capture(RELAXED).unwrap();
+        drop(exec);
+        // Nothing was captured; either outcome of ending it is fine here.
+        let _ = stream.end_capture(CUgraphInstantiate_flags(0));
+    }
+    drop(x);
+    let z = default.clone_htod(&vec![3.0f32; N as usize]).unwrap();
+    ctx.synchronize().unwrap();
+    assert!(
+        default.clone_dtoh(&z).unwrap().iter().all(|v| *v == 3.0),
+        "the launch wrote freed memory after its exec was dropped"
+    );
+}
+
+/// Attack: launch (and upload, and profile) on a stream while it captures;
+/// then, with y written through `bound_mut` on another stream in between,
+/// launch again once the capture ended.
+///
+/// Must happen: each call on the capturing stream is refused (an
+/// `InvalidNode` naming the operation), nothing is launched, and the launch
+/// after the capture waits for the other stream's write: y is 10 + 1.
+#[test]
+fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
+    let Some(ctx) = own_context() else { return };
+    let (slow, add_one) = (
+        kernels::SlowFill::load(&ctx).unwrap(),
+        kernels::AddOne::load(&ctx).unwrap(),
+    );
+    let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
+    sync(&s);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let yb = g.bind_mut(&mut y);
+        g.add_kernel(
+            "bump",
+            &add_one,
+            LaunchConfig::for_elements(N, 256),
+            (yb, N),
+            &[],
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&s).unwrap();
+        {
+            let mut bound = exec.bound_mut(yb).unwrap();
+            let mut view = bound.view_mut();
+            let config = CudarcConfig {
+                grid_dim: (132, 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: slow_fill(float* x, float value, unsigned n, long long
+            // cycles) over the view's N elements.
+            unsafe {
+                other
+                    .launch_builder(slow.function())
+                    .arg(&mut view)
+                    .arg(&10.0f32)
+                    .arg(&N)
+                    .arg(&SPIN)
+                    .launch(config)
+                    .unwrap();
+            }
+        }
+        s.begin_capture(RELAXED).unwrap();
+        expect_invalid_node(&exec.launch(&s).unwrap_err(), "launch");
+        expect_invalid_node(&exec.upload(&s).unwrap_err(), "upload");
+        let _ = s.end_capture(CUgraphInstantiate_flags(0));
+        exec.launch(&s).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let read = s.clone_dtoh(&y).unwrap();
+    assert!(
+        read.iter().all(|v| *v == 11.0),
+        "the launch after the refused one did not wait for the other stream's fill: {:?}",
+        &read[..4]
+    );
+
+    // A profiling launch on a capturing stream is refused the same way, and
+    // the graph is left as it was.
+    let mut g = Graph::new(&ctx).unwrap();
+    let yb = g.bind_mut(&mut y);
+    g.add_kernel(
+        "bump",
+        &add_one,
+        LaunchConfig::for_elements(N, 256),
+        (yb, N),
+        &[],
+    )
+    .unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    expect_invalid_node(&g.profile(&s).unwrap_err(), "upload");
+    let _ = s.end_capture(CUgraphInstantiate_flags(0));
+    let profile = g.profile(&s).unwrap();
+    assert_eq!(profile.nodes().len(), 1);
+    drop(g);
+    assert!(s.clone_dtoh(&y).unwrap().iter().all(|v| *v == 12.0));
+}
+
+/// Attack: a capture node whose stream is of another context (the work
+/// would make nodes of that context in this context's graph).
+///
+/// Must happen: `add_capture` refuses it with a `ForeignHandle` naming the
+/// node, before running the work.
+#[test]
+fn a_capture_on_another_contexts_stream_is_refused() {
+    let Some(a) = own_context() else { return };
+    let b = own_context().unwrap();
+    let foreign = b.new_stream().unwrap();
+    let mut g = Graph::new(&a).unwrap();
+    let mut ran = false;
+    // SAFETY: the work touches nothing (and is not run).
+    let refused = unsafe {
+        g.add_capture("elsewhere", &foreign, &[], |_| {
+            ran = true;
+            Ok(())
+        })
+    }
+    .unwrap_err();
+    assert!(
+        matches!(refused, graph_runtime::GraphError::ForeignHandle { .. }),
+        "expected ForeignHandle, got {refused:?}"
+    );
+    assert!(refused.to_string().contains("`elsewhere`"), "{refused}");
+    assert!(!ran, "the work ran");
+}
