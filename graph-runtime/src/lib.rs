@@ -85,6 +85,9 @@
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what
 //!   the launch uses, as `mem::forget` of it would (leaked, not freed).
+//!   Not closed yet: another thread that shares the stream and begins a
+//!   capture on it during [`Exec::launch`] itself, between its check and
+//!   the launch (one driver call apart).
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an

@@ -85,7 +85,9 @@ impl<'a> Exec<'a> {
     /// instantiates `graph` anew (with `options`) and says why.
     ///
     /// # Errors
-    /// What [`Exec::update`](crate::Exec::update) returns other than a refusal, and what
+    /// What [`Exec::update`](crate::Exec::update) returns other than a refusal, what
+    /// [`Exec::synchronize`](crate::Exec::synchronize) returns for the wait for the last
+    /// launch before a re-instantiation, and what
     /// [`Graph::instantiate_with`](crate::Graph::instantiate_with) returns (then the exec
     /// is unchanged).
     pub fn update_or_reinstantiate(
@@ -96,9 +98,14 @@ impl<'a> Exec<'a> {
         match self.update(graph) {
             Ok(()) => Ok(UpdateOutcome::Updated),
             Err(reason @ GraphError::Update { .. }) => {
+                // The slot may go only once the old exec's work is done: a
+                // wait refused (its stream began a capture) leaves the exec
+                // as it is, and its drop would keep the launch's resources,
+                // the slot included.
+                self.wait_for_last_launch()?;
                 // Release this exec's memory-node slot before instantiating
-                // (the old exec is dropped, waiting for its work, below), and
-                // take it back if the instantiation fails.
+                // (the old exec is dropped below), and take it back if the
+                // instantiation fails.
                 let counter = self._live.take().map(|live| live.0.clone());
                 match graph.instantiate_with(options) {
                     Ok(exec) => {

@@ -205,8 +205,11 @@ impl<'a> Graph<'a> {
         // the H200): do it before the timed region.
         exec.upload(stream)?;
         begin.record(stream).op("cuEventRecord")?;
-        exec.launch(stream)?;
-        end.record(stream).op("cuEventRecord")?;
+        let launched = exec
+            .launch(stream)
+            .and_then(|()| end.record(stream).op("cuEventRecord"));
+        // Wait for whatever was queued, whatever failed after it: the record
+        // nodes use these events until the launch is done.
         if let Err(e) = exec.synchronize() {
             if e.cuda_result().is_some_and(result::refused_by_capture) {
                 // A capture began on the stream since the launch: the wait
@@ -217,6 +220,7 @@ impl<'a> Graph<'a> {
             }
             return Err(e);
         }
+        launched?;
         end.synchronize().op("cuEventSynchronize")?;
         drop(exec);
         let since = |e: &CudaEvent| -> Result<f64> {

@@ -178,3 +178,48 @@ fn a_capture_on_another_contexts_stream_is_refused() {
     assert!(refused.to_string().contains("`elsewhere`"), "{refused}");
     assert!(!ran, "the work ran");
 }
+
+/// Attack: an exec of a graph with memory nodes (one live exec at most)
+/// launched with a slow kernel; a capture begins on its stream; the exec is
+/// re-instantiated from a graph of another topology
+/// (`update_or_reinstantiate`), which would drop the old exec and free its
+/// slot while its launch runs.
+///
+/// Must happen: the re-instantiation is refused (the wait for the launch is
+/// refused by the capture), the exec is unchanged, and the graph still has
+/// its one live exec (a second `instantiate` is `SecondExec`).
+#[test]
+fn a_reinstantiation_waits_for_the_launch_before_freeing_the_exec_slot() {
+    let Some(ctx) = own_context() else { return };
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let s = ctx.new_stream().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
+    let fill = g
+        .add_kernel(
+            "slow_fill",
+            &slow,
+            LaunchConfig::new(132, 256),
+            (tmp, 7.0, N, SPIN),
+            &[alloc],
+        )
+        .unwrap();
+    g.add_free("free_tmp", tmp, &[fill.node()]).unwrap();
+    let other = Graph::new(&ctx).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&s).unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    let refused = exec.update_or_reinstantiate(&other, &graph_runtime::InstantiateOptions::new());
+    assert!(
+        refused.is_err(),
+        "re-instantiated during the capture: {refused:?}"
+    );
+    let _ = s.end_capture(CUgraphInstantiate_flags(0));
+    assert!(matches!(
+        g.instantiate(),
+        Err(graph_runtime::GraphError::SecondExec)
+    ));
+    exec.synchronize().unwrap();
+    exec.launch(&s).unwrap();
+    exec.synchronize().unwrap();
+}
