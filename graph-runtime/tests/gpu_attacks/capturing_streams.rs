@@ -223,3 +223,52 @@ fn a_reinstantiation_waits_for_the_launch_before_freeing_the_exec_slot() {
     exec.launch(&s).unwrap();
     exec.synchronize().unwrap();
 }
+
+/// Driver behaviour, for the race the crate docs leave open (a capture
+/// another thread begins during `Exec::launch`, after its check): what
+/// `cuGraphLaunch` does on a capturing stream. The runtime refuses such a
+/// launch before the driver sees it; this calls the driver directly, with
+/// an exec of one empty node (nothing borrowed), and prints the outcome.
+///
+/// Must happen: the driver either refuses the launch with a capture error,
+/// or records it in the capture (one node or more); it never runs it and
+/// records nothing.
+#[test]
+fn the_driver_on_a_graph_launch_into_a_capture() {
+    use graph_runtime::cudarc::driver::result as cu;
+    let Some(ctx) = own_context() else { return };
+    let s = ctx.new_stream().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    g.add_empty("nothing", &[]).unwrap();
+    let exec = g.instantiate().unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    // SAFETY: the exec (one empty node) references nothing; both live.
+    let launched = unsafe { graph_runtime::result::launch(exec.cu_graph_exec(), s.cu_stream()) };
+    // SAFETY: the stream is live and capturing.
+    let captured = unsafe { cu::stream::end_capture(s.cu_stream()) };
+    let nodes = match captured {
+        Ok(graph) if !graph.is_null() => {
+            // SAFETY: the graph was just made by the capture and is ours.
+            let nodes = unsafe { graph_runtime::result::graph_nodes(graph) }.unwrap();
+            // SAFETY: as above; destroyed once.
+            unsafe { cu::graph::destroy(graph) }.unwrap();
+            nodes.len()
+        }
+        _ => 0,
+    };
+    println!(
+        "cuGraphLaunch on a capturing stream: {launched:?}; the capture ended {:?} with {nodes} node(s)",
+        captured.map(|_| ())
+    );
+    match launched {
+        Err(e) => assert!(
+            graph_runtime::result::refused_by_capture(e.0),
+            "refused with a code that is not a capture's: {e:?}"
+        ),
+        Ok(()) => assert!(
+            nodes >= 1,
+            "the launch was accepted, but the capture holds nothing"
+        ),
+    }
+    sync(&s);
+}
