@@ -15,6 +15,7 @@
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
 use crate::error::{DriverResultExt, GraphError, Result};
+use crate::result;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
     SyncOnDrop,
@@ -230,6 +231,9 @@ pub(crate) fn around_launch(
         }
     }
     launch()?;
+    // The launch is queued: every state takes its effect, even if a record
+    // fails (the first failure is returned after).
+    let mut recorded = Ok(());
     for (i, phase) in &mut phases {
         let (state, role) = (&states[*i].0, states[*i].1);
         match role {
@@ -240,11 +244,12 @@ pub(crate) fn around_launch(
             Role::Free => phase.live = false,
             Role::Use => {}
         }
-        state
+        let record = state
             .record(phase, stream)
-            .op_at("cuEventRecord", &state.label)?;
+            .op_at("cuEventRecord", &state.label);
+        recorded = recorded.and(record);
     }
-    Ok(())
+    recorded
 }
 
 /// An allocation held for freeing: by an [`Escaped`], or by a graph it was
@@ -281,7 +286,9 @@ impl Drop for Held {
 /// cudarc's copies (`stream.clone_dtoh(&escaped)`); hand it to another graph
 /// with [`Graph::bind_escaped`](crate::Graph::bind_escaped) to use it there and free it with a free
 /// node; or drop it to free it. Its exec launches again only once it is
-/// freed (the next launch makes it anew, at the same address).
+/// freed (the next launch makes it anew, at the same address). A shared
+/// use (`&Escaped`, a read) waits for its work before cudarc's call returns;
+/// a use on a capturing stream panics.
 pub struct Escaped<T> {
     held: Held,
     len: usize,
@@ -331,15 +338,38 @@ impl<T> Escaped<T> {
     }
 
     /// Makes `stream` wait for the allocation's last operation; the guard
-    /// records `stream`'s use when dropped (as cudarc does for its slices).
-    fn access<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+    /// orders a later free after the use. It records the use in the
+    /// allocation's event (as cudarc does for its slices) only for an
+    /// exclusive use on a stream of the allocation's context while cudarc
+    /// tracks streams; otherwise it waits for the use itself: a shared use
+    /// may overlap another (one event cannot cover both), and an event
+    /// cannot be recorded on another context's stream.
+    ///
+    /// # Panics
+    /// On a capturing stream: the use would be recorded into a graph that
+    /// could run after the allocation is freed.
+    fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
         let state = &self.held.state;
-        let ordered = state.order(&state.lock(), stream);
-        stream.context().record_err(ordered);
-        // cudarc records the guard's event only while it tracks streams
-        // (several streams, tracking on); otherwise the guard waits for the
-        // use itself, so a later free is never queued before it.
-        if stream.context().is_managing_stream_synchronization() {
+        // SAFETY: the stream is live (borrowed).
+        let capturing = match unsafe { result::is_capturing(stream.cu_stream()) } {
+            Ok(capturing) => capturing,
+            Err(e) => result::refused_by_capture(e.0),
+        };
+        assert!(
+            !capturing,
+            "the allocation of `{}` (an Escaped) was used on a capturing stream",
+            state.label
+        );
+        {
+            let phase = state.lock();
+            if state.order(&phase, stream).is_err() {
+                // The stream refused the wait: wait for the event here.
+                stream.context().record_err(state.event().synchronize());
+            }
+        }
+        let home = self.held.stream.context();
+        let same_context = stream.context().cu_ctx() == home.cu_ctx();
+        if exclusive && same_context && home.is_managing_stream_synchronization() {
             SyncOnDrop::Record(Some((state.event(), stream)))
         } else {
             SyncOnDrop::Sync(Some(stream))
@@ -358,7 +388,7 @@ impl<T> DeviceSlice<T> for Escaped<T> {
 
 impl<T> DevicePtr<T> for Escaped<T> {
     fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        (self.held.state.ptr, self.access(stream))
+        (self.held.state.ptr, self.access(stream, false))
     }
 }
 
@@ -367,7 +397,7 @@ impl<T> DevicePtrMut<T> for Escaped<T> {
         &'a mut self,
         stream: &'a CudaStream,
     ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        (self.held.state.ptr, self.access(stream))
+        (self.held.state.ptr, self.access(stream, true))
     }
 }
 

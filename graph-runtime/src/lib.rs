@@ -86,8 +86,9 @@
 //!   last launch because a capture began on its stream since keeps what
 //!   the launch uses, as `mem::forget` of it would (leaked, not freed).
 //!   Not closed yet: another thread that shares the stream and begins a
-//!   capture on it during [`Exec::launch`] itself, between its check and
-//!   the launch (one driver call apart).
+//!   capture on it while [`Exec::launch`] or the exec's drop runs, between
+//!   their check and the work they queue (a launch, its event records, the
+//!   frees of what the last launch left live).
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
@@ -111,7 +112,12 @@
 //!   it while it is live and taken, using or freeing it once freed, freeing
 //!   it while the caller still holds an `Escaped` of it) are refused. A
 //!   graph binding one is neither a child graph nor launched from the
-//!   device (those launches could not be ordered).
+//!   device (those launches could not be ordered). A shared use (a read,
+//!   which may overlap another) and a use on another context's stream wait
+//!   for their work instead of recording it; a use on a capturing stream
+//!   panics.
+//! - *Updates.* The resources a whole-graph update replaces (their kernels'
+//!   modules) are kept until the exec's stream is seen done.
 //! - *Plain data.* Element types of graph allocations, copies and fills are
 //!   [`bytemuck::Pod`]: a copy cannot forge an owning pointer or an invalid
 //!   value. The traits that say which bytes a node writes or which buffers a

@@ -340,6 +340,20 @@ pub unsafe fn is_capturing(stream: CUstream) -> R<bool> {
     Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }
 
+/// Whether every operation queued on `stream` is done (`Ok(false)`: some
+/// is pending; an error: the stream refuses the query, as a capturing one).
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn stream_done(stream: CUstream) -> R<bool> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { sys::cuStreamQuery(stream) } {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        other => Err(DriverError(other)),
+    }
+}
+
 /// Whether `code` is one of the driver's refusals because of a stream
 /// capture (`CUDA_ERROR_STREAM_CAPTURE_*`, `CUDA_ERROR_CAPTURED_EVENT`):
 /// the call was refused, not failed by the work it would have waited for.

@@ -70,6 +70,10 @@ pub struct Exec<'a> {
     last_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
     resources: SharedResources<'a>,
+    /// Resources that whole-graph updates replaced while a launch that uses
+    /// them (their kernels' modules) may still run: dropped once the
+    /// stream is seen done.
+    retired: Vec<SharedResources<'a>>,
     /// The resources of the graph it was instantiated from, kept after
     /// updates from other graphs: that graph's node handles stay valid for
     /// per-node updates, and their kernels' modules must stay loaded.
@@ -169,6 +173,7 @@ impl Exec<'_> {
         std::mem::forget(self.resources.clone());
         std::mem::forget(self._original.clone());
         std::mem::forget(self.tracking.clone());
+        std::mem::forget(std::mem::take(&mut self.retired));
         std::mem::forget(std::mem::take(&mut self.escapes));
         std::mem::forget(self._live.take());
     }
@@ -259,6 +264,7 @@ impl<'a> Graph<'a> {
             last_stream: None,
             resource_id: self.resource_id,
             resources,
+            retired: Vec::new(),
             device_launch: options.device_launch,
             escapes,
             _live: live,
@@ -337,6 +343,7 @@ impl<'a> Exec<'a> {
     /// [`GraphError::HostPanicked`] as said above.
     pub fn synchronize(&mut self) -> Result<()> {
         self.wait_for_last_launch()?;
+        self.retired.clear();
         self.take_host_fault()
     }
 

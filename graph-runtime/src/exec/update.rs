@@ -65,7 +65,10 @@ impl<'a> Exec<'a> {
                 label,
             });
         }
-        self.resources = graph.resources.clone();
+        // The launches queued so far may still run kernels of the resources
+        // replaced here: keep those until the stream is seen done.
+        let replaced = std::mem::replace(&mut self.resources, graph.resources.clone());
+        retire(&mut self.retired, self.last_stream.as_ref(), replaced);
         self.tracking = self.resources.clone();
         self.resource_id = graph.resource_id;
         self.instances[1] = graph.instance;
@@ -123,6 +126,25 @@ impl<'a> Exec<'a> {
             }
             Err(other) => Err(other),
         }
+    }
+}
+
+/// Keeps `replaced` in `retired` while a launch on `last_stream` may still
+/// use it; drops those retired before once that stream is done.
+fn retire<'a>(
+    retired: &mut Vec<SharedResources<'a>>,
+    last_stream: Option<&Arc<CudaStream>>,
+    replaced: SharedResources<'a>,
+) {
+    let Some(stream) = last_stream else {
+        return;
+    };
+    // SAFETY: the stream is live (held by the exec).
+    if unsafe { result::stream_done(stream.cu_stream()) }.unwrap_or(false) {
+        retired.clear();
+    }
+    if !retired.iter().any(|r| Arc::ptr_eq(r, &replaced)) {
+        retired.push(replaced);
     }
 }
 

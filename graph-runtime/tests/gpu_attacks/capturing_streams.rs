@@ -272,3 +272,54 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
     }
     sync(&s);
 }
+
+/// Tests that free a graph allocation outside the graph that made it: under
+/// `run.sh --sanitize` each runs in a process of its own (see
+/// gpu_runtime/memory.rs).
+mod alone {
+    use super::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+
+    /// Attack: take an escaped allocation and read it on a capturing stream
+    /// (the copy would be recorded into a graph that can run after the
+    /// allocation is freed), then read it on another stream while two
+    /// threads read it at once, then drop it.
+    ///
+    /// Must happen: the read on the capturing stream panics (before
+    /// anything is queued); the later reads see the graph's values.
+    #[test]
+    fn an_escaped_allocation_is_not_used_in_a_capture() {
+        let Some(ctx) = own_context() else { return };
+        let iota = kernels::Iota::load(&ctx).unwrap();
+        let (s, t, u) = (
+            ctx.new_stream().unwrap(),
+            ctx.new_stream().unwrap(),
+            ctx.new_stream().unwrap(),
+        );
+        let mut make = Graph::new(&ctx).unwrap();
+        let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
+        let config = LaunchConfig::for_elements(N, 256);
+        make.add_kernel("fill", &iota, config, (data, N), &[alloc])
+            .unwrap();
+        let mut maker = make.instantiate().unwrap();
+        maker.launch(&s).unwrap();
+        let escaped = maker.take_escaped(data).unwrap();
+        t.begin_capture(RELAXED).unwrap();
+        let captured = catch_unwind(AssertUnwindSafe(|| t.clone_dtoh(&escaped)));
+        let _ = t.end_capture(CUgraphInstantiate_flags(0));
+        assert!(
+            captured.is_err(),
+            "an Escaped was read on a capturing stream"
+        );
+        let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
+        std::thread::scope(|scope| {
+            for stream in [&t, &u] {
+                let (escaped, expected) = (&escaped, &expected);
+                scope.spawn(move || assert_eq!(&stream.clone_dtoh(escaped).unwrap(), expected));
+            }
+        });
+        drop(escaped);
+        maker.launch(&s).unwrap();
+        maker.synchronize().unwrap();
+    }
+}
