@@ -65,6 +65,25 @@ fn an_exec_dropped_while_its_stream_captures_does_not_release_its_launch() {
     );
 }
 
+/// A graph of one node, `bump`, adding 1 to each element of `y`.
+fn bump_graph<'a>(
+    ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
+    y: &'a mut graph_runtime::cudarc::driver::CudaSlice<f32>,
+) -> (Graph<'a>, graph_runtime::Buf<'a, f32>) {
+    let add_one = kernels::AddOne::load(ctx).unwrap();
+    let mut g = Graph::new(ctx).unwrap();
+    let yb = g.bind_mut(y);
+    g.add_kernel(
+        "bump",
+        &add_one,
+        LaunchConfig::for_elements(N, 256),
+        (yb, N),
+        &[],
+    )
+    .unwrap();
+    (g, yb)
+}
+
 /// Attack: launch (and upload, and profile) on a stream while it captures;
 /// then, with y written through `bound_mut` on another stream in between,
 /// launch again once the capture ended.
@@ -75,24 +94,12 @@ fn an_exec_dropped_while_its_stream_captures_does_not_release_its_launch() {
 #[test]
 fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
     let Some(ctx) = own_context() else { return };
-    let (slow, add_one) = (
-        kernels::SlowFill::load(&ctx).unwrap(),
-        kernels::AddOne::load(&ctx).unwrap(),
-    );
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
     sync(&s);
     {
-        let mut g = Graph::new(&ctx).unwrap();
-        let yb = g.bind_mut(&mut y);
-        g.add_kernel(
-            "bump",
-            &add_one,
-            LaunchConfig::for_elements(N, 256),
-            (yb, N),
-            &[],
-        )
-        .unwrap();
+        let (g, yb) = bump_graph(&ctx, &mut y);
         let mut exec = g.instantiate().unwrap();
         exec.launch(&s).unwrap();
         {
@@ -132,16 +139,7 @@ fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
 
     // A profiling launch on a capturing stream is refused the same way, and
     // the graph is left as it was.
-    let mut g = Graph::new(&ctx).unwrap();
-    let yb = g.bind_mut(&mut y);
-    g.add_kernel(
-        "bump",
-        &add_one,
-        LaunchConfig::for_elements(N, 256),
-        (yb, N),
-        &[],
-    )
-    .unwrap();
+    let (mut g, _) = bump_graph(&ctx, &mut y);
     s.begin_capture(RELAXED).unwrap();
     expect_invalid_node(&g.profile(&s).unwrap_err(), "upload");
     let _ = s.end_capture(CUgraphInstantiate_flags(0));
