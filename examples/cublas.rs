@@ -9,65 +9,14 @@
 #[path = "common.rs"]
 mod common;
 
-use graph_runtime::capture::{failed, CaptureViewMut};
+use graph_runtime::capture::failed;
 use graph_runtime::cuda_graph;
-use graph_runtime::cudarc::cublas::sys::{cublasOperation_t::CUBLAS_OP_N, cublasSetWorkspace_v2};
-use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, GemmConfig, Gemv, GemvConfig};
-use graph_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, DeviceSlice};
+use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, Gemv};
+use graph_runtime::cudarc::driver::{CudaSlice, CudaStream, DeviceSlice};
+use kernels::blas::{
+    gemm_config, gemv_config, host_gemm, host_power, max_error, use_workspace, WORKSPACE_BYTES,
+};
 use std::sync::Arc;
-
-/// cuBLAS's scratch memory (its recommended size on Hopper).
-const WORKSPACE_BYTES: usize = 32 << 20;
-
-/// Gives cuBLAS `workspace`, a graph buffer, as its scratch memory for the
-/// calls captured next. Without one, cuBLAS allocates scratch memory with
-/// `cudaMallocAsync` inside the capture for some shapes, which becomes a
-/// memory node that a capture node may not hold. The captured kernels keep
-/// its address, so it must be the graph's, not a temporary.
-fn use_workspace(
-    blas: &CudaBlas,
-    workspace: &mut CaptureViewMut<'_, u8>,
-) -> graph_runtime::Result<()> {
-    let (bytes, stream) = (workspace.len(), workspace.stream().clone());
-    let (ptr, _) = workspace.device_ptr_mut(&stream);
-    // SAFETY: a live handle, and `bytes` of device memory that outlive the
-    // graph and its execs (a buffer bound to the graph).
-    unsafe { cublasSetWorkspace_v2(*blas.handle(), ptr as *mut std::ffi::c_void, bytes) }
-        .result()
-        .map_err(|e| failed("cublasSetWorkspace_v2", e))
-}
-
-/// `c = a b` for n x n column-major matrices.
-fn gemm_config(n: u32) -> GemmConfig<f32> {
-    let n = n as i32;
-    GemmConfig {
-        transa: CUBLAS_OP_N,
-        transb: CUBLAS_OP_N,
-        m: n,
-        n,
-        k: n,
-        alpha: 1.0,
-        lda: n,
-        ldb: n,
-        beta: 0.0,
-        ldc: n,
-    }
-}
-
-/// `y = c x` for an n x n column-major matrix.
-fn gemv_config(n: u32) -> GemvConfig<f32> {
-    let n = n as i32;
-    GemvConfig {
-        trans: CUBLAS_OP_N,
-        m: n,
-        n,
-        alpha: 1.0,
-        lda: n,
-        incx: 1,
-        beta: 0.0,
-        incy: 1,
-    }
-}
 
 cuda_graph! {
     /// `c = a b`, then `iters` steps of `x = c x / |c x|` from `x0`.
@@ -86,7 +35,7 @@ cuda_graph! {
             let nn = (n * n) as usize;
             assert!(a.len() == nn && b.len() == nn && c.len() == nn, "n x n matrices");
             // SAFETY: n x n column-major matrices with leading dimension n.
-            unsafe { blas.gemm(gemm_config(n), &a, &b, &mut c) }
+            unsafe { blas.gemm(gemm_config(n as usize), &a, &b, &mut c) }
                 .map_err(|e| failed("cublasSgemm_v2", e))
         };
         power: while again {
@@ -98,7 +47,7 @@ cuda_graph! {
                 let (c, x, mut y) = (s.read(c), s.read(x), s.write(y));
                 assert!(c.len() == (n * n) as usize && x.len() == n as usize && y.len() == n as usize);
                 // SAFETY: an n x n column-major matrix, vectors of n.
-                unsafe { blas.gemv(gemv_config(n), &c, &x, &mut y) }
+                unsafe { blas.gemv(gemv_config(n as usize), &c, &x, &mut y) }
                     .map_err(|e| failed("cublasSgemv_v2", e))
             };
             step: kernel kernels::NormalizeStep<<<1, 32>>>(again, y, x, counter, n);
@@ -108,38 +57,14 @@ cuda_graph! {
     }
 }
 
-/// The same computation on the host, in f64: `c = a b` and the iterate.
-fn host_reference(a: &[f32], b: &[f32], x0: &[f32], n: usize, iters: i32) -> (Vec<f64>, Vec<f64>) {
-    let mut c = vec![0.0f64; n * n];
-    for col in 0..n {
-        for k in 0..n {
-            let bk = f64::from(b[col * n + k]);
-            for row in 0..n {
-                c[col * n + row] += f64::from(a[k * n + row]) * bk;
-            }
-        }
-    }
-    let mut x: Vec<f64> = x0.iter().map(|v| f64::from(*v)).collect();
-    for _ in 0..iters {
-        let mut y = vec![0.0f64; n];
-        for col in 0..n {
-            for row in 0..n {
-                y[row] += c[col * n + row] * x[col];
-            }
-        }
-        let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-        x = y.iter().map(|v| v / norm).collect();
-    }
-    (c, x)
-}
-
 fn main() -> common::Result {
     let Some(ctx) = common::device_or_dot(&[PowerIteration::DOT])? else {
         return Ok(());
     };
     let stream = ctx.new_stream()?;
-    // Uploads and reads on another stream: cudarc's event tracking (on, the
-    // default) orders them with the graph's launches; no synchronize.
+    // Uploads on another stream: cudarc's event tracking (on, the default)
+    // orders the graph's launches after them, with no synchronize. (The
+    // reads after the exec's block follow its drop, which waits for it.)
     let side = ctx.new_stream()?;
     common::ensure(
         ctx.is_managing_stream_synchronization(),
@@ -190,17 +115,10 @@ fn main() -> common::Result {
         side.clone_dtoh(&x)?,
         side.clone_dtoh(&counter)?,
     );
-    let (c_h, x_h) = host_reference(&a_h, &b_h, &x0_h, nu, iters);
-    let c_err = c_d
-        .iter()
-        .zip(&c_h)
-        .map(|(d, h)| (f64::from(*d) - h).abs() / h.abs().max(1.0))
-        .fold(0.0, f64::max);
-    let x_err = x_d
-        .iter()
-        .zip(&x_h)
-        .map(|(d, h)| (f64::from(*d) - h).abs())
-        .fold(0.0, f64::max);
+    // On the host in f64. (x is a unit vector: its error is absolute.)
+    let c_h = host_gemm(&a_h, &b_h, nu);
+    let x_h = host_power(&c_h, &x0_h, nu, iters);
+    let (c_err, x_err) = (max_error(&c_d, &c_h), max_error(&x_d, &x_h));
     println!(
         "{n} x {n}: GEMM max relative error {c_err:.2e}; {iters} GEMV steps: max error {x_err:.2e}"
     );

@@ -9,102 +9,17 @@
 mod common;
 
 use common::own_context;
-use graph_runtime::capture::{failed, Capture, CaptureViewMut};
-use graph_runtime::cudarc::cublas::sys::{cublasOperation_t::CUBLAS_OP_N, cublasSetWorkspace_v2};
-use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, GemmConfig, Gemv, GemvConfig};
-use graph_runtime::cudarc::driver::{DevicePtrMut, DeviceSlice};
+use graph_runtime::capture::{failed, Capture};
+use graph_runtime::cudarc::cublas::{CudaBlas, Gemm, GemmConfig, Gemv};
+use graph_runtime::cudarc::driver::DeviceSlice;
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
+use kernels::blas::{
+    gemm_config, gemv_config, host_gemm, host_power, max_error, use_workspace, WORKSPACE_BYTES,
+};
 use std::error::Error as _;
 
 const N: usize = 96;
-/// cuBLAS's scratch memory (its recommended size on Hopper).
-const WORKSPACE_BYTES: usize = 32 << 20;
-
-/// Gives cuBLAS `workspace`, a graph buffer, as its scratch memory for the
-/// calls captured next (without one it allocates inside the capture, see
-/// `without_a_workspace_cublas_allocates_and_the_capture_is_refused`).
-fn use_workspace(
-    blas: &CudaBlas,
-    workspace: &mut CaptureViewMut<'_, u8>,
-) -> graph_runtime::Result<()> {
-    let (bytes, stream) = (workspace.len(), workspace.stream().clone());
-    let (ptr, _) = workspace.device_ptr_mut(&stream);
-    // SAFETY: a live handle, and `bytes` of device memory that outlive the
-    // graph and its execs (a buffer bound to the graph).
-    unsafe { cublasSetWorkspace_v2(*blas.handle(), ptr as *mut std::ffi::c_void, bytes) }
-        .result()
-        .map_err(|e| failed("cublasSetWorkspace_v2", e))
-}
-
-fn gemm_config(n: usize) -> GemmConfig<f32> {
-    let n = n as i32;
-    GemmConfig {
-        transa: CUBLAS_OP_N,
-        transb: CUBLAS_OP_N,
-        m: n,
-        n,
-        k: n,
-        alpha: 1.0,
-        lda: n,
-        ldb: n,
-        beta: 0.0,
-        ldc: n,
-    }
-}
-
-fn gemv_config(n: usize) -> GemvConfig<f32> {
-    let n = n as i32;
-    GemvConfig {
-        trans: CUBLAS_OP_N,
-        m: n,
-        n,
-        alpha: 1.0,
-        lda: n,
-        incx: 1,
-        beta: 0.0,
-        incy: 1,
-    }
-}
-
-/// `c = a b` (column-major n x n) in f64.
-fn host_gemm(a: &[f32], b: &[f32], n: usize) -> Vec<f64> {
-    let mut c = vec![0.0f64; n * n];
-    for col in 0..n {
-        for k in 0..n {
-            let bk = f64::from(b[col * n + k]);
-            for row in 0..n {
-                c[col * n + row] += f64::from(a[k * n + row]) * bk;
-            }
-        }
-    }
-    c
-}
-
-/// `steps` power-iteration steps `x = c x / |c x|` in f64.
-fn host_power(c: &[f64], x0: &[f32], n: usize, steps: i32) -> Vec<f64> {
-    let mut x: Vec<f64> = x0.iter().map(|v| f64::from(*v)).collect();
-    for _ in 0..steps {
-        let mut y = vec![0.0f64; n];
-        for col in 0..n {
-            for row in 0..n {
-                y[row] += c[col * n + row] * x[col];
-            }
-        }
-        let norm = y.iter().map(|v| v * v).sum::<f64>().sqrt();
-        x = y.iter().map(|v| v / norm).collect();
-    }
-    x
-}
-
-fn max_error(device: &[f32], host: &[f64]) -> f64 {
-    assert_eq!(device.len(), host.len());
-    device
-        .iter()
-        .zip(host)
-        .map(|(d, h)| (f64::from(*d) - h).abs() / h.abs().max(1.0))
-        .fold(0.0, f64::max)
-}
 
 /// A GEMM node, then a WHILE whose body is a captured GEMV and a kernel
 /// that normalizes and counts down; launched three times, each after
@@ -243,7 +158,7 @@ fn a_cublas_error_in_captured_work_names_the_node() {
     println!("{err}");
     assert!(
         matches!(&err, GraphError::CaptureWork { label, operation, .. }
-            if label == "bad_gemm" && *operation == "cublasSgemm_v2"),
+            if label.as_deref() == Some("bad_gemm") && *operation == "cublasSgemm_v2"),
         "{err:?}"
     );
     assert!(

@@ -190,6 +190,8 @@ graph_runtime::declare_kernel! {
     pub PdlPrologueStep: (Out<f32>, Len, u32) = unsafe pdl_aware cuda_c(PDL_SOURCE, "pdl_prologue_step");
 }
 
+pub mod blas;
+
 /// The Jacobi solver's problem and its CPU reference (what [`JacobiSweep`]
 /// computes, in the same order, in f32).
 pub mod jacobi {
