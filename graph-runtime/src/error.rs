@@ -80,9 +80,10 @@ pub enum GraphError {
     /// A capture node's work failed with an error of its own (a library's,
     /// cuBLAS's say: made by [`capture::failed`](crate::capture::failed));
     /// the capture was ended and discarded.
-    #[error("captured work{} failed in {operation}: {source}", at_node(&Some(label.clone()).filter(|l| !l.is_empty())))]
+    #[error("captured work{} failed in {operation}: {source}", at_node(.label))]
     CaptureWork {
-        label: String,
+        /// The capture node's label (`None` until `add_capture` adds it).
+        label: Option<String>,
         operation: &'static str,
         /// The work's error (`Error::source`).
         #[source]
@@ -212,20 +213,20 @@ mod tests {
             }
         }
         impl std::error::Error for Library {}
-        let error = |label: &str| GraphError::CaptureWork {
-            label: label.to_string(),
+        let error = |label: Option<&str>| GraphError::CaptureWork {
+            label: label.map(str::to_string),
             operation: "libCall",
             source: Box::new(Library),
         };
         assert_eq!(
-            error("gemm").to_string(),
+            error(Some("gemm")).to_string(),
             "captured work at node `gemm` failed in libCall: LIBRARY_STATUS_BAD"
         );
         assert_eq!(
-            error("").to_string(),
+            error(None).to_string(),
             "captured work failed in libCall: LIBRARY_STATUS_BAD"
         );
-        assert!(error("gemm").source().is_some());
+        assert!(error(Some("gemm")).source().is_some());
     }
 
     #[test]

@@ -351,10 +351,7 @@ impl<T> Escaped<T> {
     fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
         let state = &self.held.state;
         // SAFETY: the stream is live (borrowed).
-        let capturing = match unsafe { result::is_capturing(stream.cu_stream()) } {
-            Ok(capturing) => capturing,
-            Err(e) => result::refused_by_capture(e.0),
-        };
+        let capturing = unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false);
         assert!(
             !capturing,
             "the allocation of `{}` (an Escaped) was used on a capturing stream",

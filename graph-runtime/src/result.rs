@@ -327,14 +327,20 @@ pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
 }
 
 /// Whether `stream` is capturing (actively, or invalidated by its work and
-/// not yet ended). Work queued on it is recorded, not run.
+/// not yet ended): work queued on it is recorded, not run. A query the
+/// driver refuses because of a capture (the legacy stream while another
+/// stream captures) counts as capturing.
 ///
 /// # Safety
 /// `stream` is live.
 pub unsafe fn is_capturing(stream: CUstream) -> R<bool> {
     let mut status = MaybeUninit::uninit();
     // SAFETY: forwarded from the caller.
-    unsafe { sys::cuStreamIsCapturing(stream, status.as_mut_ptr()) }.result()?;
+    match unsafe { sys::cuStreamIsCapturing(stream, status.as_mut_ptr()) }.result() {
+        Ok(()) => {}
+        Err(e) if refused_by_capture(e.0) => return Ok(true),
+        Err(e) => return Err(e),
+    }
     // SAFETY: initialised by the successful call.
     let status = unsafe { status.assume_init() };
     Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)

@@ -173,7 +173,7 @@ impl<'a> Graph<'a> {
                 _,
             ) => {
                 return Err(GraphError::CaptureWork {
-                    label: label.to_string(),
+                    label: Some(label.to_string()),
                     operation,
                     source,
                 })
@@ -375,7 +375,7 @@ pub fn failed(
     error: impl std::error::Error + Send + Sync + 'static,
 ) -> GraphError {
     GraphError::CaptureWork {
-        label: String::new(),
+        label: None,
         operation,
         source: Box::new(error),
     }

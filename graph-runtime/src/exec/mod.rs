@@ -109,11 +109,7 @@ impl Drop for Exec<'_> {
             // nothing can tell that the launch is done.
             // (Another error, a fault, leaves nothing running: below.)
             // SAFETY: the stream is live (held).
-            let capturing = match unsafe { result::is_capturing(stream.cu_stream()) } {
-                Ok(capturing) => capturing,
-                Err(e) => result::refused_by_capture(e.0),
-            };
-            if capturing {
+            if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false) {
                 return self.leak_in_flight(stream);
             }
             // Allocations the graph does not free (escaped, or left for
@@ -533,18 +529,14 @@ impl<'a> Exec<'a> {
 /// launched there would run when (and if) the captured graph runs, with
 /// nothing here able to wait for it, and cudarc's waits on it are refused.
 fn not_capturing(stream: &CudaStream, operation: &str) -> Result<()> {
-    let refused = || {
-        GraphError::invalid(
-            operation,
-            "the stream is capturing (a capture began on it and has not ended): an exec runs \
-             only on a stream that runs work",
-        )
-    };
     // SAFETY: the stream is live (borrowed).
     match unsafe { result::is_capturing(stream.cu_stream()) } {
         Ok(false) => Ok(()),
-        Ok(true) => Err(refused()),
-        Err(e) if result::refused_by_capture(e.0) => Err(refused()),
+        Ok(true) => Err(GraphError::invalid(
+            operation,
+            "the stream is capturing (a capture began on it and has not ended): an exec runs \
+             only on a stream that runs work",
+        )),
         Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
 }

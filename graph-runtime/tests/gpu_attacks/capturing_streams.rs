@@ -8,10 +8,9 @@
 //! would run (if ever) when the captured graph does. Found by a review of
 //! the runtime (2026-12-02); written before a GPU ran them.
 
-use crate::common::{own_context, sync};
+use crate::common::{own_context, slow_fill_on, sync};
 use crate::expect_invalid_node;
 use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use graph_runtime::cudarc::driver::{LaunchConfig as CudarcConfig, PushKernelArg};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, LaunchConfig};
 
@@ -94,7 +93,6 @@ fn bump_graph<'a>(
 #[test]
 fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
     let Some(ctx) = own_context() else { return };
-    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let (s, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
     sync(&s);
@@ -104,24 +102,7 @@ fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
         exec.launch(&s).unwrap();
         {
             let mut bound = exec.bound_mut(yb).unwrap();
-            let mut view = bound.view_mut();
-            let config = CudarcConfig {
-                grid_dim: (132, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: slow_fill(float* x, float value, unsigned n, long long
-            // cycles) over the view's N elements.
-            unsafe {
-                other
-                    .launch_builder(slow.function())
-                    .arg(&mut view)
-                    .arg(&10.0f32)
-                    .arg(&N)
-                    .arg(&SPIN)
-                    .launch(config)
-                    .unwrap();
-            }
+            slow_fill_on(&other, &mut bound.view_mut(), 10.0, SPIN);
         }
         s.begin_capture(RELAXED).unwrap();
         expect_invalid_node(&exec.launch(&s).unwrap_err(), "launch");

@@ -1,5 +1,6 @@
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream, CudaViewMut, PushKernelArg};
 use graph_runtime::cudarc;
+use graph_runtime::kernel::KernelDef;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The device's primary context, or None (test skipped) without a driver.
@@ -32,4 +33,34 @@ pub fn graph_memory_lock() -> MutexGuard<'static, ()> {
 
 pub fn sync(stream: &Arc<CudaStream>) {
     stream.synchronize().expect("stream synchronize");
+}
+
+/// Fills `view` with `value` on `stream` through cudarc (not a graph),
+/// after spinning `cycles` clock cycles: a write slow enough to expose a
+/// launch that does not wait for it.
+pub fn slow_fill_on(
+    stream: &Arc<CudaStream>,
+    view: &mut CudaViewMut<'_, f32>,
+    value: f32,
+    cycles: i64,
+) {
+    let slow = kernels::SlowFill::load(stream.context()).unwrap();
+    let n = view.len() as u32;
+    let config = cudarc::driver::LaunchConfig {
+        grid_dim: (132, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: slow_fill(float* x, float value, unsigned n, long long
+    // cycles) over the view's n elements.
+    unsafe {
+        stream
+            .launch_builder(slow.function())
+            .arg(view)
+            .arg(&value)
+            .arg(&n)
+            .arg(&cycles)
+            .launch(config)
+            .unwrap();
+    }
 }

@@ -146,9 +146,9 @@ fn capture_node_joins_graph() {
         exec.launch(&stream).unwrap();
         drop(exec);
         drop(g);
-        // Read on the other stream without a synchronize: tracking orders
-        // it after the launch. Then cudarc writes `x` there, and the next
-        // round's launch is ordered after that write.
+        // The exec's drop waited for the launch; read on the other stream.
+        // Then cudarc writes `x` there, and tracking orders the next
+        // round's launch after that write (no synchronize).
         assert!(
             other.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0),
             "round {round}"

@@ -3,7 +3,7 @@
 
 use graph_runtime::kernel::KernelDef;
 
-use crate::common::own_context;
+use crate::common::{own_context, slow_fill_on};
 use graph_runtime::{Graph, LaunchConfig};
 
 const N: u32 = 1 << 20;
@@ -187,10 +187,8 @@ fn a_forgotten_exec_s_second_launch_still_delays_the_free() {
 /// two launches on one stream is waited for by the second launch.
 #[test]
 fn a_launch_waits_for_work_queued_through_bound_mut_on_another_stream() {
-    use graph_runtime::cudarc::driver::{LaunchConfig as CudarcConfig, PushKernelArg};
     let Some(ctx) = own_context() else { return };
     let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let add_one = kernels::AddOne::load(&ctx).unwrap();
     let mut x = a.alloc_zeros::<f32>(N as usize).unwrap();
     a.synchronize().unwrap();
@@ -210,23 +208,7 @@ fn a_launch_waits_for_work_queued_through_bound_mut_on_another_stream() {
         exec.launch(&a).unwrap();
         {
             let mut bound = exec.bound_mut(xb).unwrap();
-            let mut view = bound.view_mut();
-            let config = CudarcConfig {
-                grid_dim: (132, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: slow_fill(float* x, float value, unsigned n, long long
-            // cycles) over the view's N elements.
-            unsafe {
-                b.launch_builder(slow.function())
-                    .arg(&mut view)
-                    .arg(&10.0f32)
-                    .arg(&N)
-                    .arg(&SPIN)
-                    .launch(config)
-                    .unwrap();
-            }
+            slow_fill_on(&b, &mut bound.view_mut(), 10.0, SPIN);
         }
         exec.launch(&a).unwrap();
     }
