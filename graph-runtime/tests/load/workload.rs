@@ -27,11 +27,17 @@ pub const N: u32 = 1024;
 /// sanitizer's hang) needs. Unset: every part runs. Parts: `host` (the host
 /// node becomes an empty node), `capture` (the memset runs on the stream
 /// instead), `device` (no device launch; the copy it makes is made by the
-/// host), `cond` (IF, WHILE and SWITCH become the kernels their bodies
-/// run), `alloc` (the scratch allocation becomes a bound slice), `update`
+/// host), `if`, `while`, `switch` (that conditional becomes the kernels
+/// its body runs; `cond`: all three), `alloc` (the scratch allocation
+/// becomes a bound slice), `child` (the child graph's kernel is a node of
+/// the parent), `event` (no event record and wait), `update`
 /// (the whole-graph update waits for the launch before it).
 fn skip(part: &str) -> bool {
-    std::env::var("CUDA_GRAPH_LOAD_SKIP").is_ok_and(|v| v.split(',').any(|p| p == part))
+    let conditional = matches!(part, "if" | "while" | "switch");
+    std::env::var("CUDA_GRAPH_LOAD_SKIP").is_ok_and(|v| {
+        v.split(',')
+            .any(|p| p == part || (conditional && p == "cond"))
+    })
 }
 
 /// The kernels of a cycle, loaded once per context.
@@ -187,14 +193,23 @@ pub fn cycle(
             )?
         };
         let reset = g.add_fill("reset", counter, 3i32, &[])?;
-        let choose = if skip("cond") {
-            // What the conditionals' bodies do, as plain kernel nodes: one
-            // IF visit, three WHILE visits, one SWITCH visit per launch.
-            let when = g.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
-            let mut last = when.node();
+        // Each conditional, or (skipped) the kernels its body runs as plain
+        // nodes: one IF visit, three WHILE visits, one SWITCH visit per launch.
+        let when = if skip("if") {
+            g.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?
+                .node()
+        } else {
+            let if_cond = g.cond_handle(Some(1))?;
+            g.add_if("when", if_cond, &[], |b| {
+                b.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
+                Ok(())
+            })?
+        };
+        let repeat = if skip("while") {
+            let mut last = reset;
             for step in 0..3 {
                 let deps = if step == 0 {
-                    vec![last, reset]
+                    vec![when, last]
                 } else {
                     vec![last]
                 };
@@ -202,23 +217,20 @@ pub fn cycle(
                     .add_kernel("mark_while", &k.mark, one, (visits, 1u32), &deps)?
                     .node();
             }
-            g.add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[last])?
-                .node()
+            last
         } else {
-            let (if_cond, while_cond, switch_cond) = (
-                g.cond_handle(Some(1))?,
-                g.cond_handle(Some(1))?,
-                g.cond_handle(None)?,
-            );
-            let when = g.add_if("when", if_cond, &[], |b| {
-                b.add_kernel("mark_if", &k.mark, one, (visits, 0u32), &[])?;
-                Ok(())
-            })?;
-            let repeat = g.add_while("repeat", while_cond, &[when, reset], |b| {
+            let while_cond = g.cond_handle(Some(1))?;
+            g.add_while("repeat", while_cond, &[when, reset], |b| {
                 let step = b.add_kernel("step", &k.step, one, (while_cond, counter), &[])?;
                 b.add_kernel("mark_while", &k.mark, one, (visits, 1u32), &[step.node()])?;
                 Ok(())
-            })?;
+            })?
+        };
+        let choose = if skip("switch") {
+            g.add_kernel("mark_switch", &k.mark, one, (visits, 2u32), &[repeat])?
+                .node()
+        } else {
+            let switch_cond = g.cond_handle(None)?;
             let pick = g.add_kernel("pick", &k.set_condition, one, (switch_cond, 2u32), &[])?;
             g.add_switch(
                 "choose",
@@ -237,11 +249,20 @@ pub fn cycle(
             )?
         };
         let join = g.add_empty("join", &[host, choose])?;
-        let mut child = g.child_graph()?;
-        child.add_kernel("bump", &k.add_one, elements, (w, N), &[])?;
-        let sub = g.add_child("child", child, &[join])?;
-        let record = g.add_event_record("record", &d.ev, &[sub])?;
-        let wait = g.add_event_wait("wait", &d.ev, &[record])?;
+        let sub = if skip("child") {
+            g.add_kernel("bump", &k.add_one, elements, (w, N), &[join])?
+                .node()
+        } else {
+            let mut child = g.child_graph()?;
+            child.add_kernel("bump", &k.add_one, elements, (w, N), &[])?;
+            g.add_child("child", child, &[join])?
+        };
+        let wait = if skip("event") {
+            g.add_empty("wait", &[sub])?
+        } else {
+            let record = g.add_event_record("record", &d.ev, &[sub])?;
+            g.add_event_wait("wait", &d.ev, &[record])?
+        };
         let memset = |s: &Arc<CudaStream>| {
             // SAFETY: `z_ptr` is `d.z`'s address, N bytes long.
             unsafe { cu::memset_d8_async(z_ptr, 7, N as usize, s.cu_stream()) }
