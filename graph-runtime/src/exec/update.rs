@@ -129,8 +129,18 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// How many replaced resource sets an exec keeps before it asks whether its
+/// stream is done. A query per update (`cuStreamQuery`) was the update
+/// path's one new driver call when the rebuild + whole-graph update +
+/// launch loop went from 1.06x to 1.18x C++ (BENCHMARKS.md, run 24; not yet
+/// measured with this bound): asking once eight sets are kept keeps their
+/// kernels' modules and other graphs' bound allocations a little longer.
+const RETIRED_BEFORE_QUERY: usize = 8;
+
 /// Keeps `replaced` in `retired` while a launch on `last_stream` may still
-/// use it; drops those retired before once that stream is done.
+/// use it; drops those retired before once that stream is seen done (asked
+/// when `RETIRED_BEFORE_QUERY` sets are kept; `Exec::synchronize` and the
+/// exec's drop wait anyway).
 fn retire<'a>(
     retired: &mut Vec<SharedResources<'a>>,
     last_stream: Option<&Arc<CudaStream>>,
@@ -139,9 +149,11 @@ fn retire<'a>(
     let Some(stream) = last_stream else {
         return;
     };
-    // SAFETY: the stream is live (held by the exec).
-    if unsafe { result::stream_done(stream.cu_stream()) }.unwrap_or(false) {
-        retired.clear();
+    if retired.len() >= RETIRED_BEFORE_QUERY {
+        // SAFETY: the stream is live (held by the exec).
+        if unsafe { result::stream_done(stream.cu_stream()) }.unwrap_or(false) {
+            retired.clear();
+        }
     }
     if !retired.iter().any(|r| Arc::ptr_eq(r, &replaced)) {
         retired.push(replaced);
