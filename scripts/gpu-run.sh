@@ -231,35 +231,29 @@ racecheck_concurrency_skip=${CUDA_GRAPH_LOAD_SKIP:-device,cond}
 logdir=${OUT:-$here}
 mkdir -p "$logdir"
 
-# libnvrtc: the CUDA toolkit's folders first, then the loader cache, then a search.
-nvrtc_dir=""
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib \
-         $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/*/lib 2>/dev/null | sort -rV); do
-  compgen -G "$d/libnvrtc.so*" >/dev/null && { nvrtc_dir=$d; break; }
-done
-if [ -z "$nvrtc_dir" ]; then
-  p=$(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so/ { print $NF; exit }')
-  [ -n "$p" ] || p=$(find /usr /opt /lib /lib64 -name 'libnvrtc.so*' 2>/dev/null | head -n 1)
-  [ -n "$p" ] && nvrtc_dir=$(dirname "$p")
-fi
+# The folder of a CUDA library (NAME: libnvrtc, libcublas): the CUDA
+# toolkit's folders first, then the loader cache, then a search.
+find_lib_dir() { # NAME
+  local d p
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib \
+           $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/*/lib 2>/dev/null | sort -rV); do
+    compgen -G "$d/$1.so*" >/dev/null && { echo "$d"; return; }
+  done
+  p=$(ldconfig -p 2>/dev/null | awk -v lib="$1.so" 'index($1, lib) == 1 { print $NF; exit }')
+  [ -n "$p" ] || p=$(find / -xdev -name "$1.so*" 2>/dev/null | head -n 1)
+  [ -n "$p" ] && dirname "$p"
+}
+
+nvrtc_dir=$(find_lib_dir libnvrtc)
 if [ -n "$nvrtc_dir" ]; then
   export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
-# libcublas (the cublas example and gpu_cublas): the same search. cudarc
-# loads `libcublas.so` or `libcublas.so.<its CUDA major, 12 here>`; a
-# toolkit of another major (CUDA 13: libcublas.so.13 only, without the
-# unversioned development link) gets a link under the name cudarc loads.
-cublas_dir=""
-for d in "$nvrtc_dir" /usr/local/cuda/lib64 /usr/local/cuda/targets/*/lib \
-         $(ls -d /usr/local/cuda-*/lib64 /usr/local/cuda-*/targets/*/lib 2>/dev/null | sort -rV); do
-  [ -n "$d" ] && compgen -G "$d/libcublas.so*" >/dev/null && { cublas_dir=$d; break; }
-done
-if [ -z "$cublas_dir" ]; then
-  p=$(ldconfig -p 2>/dev/null | awk '/libcublas\.so/ { print $NF; exit }')
-  [ -n "$p" ] || p=$(find / -xdev -name 'libcublas.so*' 2>/dev/null | head -n 1)
-  [ -n "$p" ] && cublas_dir=$(dirname "$p")
-fi
+# libcublas (the cublas example and gpu_cublas). cudarc loads
+# `libcublas.so` or `libcublas.so.<its CUDA major, 12 here>`; a toolkit of
+# another major (CUDA 13: libcublas.so.13 only, without the unversioned
+# development link) gets a link under the name cudarc loads.
+cublas_dir=$(find_lib_dir libcublas)
 if [ -n "$cublas_dir" ]; then
   if [ ! -e "$cublas_dir/libcublas.so" ] && [ ! -e "$cublas_dir/libcublas.so.12" ]; then
     real=$(ls "$cublas_dir"/libcublas.so.* 2>/dev/null | sort -V | head -n 1)

@@ -192,8 +192,8 @@ impl<'a> Graph<'a> {
                         .iter()
                         .map(|&d| registry.nodes[d as usize].raw)
                         .collect();
-                    records.add(self.raw, &deps, started, label)?;
-                    records.add(self.raw, &[info.raw], done, label)?;
+                    records.add(&deps, started, label)?;
+                    records.add(&[info.raw], done, label)?;
                 }
             }
             let exec = self.instantiate_with(options);
@@ -254,21 +254,15 @@ struct Records<'g> {
 }
 
 impl Records<'_> {
-    /// Adds a node recording `event` after `deps` to `raw` (the root graph).
-    fn add(
-        &mut self,
-        raw: sys::CUgraph,
-        deps: &[sys::CUgraphNode],
-        event: &CudaEvent,
-        label: &str,
-    ) -> Result<()> {
+    /// Adds a node recording `event` after `deps` to the root graph.
+    fn add(&mut self, deps: &[sys::CUgraphNode], event: &CudaEvent, label: &str) -> Result<()> {
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
         params.__bindgen_anon_1.eventRecord.event = event.cu_event();
         // SAFETY: the graph and its nodes are live (the caller holds the
         // graph and its guard); the params are initialised for an event
         // record node; the event outlives the exec made with it (dropped
         // before the events).
-        let node = unsafe { result::add_node(raw, deps, None, &mut params) }
+        let node = unsafe { result::add_node(self.graph.raw, deps, None, &mut params) }
             .op_at("cuGraphAddNode", label)?;
         self.nodes.push(node);
         Ok(())
