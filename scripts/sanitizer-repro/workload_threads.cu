@@ -27,10 +27,28 @@
 // compiled by NVRTC for compute_90 and loaded once, shared by the threads,
 // added with cuGraphAddKernelNode (as graph-runtime does).
 //
+// What graph-runtime does around the graph is mirrored too, each part with
+// a switch (a comma-separated third argument) that turns it back into the
+// plain way, to bisect with:
+// - the graph-owned host buffer is page-locked memory made each cycle and
+//   freed, when the graph's user object is released, on a "reaper" thread
+//   (`pinned-once`: one buffer per worker);
+// - the host node's callback hands the call to one thread shared by all
+//   workers and waits for it (`inline-host`: the callback counts itself);
+// - the buffers come from cudaMallocAsync on the worker's stream and go
+//   with cudaFreeAsync, the stream destroyed without a synchronize, as
+//   cudarc's do (`sync-alloc`: cudaMalloc and cudaFree).
+//
 //   nvcc -O2 -arch=sm_90 -o workload_threads workload_threads.cu -lnvrtc -lcuda
-//   compute-sanitizer --tool racecheck ./workload_threads THREADS SECONDS
+//   compute-sanitizer --tool racecheck ./workload_threads THREADS SECONDS [SWITCHES]
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <string>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -117,13 +135,60 @@ static cudaGraph_t conditional(int id, cudaGraph_t g, std::vector<cudaGraphNode_
     return cp.conditional.phGraph_out[0];
 }
 
+static bool pinned_once = false, inline_host = false, sync_alloc = false;
+
+// A thread that runs queued work in order (the runtime's reaper and its
+// host-node thread).
+struct Queue {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> work;
+    Queue() {
+        std::thread([this] {
+            int id = -2;
+            CK(cudaSetDevice(0));
+            for (;;) {
+                std::function<void()> f;
+                {
+                    std::unique_lock<std::mutex> lock(m);
+                    cv.wait(lock, [this] { return !work.empty(); });
+                    f = std::move(work.front());
+                    work.pop_front();
+                }
+                f();
+            }
+        }).detach();
+    }
+    void push(std::function<void()> f) {
+        { std::lock_guard<std::mutex> lock(m); work.push_back(std::move(f)); }
+        cv.notify_one();
+    }
+};
+static Queue* reaper;
+static Queue* host_thread;
+
+// The page-locked buffer's user object: freed on the reaper thread.
+static void release_pinned(void* p) {
+    reaper->push([p] { int id = -2; CK(cudaFreeHost(p)); });
+}
+
 static void count_call(void* calls) { static_cast<std::atomic<long>*>(calls)->fetch_add(1); }
+
+// graph-runtime's host-node callback: hands the call to the host-node
+// thread and waits for it.
+static void call_host(void* calls) {
+    std::promise<void> done;
+    std::future<void> answer = done.get_future();
+    host_thread->push([calls, &done] { count_call(calls); done.set_value(); });
+    answer.wait();
+}
 static void release_kept(void* kept) { static_cast<std::atomic<long>*>(kept)->fetch_sub(1); }
 
 struct Data {
     std::vector<float> x_h;
-    float *x, *y, *w, *t, *out;
+    float *x, *y, *w, *t, *out = nullptr;
     int *visits, *counter;
+    unsigned char* z;
     cudaEvent_t ev;
     cudaEvent_t track[5];  // x, w, visits, counter, y: cudarc's per-buffer events
     std::atomic<long> host_calls{0};
@@ -157,8 +222,19 @@ static void fail(int id, long cycle, const char* what) {
 static void cycle(int id, cudaStream_t s, Data& d, long c) {
     unsigned n = N, grid = (N + 255) / 256;
     long calls_before = d.host_calls.load();
+    // The skipped capture: its memset of z, made on the stream (before the
+    // main graph is instantiated, as the workload makes it).
+    CK(cudaMemsetAsync(d.z, 7, N, s));
     {
         cudaGraph_t g; CK(cudaGraphCreate(&g, 0));
+        float* out = d.out;
+        if (!pinned_once) {
+            CK(cudaMallocHost(&out, N * sizeof(float)));
+            memset(out, 0, N * sizeof(float));
+            cudaUserObject_t owner;
+            CK(cudaUserObjectCreate(&owner, out, release_pinned, 1, cudaUserObjectNoDestructorSync));
+            CK(cudaGraphRetainUserObject(g, owner, 1, cudaGraphUserObjectMove));
+        }
         cudaGraphNode_t up, alloc, back, freed, down, host, reset, when, repeat, join, sub, record, wait;
         CK(cudaGraphAddMemcpyNode1D(&up, g, nullptr, 0, d.x, d.x_h.data(), N * sizeof(float), cudaMemcpyHostToDevice));
         cudaMemAllocNodeParams ap = {};
@@ -177,8 +253,8 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
         float two = 2.0f;
         void* scale_args[] = {&d.x, &two, &n};
         cudaGraphNode_t scale = kernel(id, g, {back}, SCALE, scale_args, grid, 256);
-        CK(cudaGraphAddMemcpyNode1D(&down, g, &scale, 1, d.out, d.x, N * sizeof(float), cudaMemcpyDeviceToHost));
-        cudaHostNodeParams hp = {}; hp.fn = count_call; hp.userData = &d.host_calls;
+        CK(cudaGraphAddMemcpyNode1D(&down, g, &scale, 1, out, d.x, N * sizeof(float), cudaMemcpyDeviceToHost));
+        cudaHostNodeParams hp = {}; hp.fn = inline_host ? count_call : call_host; hp.userData = &d.host_calls;
         CK(cudaGraphAddHostNode(&host, g, &down, 1, &hp));
         cudaMemsetParams mp = {}; mp.dst = d.counter; mp.value = 3; mp.elementSize = 4; mp.width = 1; mp.height = 1;
         CK(cudaGraphAddMemsetNode(&reset, g, nullptr, 0, &mp));
@@ -205,7 +281,6 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
         CK(cudaGraphDestroy(child));  // the node holds a clone
         CK(cudaGraphAddEventRecordNode(&record, g, &sub, 1, d.ev));
         CK(cudaGraphAddEventWaitNode(&wait, g, &record, 1, d.ev));
-        // The skipped capture: its memset made on the stream.
         kept_count.fetch_add(1);
         cudaUserObject_t kept;
         CK(cudaUserObjectCreate(&kept, &kept_count, release_kept, 1, cudaUserObjectNoDestructorSync));
@@ -221,7 +296,7 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
             launch_tracked(id, exec, s, d, {0, 1, 2, 3});
             CK(cudaStreamSynchronize(s));
             for (unsigned i = 0; i < N; i++)
-                if (d.out[i] != 2.0f * factors[launch] * i) fail(id, c, "x = 2 i * factor");
+                if (out[i] != 2.0f * factors[launch] * i) fail(id, c, "x = 2 i * factor");
         }
         std::vector<int> visits = read(id, s, d.visits, 3);
         if (visits[0] != 2 || visits[1] != 6 || visits[2] != 2) fail(id, c, "visits (if, while, switch)");
@@ -230,6 +305,7 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
         CK(cudaGraphDestroy(g));
     }
     if (d.host_calls.load() - calls_before != 2) fail(id, c, "host node calls");
+    for (unsigned char v : read(id, s, d.z, N)) if (v != 7) fail(id, c, "captured memset");
 
     // Whole-graph update from a rebuilt graph (no memory nodes), after a
     // synchronize (the skipped `update` part).
@@ -255,8 +331,9 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
         CK(cudaGraphExecUpdate(exec, rebuilt, &info));
         launch_tracked(id, exec, s, d, {4});
         for (float v : read(id, s, d.y, N)) if (v != 5.0f) fail(id, c, "updated scale");
-        CK(cudaGraphExecDestroy(exec));
+        // Dropped in the workload's order: the rebuilt graph, the exec, the graph.
         CK(cudaGraphDestroy(rebuilt));
+        CK(cudaGraphExecDestroy(exec));
         CK(cudaGraphDestroy(g));
     }
 
@@ -267,7 +344,7 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
     CK(cudaMemsetAsync(d.visits, 0, 3 * sizeof(int), s));
     CK(cudaMemsetAsync(d.w, 0, N * sizeof(float), s));
     CK(cudaMemsetAsync(d.t, 0, N * sizeof(float), s));
-    CK(cudaStreamSynchronize(s));
+    CK(cudaMemsetAsync(d.z, 0, N, s));
 }
 
 static void worker(int id, double seconds, std::atomic<long>* cycles) {
@@ -275,10 +352,17 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     Data d;
     for (unsigned i = 0; i < N; i++) d.x_h.push_back((float)i);
-    for (float** p : {&d.x, &d.y, &d.w, &d.t}) { CK(cudaMalloc(p, N * sizeof(float))); CK(cudaMemset(*p, 0, N * sizeof(float))); }
-    CK(cudaMalloc(&d.visits, 3 * sizeof(int))); CK(cudaMemset(d.visits, 0, 3 * sizeof(int)));
-    CK(cudaMalloc(&d.counter, sizeof(int))); CK(cudaMemset(d.counter, 0, sizeof(int)));
-    CK(cudaMallocHost(&d.out, N * sizeof(float)));
+    // Device buffers: zeroed, from the stream's pool as cudarc's
+    // alloc_zeros makes them, or plainly.
+    auto alloc = [&](void** p, size_t bytes) {
+        if (sync_alloc) { CK(cudaMalloc(p, bytes)); CK(cudaMemset(*p, 0, bytes)); }
+        else { CK(cudaMallocAsync(p, bytes, s)); CK(cudaMemsetAsync(*p, 0, bytes, s)); }
+    };
+    for (float** p : {&d.x, &d.y, &d.w, &d.t}) alloc(reinterpret_cast<void**>(p), N * sizeof(float));
+    alloc(reinterpret_cast<void**>(&d.visits), 3 * sizeof(int));
+    alloc(reinterpret_cast<void**>(&d.counter), sizeof(int));
+    alloc(reinterpret_cast<void**>(&d.z), N);
+    if (pinned_once) CK(cudaMallocHost(&d.out, N * sizeof(float)));
     CK(cudaEventCreate(&d.ev));
     for (cudaEvent_t& ev : d.track) CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -286,9 +370,11 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         cycle(id, s, d, cycles->load());
         ++*cycles;
     }
-    CK(cudaStreamSynchronize(s));
-    for (float* p : {d.x, d.y, d.w, d.t}) CK(cudaFree(p));
-    CK(cudaFree(d.visits)); CK(cudaFree(d.counter)); CK(cudaFreeHost(d.out));
+    // cudarc frees on the stream and destroys it without a synchronize.
+    for (void* p : {(void*)d.x, (void*)d.y, (void*)d.w, (void*)d.t, (void*)d.visits, (void*)d.counter, (void*)d.z}) {
+        if (sync_alloc) CK(cudaFree(p)); else CK(cudaFreeAsync(p, s));
+    }
+    if (pinned_once) { CK(cudaStreamSynchronize(s)); CK(cudaFreeHost(d.out)); }
     CK(cudaEventDestroy(d.ev));
     for (cudaEvent_t ev : d.track) CK(cudaEventDestroy(ev));
     CK(cudaStreamDestroy(s));
@@ -297,10 +383,16 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
 int main(int argc, char** argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     double seconds = argc > 2 ? atof(argv[2]) : 3.0;
+    std::string switches = argc > 3 ? argv[3] : "";
+    pinned_once = switches.find("pinned-once") != std::string::npos;
+    inline_host = switches.find("inline-host") != std::string::npos;
+    sync_alloc = switches.find("sync-alloc") != std::string::npos;
     int id = -1;
     CK(cudaFree(0));
     load();
-    cudaStream_t kept; CK(cudaStreamCreate(&kept));  // the test keeps one stream
+    reaper = new Queue();
+    host_thread = new Queue();
+    cudaStream_t kept; CK(cudaStreamCreateWithFlags(&kept, cudaStreamNonBlocking));  // the test keeps one stream
     std::atomic<long> solo{0};
     double solo_seconds = seconds / 6 > 1 ? seconds / 6 : 1;
     worker(0, solo_seconds, &solo);
@@ -309,7 +401,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; t++) pool.emplace_back(worker, t, seconds, &cycles[t]);
     for (auto& t : pool) t.join();
-    printf("%d threads, %.0f s: cycles", threads, seconds);
+    printf("%d threads, %.0f s%s%s: cycles", threads, seconds, switches.empty() ? "" : ", ", switches.c_str());
     for (auto& c : cycles) printf(" %ld", c.load());
     printf("; every result checked: ok\n");
     CK(cudaStreamDestroy(kept));
