@@ -24,7 +24,7 @@ __global__ void add_one(float* x, unsigned n) {
     if (i < n) x[i] += 1.0f;
 }
 
-extern "C" __global__ void countdown(cudaGraphConditionalHandle handle, int* counter) {
+__global__ void countdown(cudaGraphConditionalHandle handle, int* counter) {
     if (threadIdx.x == 0) {
         *counter -= 1;
         cudaGraphSetConditional(handle, *counter > 0 ? 1u : 0u);
