@@ -27,6 +27,9 @@ pub struct HostBuf<T> {
     storage: Arc<HostStorage<T>>,
     /// The graph (root instance) that owns it.
     graph: u64,
+    /// How many host buffers the graph had once this one was added: an
+    /// exec instantiated before then has fewer, and no claim on it.
+    ordinal: usize,
     id: u64,
 }
 
@@ -35,6 +38,7 @@ impl<T> Clone for HostBuf<T> {
         HostBuf {
             storage: self.storage.clone(),
             graph: self.graph,
+            ordinal: self.ordinal,
             id: self.id,
         }
     }
@@ -179,6 +183,7 @@ impl<'a> Graph<'a> {
         Ok(HostBuf {
             storage,
             graph: self.instance,
+            ordinal: self.registry.host_buffers,
             id: crate::graph::next_id(),
         })
     }
@@ -293,18 +298,31 @@ impl<'a> Exec<'a> {
     /// is borrowed (so no launch can run meanwhile).
     ///
     /// # Errors
-    /// [`GraphError::ForeignHandle`] for another graph's buffer; a driver
-    /// error if waiting for the launch failed.
+    /// [`GraphError::ForeignHandle`] for another graph's buffer;
+    /// [`GraphError::InvalidNode`] for a buffer added to the graph after
+    /// this exec was instantiated; a driver error if waiting for the
+    /// launch failed.
     pub fn host_data<'e, T: Pod>(&'e mut self, buffer: &'e HostBuf<T>) -> Result<&'e mut [T]> {
         if buffer.graph != self.original_graph() {
             return Err(GraphError::ForeignHandle {
                 what: "the host buffer passed to `host_data`".to_string(),
             });
         }
+        // An exec instantiated before the buffer existed holds no claim to
+        // it (it took no one-exec slot for it): a later exec of the graph
+        // may be using it.
+        if buffer.ordinal > self.host_buffers() {
+            return Err(GraphError::invalid(
+                "host_data",
+                "the host buffer was added to the graph after this exec was instantiated; \
+                 use an exec instantiated since",
+            ));
+        }
         self.wait_for_last_launch()?;
-        // SAFETY: the buffer is this exec's graph's; the exec is its only
-        // live exec and its last launch is done, and `&mut self` keeps any
-        // other launch away while the slice lives.
+        // SAFETY: the buffer is this exec's graph's and existed when the
+        // exec was instantiated, so the exec holds the graph's one-exec slot
+        // (no other exec of the graph lives); its last launch is done, and
+        // `&mut self` keeps any other launch away while the slice lives.
         Ok(unsafe { buffer.storage.slice_mut() })
     }
 }

@@ -26,7 +26,8 @@
 //!    of a device-launched exec; page-locked host memory in copy nodes.
 //! 9. [`contexts_and_clones`]: a slice or event of another context, the
 //!    per-thread default stream, clones and parents sharing host buffers,
-//!    host memory in conditional bodies, a free of part of an allocation.
+//!    host memory in conditional bodies, a free of part of an allocation, a
+//!    host buffer reached through an exec instantiated before it existed.
 //! 10. Kernel parameter and element-type attacks are compile errors now
 //!     (`Pod` element types; sealed `FillValue`, `CopySource`,
 //!     `CopyDestination` and `KernelArgs`; `unsafe trait KernelParam`), so

@@ -353,6 +353,11 @@ impl<'a> Exec<'a> {
         self.instances[0]
     }
 
+    /// How many host buffers that graph had when the exec was instantiated.
+    pub(crate) fn host_buffers(&self) -> usize {
+        self.registry.host_buffers
+    }
+
     /// Waits for the exec's last launch, if any.
     pub(crate) fn wait_for_last_launch(&self) -> Result<()> {
         match &self.last_stream {

@@ -2,8 +2,9 @@
 //! (cudarc cannot track it on this context's streams), the per-thread
 //! default stream (a different stream on every thread, so a dropped exec
 //! would wait on the wrong one), a clone or a child sharing host buffers
-//! with another exec, host memory copied inside a conditional body, and a
-//! free of part of an allocation.
+//! with another exec, host memory copied inside a conditional body, a
+//! free of part of an allocation, and a host buffer reached through an
+//! exec instantiated before it was added.
 
 use crate::common::{gpu, graph_memory_lock, own_context};
 use crate::{expect_foreign, expect_invalid_node};
@@ -94,6 +95,37 @@ fn host_buffers_are_not_shared_by_clones_or_parents() {
     let mut parent = Graph::new(&ctx).unwrap();
     let err = parent.add_child("child", clone, &[]).unwrap_err();
     expect_invalid_node(&err, "child");
+}
+
+/// Attack (third review): instantiate before the graph has a host buffer
+/// (that exec takes no one-exec slot), add one with a writer, instantiate
+/// again, and ask both execs for the buffer: two `&mut` to one memory, or
+/// the old exec's slice while the new one's host node writes it. Must
+/// happen: the exec from before the buffer is refused naming `host_data`;
+/// the new one gets the buffer with what its launch wrote.
+#[test]
+fn an_exec_from_before_a_host_buffer_cannot_reach_it() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    g.add_empty("start", &[]).unwrap();
+    let mut before = g.instantiate().unwrap();
+    let host = g.add_host_buffer::<u32>(N as usize).unwrap();
+    g.add_host_writing(
+        "bump",
+        &host,
+        |d: &mut [u32]| d.iter_mut().for_each(|v| *v += 1),
+        &[],
+    )
+    .unwrap();
+    let mut after = g.instantiate().unwrap();
+    after.launch(&stream).unwrap();
+    let err = before.host_data(&host).unwrap_err();
+    expect_invalid_node(&err, "host_data");
+    assert!(after.host_data(&host).unwrap().iter().all(|v| *v == 1));
+    before.launch(&stream).unwrap();
+    after.synchronize().unwrap();
+    before.synchronize().unwrap();
 }
 
 /// Attack: copy into a host Vec inside an IF body (a body may run after
