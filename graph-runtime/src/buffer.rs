@@ -442,15 +442,24 @@ pub(crate) fn lock<'r, 'a>(resources: &'r Mutex<Resources<'a>>) -> MutexGuard<'r
 /// Runs `launch` with every bound slice of `root` (its children, and the
 /// execs its kernels launch from the device) acquired on `stream`: waits
 /// before, records after. `Ok` from `launch` says the work was queued.
-pub(crate) fn with_tracked<T, E>(
+///
+/// The caller has bound the context with cudarc's `bind_to_thread`, which
+/// takes any error stored in it. cudarc's waits skip themselves when an
+/// error is stored (they return it and store it again): one stored since,
+/// by a failed wait or by another thread, means a wait above may not have
+/// been made, so the launch is not made and that error is returned.
+pub(crate) fn with_tracked<T>(
     root: &SharedResources<'_>,
     stream: &Arc<CudaStream>,
-    launch: impl FnOnce() -> std::result::Result<T, E>,
-) -> std::result::Result<T, E> {
+    launch: impl FnOnce() -> std::result::Result<T, cudarc::driver::DriverError>,
+) -> std::result::Result<T, cudarc::driver::DriverError> {
     let mut launch = Some(launch);
     let mut out = None;
     tracked(root, stream, &mut Vec::new(), &mut |_| {
-        out = launch.take().map(|f| f());
+        out = launch.take().map(|f| {
+            stream.context().check_err()?;
+            f()
+        });
         matches!(out, Some(Ok(_)))
     });
     match out {
@@ -493,8 +502,11 @@ fn tracked(
                 .as_ref()
                 .is_some_and(|s| Arc::ptr_eq(s, stream))
     };
+    // The records after the launch are made by the driver directly: a
+    // cudarc guard's record skips itself when an error is stored (as its
+    // waits do, see `with_tracked`), and a skipped record would let a later
+    // use or free of the slice overtake the launch.
     let mut records: Vec<UseEvent> = Vec::new();
-    let mut guards: Vec<SyncOnDrop<'_>> = Vec::new();
     for r in &mut locked {
         let set_follows = follows(r);
         for binding in &mut r.bindings {
@@ -502,12 +514,14 @@ fn tracked(
             if set_follows && !event.stale {
                 records.push(event);
             } else {
-                guards.push(binding.acquire(stream));
+                let guard = UseEvent::take(binding.acquire(stream));
+                if managing {
+                    records.push(guard);
+                }
             }
         }
     }
     let queued = nest(&targets, stream, visited, launch);
-    drop(guards);
     for event in records {
         event.record(stream);
     }

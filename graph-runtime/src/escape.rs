@@ -94,21 +94,40 @@ impl EscapeState {
         }
     }
 
-    /// Makes `stream` wait for the last operation on the allocation.
+    /// Makes `stream` wait for the last operation on the allocation. By
+    /// the driver directly: cudarc's `wait` returns an error another call
+    /// stored in the context instead of waiting (see `result::synchronize`).
     fn order(&self, phase: &Phase, stream: &CudaStream) -> std::result::Result<(), DriverError> {
         if phase.recorded {
-            stream.wait(self.event())?;
+            result::bind(stream.context())?;
+            // SAFETY: the stream and the event are live (borrowed, owned);
+            // the stream's context is current. (An event of another
+            // context may be waited for.)
+            unsafe {
+                cudarc::driver::result::stream::wait_event(
+                    stream.cu_stream(),
+                    self.event().cu_event(),
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }?;
         }
         Ok(())
     }
 
-    /// Records `stream`'s work so far as the last operation.
+    /// Records `stream`'s work so far as the last operation (by the driver
+    /// directly, as `order` waits).
     fn record(
         &self,
         phase: &mut Phase,
         stream: &CudaStream,
     ) -> std::result::Result<(), DriverError> {
-        self.event().record(stream)?;
+        let event = self.event();
+        if event.context().cu_ctx() != stream.context().cu_ctx() {
+            return Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_CONTEXT));
+        }
+        result::bind(stream.context())?;
+        // SAFETY: the event and stream are live and of one context, current.
+        unsafe { cudarc::driver::result::event::record(event.cu_event(), stream.cu_stream()) }?;
         phase.recorded = true;
         Ok(())
     }
@@ -140,7 +159,7 @@ impl EscapeState {
         if !phase.live || (only_if_kept && phase.handed_out) {
             return Ok(());
         }
-        stream.context().bind_to_thread()?;
+        result::bind(stream.context())?;
         self.free_live(&mut phase, stream)?;
         self.record(&mut phase, stream)
     }
@@ -361,7 +380,9 @@ impl<T> Escaped<T> {
             let phase = state.lock();
             if state.order(&phase, stream).is_err() {
                 // The stream refused the wait: wait for the event here.
-                stream.context().record_err(state.event().synchronize());
+                stream
+                    .context()
+                    .record_err(result::event_synchronize(state.event()));
             }
         }
         let home = self.held.stream.context();

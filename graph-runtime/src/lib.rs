@@ -105,6 +105,15 @@
 //!   stream, a slice's free included, is ordered after it. A launch that
 //!   follows the last one on the same stream skips the waits of slices
 //!   nothing else reached since (only `bound_mut` can), never the record.
+//!   cudarc's own waits, records and synchronizes return an error stored
+//!   in the context (by `record_err`, which safe code and any failed cudarc
+//!   drop reach) instead of doing their work: the runtime makes the waits
+//!   and records it relies on with the driver directly (an exec's drop and
+//!   `synchronize`, the records after a launch, [`Escaped`]'s ordering),
+//!   and does not launch when an error was stored while cudarc made a
+//!   slice's waits. Not closed: a third thread that takes that error back
+//!   (any cudarc call) between the skipped wait and the launch's check; and
+//!   cudarc's own safe copies have the same weakness.
 //! - *Allocations that outlive their launch.* [`Exec::take_escaped`] hands
 //!   one out as an owned [`Escaped`]; every launch that makes, uses or
 //!   frees it, every cudarc copy of it and its free on drop wait for the

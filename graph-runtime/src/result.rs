@@ -326,6 +326,31 @@ pub unsafe fn is_cuda_host_memory(ptr: *const c_void) -> R<bool> {
     Ok(memory_type != 0)
 }
 
+/// Waits for `stream`'s work, whatever error cudarc holds for the context.
+/// cudarc's `CudaStream::synchronize` first binds the context with
+/// `bind_to_thread`, which takes any error another call stored in the
+/// context (`record_err`, which safe code and every failed cudarc drop
+/// reach) and returns it without waiting: a wait that must happen cannot
+/// go through it. The stored error stays stored for cudarc to report.
+pub fn synchronize(stream: &cudarc::driver::CudaStream) -> R<()> {
+    bind(stream.context())?;
+    // SAFETY: the stream is live (borrowed), its context current.
+    unsafe { cudarc::driver::result::stream::synchronize(stream.cu_stream()) }
+}
+
+/// Waits for `event`, whatever error cudarc holds (see [`synchronize`]).
+pub fn event_synchronize(event: &cudarc::driver::CudaEvent) -> R<()> {
+    bind(event.context())?;
+    // SAFETY: the event is live (borrowed), its context current.
+    unsafe { cudarc::driver::result::event::synchronize(event.cu_event()) }
+}
+
+/// Makes `ctx` current on this thread without taking cudarc's stored error.
+pub fn bind(ctx: &cudarc::driver::CudaContext) -> R<()> {
+    // SAFETY: the context is live (borrowed).
+    unsafe { cudarc::driver::result::ctx::set_current(ctx.cu_ctx()) }
+}
+
 /// Whether `stream` is capturing (actively, or invalidated by its work and
 /// not yet ended): work queued on it is recorded, not run. A query the
 /// driver refuses because of a capture (the legacy stream while another

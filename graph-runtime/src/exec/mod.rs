@@ -145,7 +145,7 @@ impl Drop for Exec<'_> {
             // (the context runs nothing more); it stays recorded in the
             // context for cudarc to report. A refusal because of a capture
             // (one began since the check above) says nothing of the work.
-            match stream.synchronize() {
+            match result::synchronize(&stream) {
                 Ok(()) => {}
                 Err(e) if result::refused_by_capture(e.0) => self.leak_in_flight(stream),
                 Err(e) => self.ctx.record_err(Err::<(), _>(e)),
@@ -361,7 +361,7 @@ impl<'a> Exec<'a> {
     /// Waits for the exec's last launch, if any.
     pub(crate) fn wait_for_last_launch(&self) -> Result<()> {
         match &self.last_stream {
-            Some(stream) => stream.synchronize().op("cuStreamSynchronize"),
+            Some(stream) => result::synchronize(stream).op("cuStreamSynchronize"),
             None => Ok(()),
         }
     }

@@ -251,3 +251,67 @@ fn a_launch_on_another_contexts_stream_is_refused_or_tracked() {
     );
     let _ = a.check_err();
 }
+
+/// Attack (third review): launch a slow exec (a spin, then `STEPS` kernels
+/// adding 1 to x), store an error in the context with cudarc's safe
+/// `record_err` (as any failed cudarc drop on any thread does), drop the
+/// exec, and read x on another stream. cudarc's `CudaStream::synchronize`
+/// returns such a stored error instead of waiting.
+///
+/// Must happen: the read sees `STEPS` everywhere (the drop waited with the
+/// driver itself), and the stored error is still there for cudarc to
+/// report.
+#[test]
+fn a_stored_error_does_not_stop_a_dropped_exec_from_waiting() {
+    const STEPS: usize = 10;
+    let Some(ctx) = untracked_context() else {
+        return;
+    };
+    let (home, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let (slow, add_one) = (
+        kernels::SlowFill::load(&ctx).unwrap(),
+        kernels::AddOne::load(&ctx).unwrap(),
+    );
+    let mut x = home.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut scratch = home.alloc_zeros::<f32>(256).unwrap();
+    sync(&home);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (xb, sb) = (g.bind_mut(&mut x), g.bind_mut(&mut scratch));
+        let mut last: Node = g
+            .add_kernel(
+                "slow",
+                &slow,
+                LaunchConfig::new(1, 256),
+                (sb, 1.0, 256, SPIN),
+                &[],
+            )
+            .unwrap()
+            .node();
+        for i in 0..STEPS {
+            last = g
+                .add_kernel(
+                    &format!("step{i}"),
+                    &add_one,
+                    LaunchConfig::for_elements(N, 256),
+                    (xb, N),
+                    &[last],
+                )
+                .unwrap()
+                .node();
+        }
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&other).unwrap();
+        ctx.record_err::<()>(Err(cudarc::driver::DriverError(
+            cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+        )));
+    }
+    let stored = ctx.check_err();
+    assert!(stored.is_err(), "the stored error was lost");
+    let read = home.clone_dtoh(&x).unwrap();
+    assert!(
+        read.iter().all(|v| *v == STEPS as f32),
+        "read {:?}: the drop did not wait",
+        &read[..4]
+    );
+}
