@@ -47,6 +47,9 @@ struct Phase {
     /// Whether `after` was ever recorded (waiting on a fresh event is a
     /// no-op, but costs a call).
     recorded: bool,
+    /// Counts the launches that made it: each is a new allocation at the
+    /// same address, and a hold on an earlier one frees nothing later.
+    generation: u64,
 }
 
 impl std::fmt::Debug for EscapeState {
@@ -155,8 +158,19 @@ impl EscapeState {
         stream: &CudaStream,
         only_if_kept: bool,
     ) -> std::result::Result<(), DriverError> {
+        let generation = self.lock().generation;
+        self.free_generation(stream, only_if_kept, generation)
+    }
+
+    /// As `free`, only if the live allocation is the one of `generation`.
+    fn free_generation(
+        &self,
+        stream: &CudaStream,
+        only_if_kept: bool,
+        generation: u64,
+    ) -> std::result::Result<(), DriverError> {
         let mut phase = self.lock();
-        if !phase.live || (only_if_kept && phase.handed_out) {
+        if !phase.live || phase.generation != generation || (only_if_kept && phase.handed_out) {
             return Ok(());
         }
         result::bind(stream.context())?;
@@ -164,8 +178,8 @@ impl EscapeState {
         self.record(&mut phase, stream)
     }
 
-    /// Hands the allocation out of the exec that made it.
-    pub(crate) fn hand_out(&self) -> Result<()> {
+    /// Hands the allocation out of the exec that made it: its generation.
+    pub(crate) fn hand_out(&self) -> Result<u64> {
         let mut phase = self.lock();
         if !phase.live {
             return Err(GraphError::invalid(
@@ -181,7 +195,7 @@ impl EscapeState {
         }
         phase.handed_out = true;
         phase.user_held = true;
-        Ok(())
+        Ok(phase.generation)
     }
 
     /// An `Escaped` the caller held is gone (bound to a graph, or dropped).
@@ -259,6 +273,7 @@ pub(crate) fn around_launch(
             Role::Make => {
                 phase.live = true;
                 phase.handed_out = false;
+                phase.generation += 1;
             }
             Role::Free => phase.live = false,
             Role::Use => {}
@@ -279,6 +294,10 @@ pub(crate) struct Held {
     pub stream: Arc<CudaStream>,
     /// Held by the caller's `Escaped` (not yet bound to a graph).
     by_user: bool,
+    /// Which of the allocations made at this address it holds: a graph
+    /// that still holds an earlier one, freed since, must not free a later
+    /// one an `Escaped` holds.
+    generation: u64,
 }
 
 impl std::fmt::Debug for Held {
@@ -291,7 +310,9 @@ impl Drop for Held {
     fn drop(&mut self) {
         // A failure cannot be returned from Drop: it is kept in the context,
         // as cudarc keeps its own, for the next checked call to report.
-        let freed = self.state.free(&self.stream, false);
+        let freed = self
+            .state
+            .free_generation(&self.stream, false, self.generation);
         self.stream.context().record_err(freed);
         if self.by_user {
             self.state.release_user();
@@ -325,12 +346,18 @@ impl<T> std::fmt::Debug for Escaped<T> {
 }
 
 impl<T> Escaped<T> {
-    pub(crate) fn new(state: Arc<EscapeState>, stream: Arc<CudaStream>, len: usize) -> Self {
+    pub(crate) fn new(
+        state: Arc<EscapeState>,
+        stream: Arc<CudaStream>,
+        len: usize,
+        generation: u64,
+    ) -> Self {
         Escaped {
             held: Held {
                 state,
                 stream,
                 by_user: true,
+                generation,
             },
             len,
             _element: PhantomData,
@@ -378,6 +405,14 @@ impl<T> Escaped<T> {
         );
         {
             let phase = state.lock();
+            // Held by the caller, its allocation is live: nothing else frees
+            // it (checked here all the same: a use after a free is a panic,
+            // not a read of freed memory).
+            assert!(
+                phase.live && phase.generation == self.held.generation,
+                "the allocation of `{}` (an Escaped) was freed while held",
+                state.label
+            );
             if state.order(&phase, stream).is_err() {
                 // The stream refused the wait: wait for the event here.
                 stream

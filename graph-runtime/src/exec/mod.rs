@@ -443,8 +443,8 @@ impl<'a> Exec<'a> {
                 "has no live allocation to take: launch the exec first (each launch makes one)",
             )
         })?;
-        state.hand_out()?;
-        Ok(Escaped::new(state.clone(), stream, buf.len()))
+        let generation = state.hand_out()?;
+        Ok(Escaped::new(state.clone(), stream, buf.len(), generation))
     }
 
     /// The handle a kernel uses to launch this exec from the device. The

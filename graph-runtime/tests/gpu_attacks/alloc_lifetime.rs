@@ -200,3 +200,53 @@ fn exec_updates_of_body_nodes_follow_their_conditional_nodes_order() {
         "the updated body node no longer touches its old buffer"
     );
 }
+
+/// Attacks that free graph memory outside the graph that made it: `run.sh
+/// --sanitize` runs each in a process of its own (see gpu_runtime's
+/// `memory::alone`).
+mod alone {
+    use super::*;
+
+    /// Attack (third review): an exec makes an allocation each launch (at
+    /// one address); the first is taken and bound to a graph that frees it;
+    /// that graph launches (freeing it), the maker launches again and the
+    /// second is taken; then the freeing graph, which still holds the first,
+    /// is dropped. Its hold must not free the second, which the caller
+    /// holds.
+    ///
+    /// Must happen: the second reads back the maker's values, the maker's
+    /// next launch is refused while the caller holds it ("still live"), and
+    /// once it is dropped the maker launches again.
+    #[test]
+    fn a_graph_holding_an_earlier_escaped_allocation_does_not_free_a_later_one() {
+        let Some(ctx) = gpu() else { return };
+        let _lock = graph_memory_lock();
+        let stream = ctx.new_stream().unwrap();
+        let iota = kernels::Iota::load(&ctx).unwrap();
+        let mut make = Graph::new(&ctx).unwrap();
+        let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
+        let config = LaunchConfig::for_elements(N, 256);
+        make.add_kernel("fill", &iota, config, (data, N), &[alloc])
+            .unwrap();
+        let mut maker = make.instantiate().unwrap();
+        maker.launch(&stream).unwrap();
+        let first = maker.take_escaped(data).unwrap();
+        let mut freer = Graph::new(&ctx).unwrap();
+        let held = freer.bind_escaped(first);
+        freer.add_free("free", held, &[]).unwrap();
+        let mut freeing = freer.instantiate().unwrap();
+        freeing.launch(&stream).unwrap();
+        maker.launch(&stream).unwrap();
+        let second = maker.take_escaped(data).unwrap();
+        drop(freeing);
+        drop(freer);
+        let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
+        assert_eq!(stream.clone_dtoh(&second).unwrap(), expected);
+        let err = maker.launch(&stream).unwrap_err();
+        assert!(err.to_string().contains("still live"), "{err}");
+        drop(second);
+        maker.launch(&stream).unwrap();
+        maker.synchronize().unwrap();
+        sync(&stream);
+    }
+}
