@@ -114,6 +114,14 @@
 //!   slice's waits. Not closed: a third thread that takes that error back
 //!   (any cudarc call) between the skipped wait and the launch's check; and
 //!   cudarc's own safe copies have the same weakness.
+//!   Not closed either: cudarc keeps one read event per slice, and a read
+//!   on another stream (a launch of another exec that binds the slice, or
+//!   a cudarc copy from it) records over it without waiting for it. An exec
+//!   that was `mem::forget`-ed after a launch that reads a slice bound with
+//!   `bind` is then no longer covered by the slice's free, which may run
+//!   while that launch still reads (as two cudarc reads on two streams
+//!   before a free are, without any graph). An exec that is dropped waits
+//!   for its launch, so only a forgotten one is exposed.
 //! - *Allocations that outlive their launch.* [`Exec::take_escaped`] hands
 //!   one out as an owned [`Escaped`]; every launch that makes, uses or
 //!   frees it, every cudarc copy of it and its free on drop wait for the
