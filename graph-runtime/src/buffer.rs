@@ -522,8 +522,12 @@ fn tracked(
         }
     }
     let queued = nest(&targets, stream, visited, launch);
-    for event in records {
-        event.record(stream);
+    // Nothing to record for a launch not made; and a record then could
+    // cover a wait that was skipped (see `with_tracked`).
+    if queued {
+        for event in records {
+            event.record(stream);
+        }
     }
     // Only a queued launch is one the next may follow: after a refused one
     // (its waits may have been refused too, as on a capturing stream) the
