@@ -239,10 +239,17 @@ pub(crate) fn around_launch(
                      (drop its `Escaped`, or launch the graph that frees it) before launching again",
                 ))
             }
-            // Nobody took it: the exec frees it before making the next.
-            Role::Make if phase.live => state
-                .free_live(phase, stream)
-                .op_at("cuMemFreeAsync", &state.label)?,
+            // Nobody took it: the exec frees it before making the next,
+            // and records the free (the launch may still be refused below,
+            // and whatever comes next must follow the free).
+            Role::Make if phase.live => {
+                state
+                    .free_live(phase, stream)
+                    .op_at("cuMemFreeAsync", &state.label)?;
+                state
+                    .record(phase, stream)
+                    .op_at("cuEventRecord", &state.label)?;
+            }
             Role::Free if phase.user_held => {
                 return Err(GraphError::invalid(
                     &state.label,
@@ -308,6 +315,24 @@ impl std::fmt::Debug for Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        // The caller's uses of an `Escaped` end with cudarc's guards, whose
+        // records and synchronizes are skipped while an error is stored in
+        // the context (see `result::synchronize`): with one stored, the
+        // event may not cover the last use, so the whole context is waited
+        // for (by the driver directly) before the free. A wait refused by a
+        // capture leaves the allocation unfreed.
+        let ctx = self.stream.context();
+        if self.by_user {
+            if let Err(stored) = ctx.check_err() {
+                ctx.record_err::<()>(Err(stored));
+                match result::context_synchronize(ctx) {
+                    Ok(()) => {}
+                    Err(e) if result::refused_by_capture(e.0) => return,
+                    // A fault: nothing runs any more.
+                    Err(e) => ctx.record_err::<()>(Err(e)),
+                }
+            }
+        }
         // A failure cannot be returned from Drop: it is kept in the context,
         // as cudarc keeps its own, for the next checked call to report.
         let freed = self

@@ -111,7 +111,9 @@
 //!   and records it relies on with the driver directly (an exec's drop and
 //!   `synchronize`, the records after a launch, [`Escaped`]'s ordering),
 //!   and does not launch when an error was stored while cudarc made a
-//!   slice's waits. Not closed: a third thread that takes that error back
+//!   slice's waits; an [`Escaped`] (whose uses end with cudarc's guards)
+//!   dropped while an error is stored waits for its whole context before
+//!   its free. Not closed: a third thread that takes that error back
 //!   (any cudarc call) between the skipped wait and the launch's check; and
 //!   cudarc's own safe copies have the same weakness.
 //!   Not closed either: cudarc keeps one read event per slice, and a read

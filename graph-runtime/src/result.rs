@@ -345,8 +345,18 @@ pub fn event_synchronize(event: &cudarc::driver::CudaEvent) -> R<()> {
     unsafe { cudarc::driver::result::event::synchronize(event.cu_event()) }
 }
 
+/// Waits for all the work of `ctx`, whatever error cudarc holds (see
+/// [`synchronize`]).
+pub fn context_synchronize(ctx: &cudarc::driver::CudaContext) -> R<()> {
+    bind(ctx)?;
+    cudarc::driver::result::ctx::synchronize()
+}
+
 /// Makes `ctx` current on this thread without taking cudarc's stored error.
 pub fn bind(ctx: &cudarc::driver::CudaContext) -> R<()> {
+    if cudarc::driver::result::ctx::get_current()? == Some(ctx.cu_ctx()) {
+        return Ok(());
+    }
     // SAFETY: the context is live (borrowed).
     unsafe { cudarc::driver::result::ctx::set_current(ctx.cu_ctx()) }
 }

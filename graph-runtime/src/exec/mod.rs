@@ -23,6 +23,8 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+mod instantiate;
+use instantiate::escape_roles;
 mod node_update;
 mod options;
 mod update;
@@ -35,13 +37,16 @@ const PER_THREAD_STREAM: usize = 0x2;
 
 /// Counts live execs of a graph with memory nodes (at most one may live).
 #[derive(Debug)]
-struct LiveExec(Arc<AtomicUsize>);
+pub(super) struct LiveExec(Arc<AtomicUsize>);
 
 impl Drop for LiveExec {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
+
+/// The allocations an exec's launches make, use or free, with their roles.
+type EscapeRoles = Vec<(Arc<EscapeState>, Role)>;
 
 /// An executable graph. It borrows what its graph borrows (`'a`).
 pub struct Exec<'a> {
@@ -82,7 +87,7 @@ pub struct Exec<'a> {
     /// Allocations that outlive a launch: those its alloc nodes make and
     /// nothing frees (unless auto-freed on launch), and those of other
     /// graphs it uses or frees (see `escape`).
-    escapes: Vec<(Arc<EscapeState>, Role)>,
+    escapes: EscapeRoles,
     _live: Option<LiveExec>,
     _borrows: PhantomData<&'a mut ()>,
 }
@@ -183,90 +188,6 @@ pub enum UpdateOutcome {
     Updated,
     /// The update was refused for `reason`; the exec was instantiated anew.
     Reinstantiated { reason: GraphError },
-}
-
-impl<'a> Graph<'a> {
-    /// Instantiates the graph with default options.
-    ///
-    /// # Errors
-    /// As [`Graph::instantiate_with`](crate::Graph::instantiate_with).
-    pub fn instantiate(&self) -> Result<Exec<'a>> {
-        self.instantiate_with(&InstantiateOptions::default())
-    }
-
-    /// Instantiates the graph. A driver error names the node it concerns.
-    ///
-    /// # Errors
-    /// [`GraphError::Instantiate`] naming the node the driver names;
-    /// [`GraphError::SecondExec`] when the graph has memory nodes or host
-    /// buffers and an exec of it lives; [`GraphError::InvalidNode`] for a
-    /// conditional body, or a device launch of a graph that copies host
-    /// memory; [`GraphError::Poisoned`]; [`GraphError::Driver`] for another
-    /// refusal of the driver (an upload, say).
-    pub fn instantiate_with(&self, options: &InstantiateOptions<'_>) -> Result<Exec<'a>> {
-        if self.is_body() {
-            return Err(GraphError::invalid(
-                "instantiate",
-                "a conditional body cannot be instantiated on its own",
-            ));
-        }
-        if options.device_launch && self.registry.host_copies {
-            return Err(GraphError::invalid(
-                "instantiate",
-                "a graph launched from the device copies device memory only (it has a copy of host memory)",
-            ));
-        }
-        let live = if self.needs_one_exec() {
-            if self.live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
-                self.live_execs.fetch_sub(1, Ordering::AcqRel);
-                return Err(GraphError::SecondExec);
-            }
-            Some(LiveExec(self.live_execs.clone()))
-        } else {
-            None
-        };
-        let _entered = self.owner.enter()?;
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
-            flags: options.flags(),
-            hUploadStream: options
-                .upload
-                .map_or(std::ptr::null_mut(), |s| s.cu_stream()),
-            hErrNode_out: std::ptr::null_mut(),
-            result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
-        };
-        // SAFETY: the graph is live; the upload stream, if any, is borrowed.
-        let raw = unsafe { result::instantiate(self.raw, &mut params) }.map_err(|e| {
-            GraphError::Instantiate {
-                name: format!("{:?}", e.0),
-                code: e.0 as u32,
-                result: explain_instantiate(params.result_out).to_string(),
-                label: self.registry().label_of(params.hErrNode_out),
-            }
-        })?;
-        let escapes = escape_roles(&self.ctx, self.registry(), options.auto_free_on_launch)?;
-        self.owner.share_with_exec();
-        let resources = self.resources.clone();
-        Ok(Exec {
-            raw,
-            owned: Arc::new(RawExec::new(raw, self.ctx.clone())),
-            tracking: resources.clone(),
-            _original: resources.clone(),
-            ctx: self.ctx.clone(),
-            graph: self.owner.clone(),
-            registry: self.registry.clone(),
-            instances: [self.instance; 2],
-            updated_faults: Vec::new(),
-            last_stream: None,
-            resource_id: self.resource_id,
-            resources,
-            retired: Vec::new(),
-            device_launch: options.device_launch,
-            escapes,
-            _live: live,
-            _borrows: PhantomData,
-        })
-    }
 }
 
 impl<'a> Exec<'a> {
@@ -544,45 +465,4 @@ fn not_capturing(stream: &CudaStream, operation: &str) -> Result<()> {
         )),
         Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
-}
-
-fn explain_instantiate(result: sys::CUgraphInstantiateResult) -> &'static str {
-    use sys::CUgraphInstantiateResult as R;
-    match result {
-        R::CUDA_GRAPH_INSTANTIATE_SUCCESS => "no instantiate result was reported",
-        R::CUDA_GRAPH_INSTANTIATE_ERROR => "the graph could not be instantiated",
-        R::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE => "the graph's structure is invalid (a cycle, or memory nodes used wrongly)",
-        R::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED => "a node's operation is not supported with these flags (device launch allows only kernel, copy, fill and child graph nodes)",
-        R::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED => "nodes from several contexts cannot be instantiated for device launch",
-        R::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED => "a conditional handle is not used by any conditional node",
-    }
-}
-/// The allocations outliving a launch of a graph with `registry`: those
-/// its alloc nodes make and leave live (a state each, unless the exec
-/// auto-frees them on launch), and those of other graphs it binds.
-fn escape_roles(
-    ctx: &Arc<CudaContext>,
-    registry: &Registry,
-    auto_free_on_launch: bool,
-) -> Result<Vec<(Arc<EscapeState>, Role)>> {
-    let mut roles = Vec::new();
-    for info in &registry.allocs {
-        match &info.origin {
-            AllocOrigin::Node(node) if info.freed_by.is_none() && !auto_free_on_launch => roles
-                .push((
-                    EscapeState::new(ctx, registry.label(*node as usize), info.ptr)?,
-                    Role::Make,
-                )),
-            AllocOrigin::Escaped(state) => roles.push((
-                state.clone(),
-                if info.freed_by.is_some() {
-                    Role::Free
-                } else {
-                    Role::Use
-                },
-            )),
-            _ => {}
-        }
-    }
-    Ok(roles)
 }

@@ -106,20 +106,20 @@ impl<'a> Exec<'a> {
                 // as it is, and its drop would keep the launch's resources,
                 // the slot included.
                 self.wait_for_last_launch()?;
-                // Release this exec's memory-node slot before instantiating
-                // (the old exec is dropped below), and take it back if the
-                // instantiation fails.
-                let counter = self._live.take().map(|live| live.0.clone());
-                match graph.instantiate_with(options) {
+                // This exec's one-exec slot goes to the new exec if it is
+                // that graph's (a clone's): released first, it could be
+                // taken by another thread's exec of the graph meanwhile. It
+                // comes back if the instantiation fails; one of another
+                // graph is released once the old exec is dropped.
+                let mut slot = self._live.take();
+                match graph.instantiate_reusing(options, &mut slot) {
                     Ok(exec) => {
                         *self = exec;
+                        drop(slot);
                         Ok(UpdateOutcome::Reinstantiated { reason })
                     }
                     Err(error) => {
-                        if let Some(counter) = counter {
-                            counter.fetch_add(1, Ordering::AcqRel);
-                            self._live = Some(LiveExec(counter));
-                        }
+                        self._live = slot;
                         Err(error)
                     }
                 }
