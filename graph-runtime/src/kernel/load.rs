@@ -12,10 +12,44 @@ fn fnv1a(bytes: &[u8]) -> usize {
     hash as usize
 }
 
-/// Modules loaded so far: (source hash, source length, context) -> module.
-/// Held for the life of the process, so each source is compiled and loaded
-/// once per context.
-type ModuleCache = Vec<((usize, usize, usize), Arc<CudaModule>)>;
+/// What a module was loaded from: a context, the kind of source and its
+/// bytes. Two keys are equal only if the bytes are: a hash alone (FNV-1a
+/// collisions are cheap to make) would let two different sources share a
+/// module, and a declaration run another's kernel of the same name with its
+/// own, unchecked, parameter types.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ModuleKey {
+    ctx: usize,
+    kind: u8,
+    /// A cheap first test before the bytes are compared.
+    hash: usize,
+    bytes: &'static [u8],
+}
+
+impl ModuleKey {
+    fn new(source: Source, ctx: &CudaContext) -> Self {
+        let (kind, bytes) = match source {
+            Source::CudaC(s) => (0, s.as_bytes()),
+            Source::Ptx(s) => (1, s.as_bytes()),
+            Source::Cubin(b) => (2, b),
+        };
+        ModuleKey {
+            ctx: ctx.cu_ctx() as usize,
+            kind,
+            hash: fnv1a(bytes),
+            bytes,
+        }
+    }
+}
+
+/// The entry of `cache` for `key`, if any.
+fn lookup<'c, M>(cache: &'c [(ModuleKey, M)], key: &ModuleKey) -> Option<&'c M> {
+    cache.iter().find(|(k, _)| k == key).map(|(_, m)| m)
+}
+
+/// Modules loaded so far. Held for the life of the process, so each source
+/// is compiled and loaded once per context.
+type ModuleCache = Vec<(ModuleKey, Arc<CudaModule>)>;
 static MODULES: Mutex<ModuleCache> = Mutex::new(Vec::new());
 
 pub(super) fn cached_module(
@@ -23,16 +57,12 @@ pub(super) fn cached_module(
     name: &str,
     ctx: &Arc<CudaContext>,
 ) -> Result<Arc<CudaModule>> {
-    let bytes = match source {
-        Source::CudaC(s) | Source::Ptx(s) => s.as_bytes(),
-        Source::Cubin(b) => b,
-    };
     // Keyed by content: a `const` declaration may hand out copies of its text.
-    let key = (fnv1a(bytes), bytes.len(), ctx.cu_ctx() as usize);
+    let key = ModuleKey::new(source, ctx);
     // A poisoned lock only means another thread panicked while compiling;
     // the cache itself is a plain Vec and stays consistent.
     let mut cache = MODULES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, module)) = cache.iter().find(|(k, _)| *k == key) {
+    if let Some(module) = lookup(&cache, &key) {
         return Ok(module.clone());
     }
     let ptx = match source {
@@ -78,4 +108,33 @@ pub(super) fn arch_name(major: i32, minor: i32) -> &'static str {
     let name: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
     names.push((major, minor, name));
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lookup, ModuleKey};
+
+    fn key(kind: u8, hash: usize, bytes: &'static [u8]) -> ModuleKey {
+        ModuleKey {
+            ctx: 1,
+            kind,
+            hash,
+            bytes,
+        }
+    }
+
+    /// Sources with one hash (as a collision would give) but other bytes,
+    /// or one text as another kind, do not share a module.
+    #[test]
+    fn the_cache_compares_sources_in_full() {
+        let cache = vec![(key(0, 7, b"float k"), 1u32)];
+        assert_eq!(lookup(&cache, &key(0, 7, b"float k")), Some(&1));
+        assert_eq!(lookup(&cache, &key(0, 7, b"bytes k")), None);
+        assert_eq!(lookup(&cache, &key(1, 7, b"float k")), None);
+        let other_ctx = ModuleKey {
+            ctx: 2,
+            ..key(0, 7, b"float k")
+        };
+        assert_eq!(lookup(&cache, &other_ctx), None);
+    }
 }

@@ -421,27 +421,30 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let event = self.operand(event);
                 quote! { let #var = #g.add_event_wait(#label, #event, #deps)?; }
             }
-            // The closure is evaluated outside the `unsafe` block: only the
-            // call that trusts it is unsafe, not the user's code inside it.
+            // The closure and the stream are evaluated outside the `unsafe`
+            // block: only the call that trusts them is unsafe, not the
+            // user's code in them.
             Op::Capture {
                 unsafe_token,
                 stream,
                 closure,
             } => {
                 let work = internal("__work");
+                let on = internal("__stream");
                 let handles: Vec<&Ident> = self
                     .model
                     .handles_set_by(id)
                     .map(|h| &self.model.handles[h].syntax.name)
                     .collect();
                 let add = if handles.is_empty() {
-                    quote! { #g.add_capture(#label, #stream, #deps, #work) }
+                    quote! { #g.add_capture(#label, #on, #deps, #work) }
                 } else {
-                    quote! { #g.add_capture_setting(#label, #stream, #deps, &[#(#handles),*], #work) }
+                    quote! { #g.add_capture_setting(#label, #on, #deps, &[#(#handles),*], #work) }
                 };
                 quote! {
                     let #var = {
                         let #work = #rt::__private::capture_work(#closure);
+                        let #on = #stream;
                         #unsafe_token { #add }?
                     };
                 }
