@@ -369,12 +369,16 @@ impl<'a> Exec<'a> {
     }
 
     /// The handle a kernel uses to launch this exec from the device. The
-    /// exec must be instantiated with `device_launch` and uploaded.
+    /// exec must be instantiated with `device_launch` and uploaded. It waits
+    /// for the exec's last launch from the host first: an exec must not run
+    /// twice at once, and nothing would order a launch from the device
+    /// after it (while the handle lives, the exec is borrowed and cannot be
+    /// launched from the host).
     ///
     /// # Errors
     /// [`GraphError::InvalidNode`] for an exec not
     /// instantiated with `device_launch`, or one whose graph uses another graph's
-    /// allocation.
+    /// allocation; what [`Exec::synchronize`] returns for the wait.
     pub fn device_handle(&self) -> Result<DeviceExec<'_>> {
         if !self.device_launch {
             return Err(GraphError::invalid(
@@ -389,6 +393,7 @@ impl<'a> Exec<'a> {
                  device (its launches could not be ordered after the one that makes it)",
             ));
         }
+        self.wait_for_last_launch()?;
         Ok(DeviceExec::new(
             self.raw as u64,
             &self.owned,

@@ -323,6 +323,41 @@ fn a_forgotten_launcher_still_orders_the_device_launched_execs_buffers() {
     );
 }
 
+/// Attack (fifth review): launch a device-launchable exec from the host (a
+/// slow kernel), then take its device handle at once: a launcher could
+/// then start it on the device while the host launch still runs (an exec
+/// must not run twice at once).
+///
+/// Must happen: `device_handle` returns only once the host launch is done
+/// (the stream is idle when it returns).
+#[test]
+fn a_device_handle_waits_for_the_host_launch() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let mut pad = stream.alloc_zeros::<f32>(32).unwrap();
+    let device = InstantiateOptions::default().device_launch(true);
+    let mut target = Graph::new(&ctx).unwrap();
+    let pb = target.bind_mut(&mut pad);
+    target
+        .add_kernel(
+            "slow",
+            &slow,
+            LaunchConfig::new(1, 32),
+            (pb, 1.0, 32, 50_000_000),
+            &[],
+        )
+        .unwrap();
+    let mut exec = target.instantiate_with(&device).unwrap();
+    exec.upload(&stream).unwrap();
+    exec.launch(&stream).unwrap();
+    let _handle = exec.device_handle().unwrap();
+    // SAFETY: the stream is live.
+    let idle = unsafe { graph_runtime::result::stream_done(stream.cu_stream()) };
+    assert_eq!(idle, Ok(true), "the host launch still runs");
+    sync(&stream);
+}
+
 /// Attack: a copy node into page-locked host memory (copied asynchronously,
 /// so a forgotten exec could let it be freed mid-copy).
 /// Must happen: refused naming the node; a Vec (pageable) is accepted.
