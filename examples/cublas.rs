@@ -30,7 +30,9 @@ cuda_graph! {
         // SAFETY: the captured GEMM touches only a, b, c and the
         // workspace, through their views (checked to hold n * n elements).
         gemm: unsafe capture(stream) |s| {
-            use_workspace(blas, &mut s.write(workspace))?;
+            // SAFETY: the handle is used only in captures that each give it
+            // the workspace first.
+            unsafe { use_workspace(blas, &mut s.write(workspace)) }?;
             let (a, b, mut c) = (s.read(a), s.read(b), s.write(c));
             let nn = (n * n) as usize;
             assert!(a.len() == nn && b.len() == nn && c.len() == nn, "n x n matrices");
@@ -43,7 +45,9 @@ cuda_graph! {
             // workspace, through their views (checked to hold n * n and n
             // elements).
             gemv: unsafe capture(stream) |s| {
-                use_workspace(blas, &mut s.write(workspace))?;
+                // SAFETY: the handle is used only in captures that each give it
+                // the workspace first.
+                unsafe { use_workspace(blas, &mut s.write(workspace)) }?;
                 let (c, x, mut y) = (s.read(c), s.read(x), s.write(y));
                 assert!(c.len() == (n * n) as usize && x.len() == n as usize && y.len() == n as usize);
                 // SAFETY: an n x n column-major matrix, vectors of n.

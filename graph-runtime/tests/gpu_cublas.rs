@@ -58,7 +58,9 @@ fn a_captured_gemm_and_gemv_loop_match_the_host_with_tracking_on() {
         g.bind_mut(&mut counter),
     );
     let gemm = |s: &Capture<'_, '_>| {
-        use_workspace(&blas, &mut s.write(wb))?;
+        // SAFETY: the handle is used only in captures that each give it
+        // the workspace first.
+        unsafe { use_workspace(&blas, &mut s.write(wb)) }?;
         let (a, b, mut c) = (s.read(ab), s.read(bb), s.write(cb));
         assert!(a.len() == N * N && b.len() == N * N && c.len() == N * N);
         // SAFETY: n x n column-major matrices of N * N elements.
@@ -70,7 +72,9 @@ fn a_captured_gemm_and_gemv_loop_match_the_host_with_tracking_on() {
     let again = g.cond_handle(Some(1)).unwrap();
     g.add_while("power", again, &[gemm_node], |body| {
         let gemv = |s: &Capture<'_, '_>| {
-            use_workspace(&blas, &mut s.write(wb))?;
+            // SAFETY: the handle is used only in captures that each give it
+            // the workspace first.
+            unsafe { use_workspace(&blas, &mut s.write(wb)) }?;
             let (c, x, mut y) = (s.read(cb), s.read(xb), s.write(yb));
             assert!(c.len() == N * N && x.len() == N && y.len() == N);
             // SAFETY: an n x n column-major matrix, vectors of N.
@@ -142,7 +146,9 @@ fn a_cublas_error_in_captured_work_names_the_node() {
     let (ab, cb, wb) = (g.bind(&a), g.bind_mut(&mut c), g.bind_mut(&mut workspace));
     let gemm = |config: GemmConfig<f32>| {
         move |s: &Capture<'_, '_>| {
-            use_workspace(blas, &mut s.write(wb))?;
+            // SAFETY: the handle is used only in captures that each give it
+            // the workspace first.
+            unsafe { use_workspace(blas, &mut s.write(wb)) }?;
             let (a, mut c) = (s.read(ab), s.write(cb));
             // SAFETY: n x n matrices of N * N elements (cuBLAS checks the
             // leading dimensions before launching anything).

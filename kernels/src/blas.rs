@@ -18,7 +18,13 @@ pub const WORKSPACE_BYTES: usize = 32 << 20;
 ///
 /// # Errors
 /// cuBLAS's refusal, as [`graph_runtime::GraphError::CaptureWork`].
-pub fn use_workspace(
+///
+/// # Safety
+/// cuBLAS keeps the address in `blas` after the capture: every later
+/// call on the handle may write there. The caller gives the handle another
+/// workspace (this function again, in each capture) before any use of it
+/// once the graph's buffer may be gone.
+pub unsafe fn use_workspace(
     blas: &CudaBlas,
     workspace: &mut CaptureViewMut<'_, u8>,
 ) -> graph_runtime::Result<()> {

@@ -241,8 +241,10 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
     }
 }
 
-// SAFETY: plain data (Pod: no pointers the runtime would have to track,
-// every byte initialised), passed by value; it touches no memory.
+// SAFETY: plain data (Pod: every byte initialised), passed by value; it
+// touches no memory. (Pod includes raw pointers, which carry no more
+// authority here than a u64: a kernel that treats a value as an address
+// does so under its declaration's `unsafe` promise.)
 unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
     type Arg<'a> = T;
     fn encode(arg: &T, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
