@@ -8,7 +8,7 @@
 //! exec must refuse with `GraphError::InvalidNode` naming the node, leave the
 //! node as it was, and still accept the legal updates.
 
-use crate::common::{gpu, graph_memory_lock, sync};
+use crate::common::{escaping_iota, gpu, graph_memory_lock, sync};
 use crate::{expect_invalid_node, iota_times};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, LaunchConfig};
@@ -222,13 +222,7 @@ mod alone {
         let Some(ctx) = gpu() else { return };
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
-        let iota = kernels::Iota::load(&ctx).unwrap();
-        let mut make = Graph::new(&ctx).unwrap();
-        let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
-        let config = LaunchConfig::for_elements(N, 256);
-        make.add_kernel("fill", &iota, config, (data, N), &[alloc])
-            .unwrap();
-        let mut maker = make.instantiate().unwrap();
+        let (mut maker, data) = escaping_iota(&ctx, N);
         maker.launch(&stream).unwrap();
         let first = maker.take_escaped(data).unwrap();
         let mut freer = Graph::new(&ctx).unwrap();

@@ -8,7 +8,7 @@
 //! would run (if ever) when the captured graph does. Found by a review of
 //! the runtime (2026-12-02); written before a GPU ran them.
 
-use crate::common::{own_context, slow_fill_on, sync};
+use crate::common::{escaping_iota, own_context, slow_fill_on, sync};
 use crate::expect_invalid_node;
 use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use graph_runtime::kernel::KernelDef;
@@ -269,18 +269,12 @@ mod alone {
     #[test]
     fn an_escaped_allocation_is_not_used_in_a_capture() {
         let Some(ctx) = own_context() else { return };
-        let iota = kernels::Iota::load(&ctx).unwrap();
         let (s, t, u) = (
             ctx.new_stream().unwrap(),
             ctx.new_stream().unwrap(),
             ctx.new_stream().unwrap(),
         );
-        let mut make = Graph::new(&ctx).unwrap();
-        let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
-        let config = LaunchConfig::for_elements(N, 256);
-        make.add_kernel("fill", &iota, config, (data, N), &[alloc])
-            .unwrap();
-        let mut maker = make.instantiate().unwrap();
+        let (mut maker, data) = escaping_iota(&ctx, N);
         maker.launch(&s).unwrap();
         let escaped = maker.take_escaped(data).unwrap();
         t.begin_capture(RELAXED).unwrap();

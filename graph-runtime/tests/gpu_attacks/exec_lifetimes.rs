@@ -32,6 +32,29 @@ fn untracked_context() -> Option<Arc<CudaContext>> {
     Some(ctx)
 }
 
+/// Adds `steps` kernels after `first`, each adding 1 to `x`, in a chain.
+fn add_steps<'a>(
+    g: &mut Graph<'a>,
+    add_one: &graph_runtime::Kernel<<kernels::AddOne as KernelDef>::Args>,
+    x: graph_runtime::Buf<'a, f32>,
+    first: Node,
+    steps: usize,
+) {
+    let mut last = first;
+    for i in 0..steps {
+        last = g
+            .add_kernel(
+                &format!("step{i}"),
+                add_one,
+                LaunchConfig::for_elements(N, 256),
+                (x, N),
+                &[last],
+            )
+            .unwrap()
+            .node();
+    }
+}
+
 /// Attack: launch an exec (a slow fill of x with 7, then a chain of `STEPS`
 /// kernels adding 1) on a stream made for it, drop that stream variable
 /// right after the launch, drop the exec, and read x on another stream.
@@ -54,7 +77,7 @@ fn an_exec_keeps_a_dropped_launch_stream_and_its_drop_waits() {
     {
         let mut g = Graph::new(&ctx).unwrap();
         let xb = g.bind_mut(&mut x);
-        let mut last: Node = g
+        let first = g
             .add_kernel(
                 "slow_fill",
                 &slow,
@@ -64,18 +87,7 @@ fn an_exec_keeps_a_dropped_launch_stream_and_its_drop_waits() {
             )
             .unwrap()
             .node();
-        for i in 0..STEPS {
-            last = g
-                .add_kernel(
-                    &format!("step{i}"),
-                    &add_one,
-                    LaunchConfig::for_elements(N, 256),
-                    (xb, N),
-                    &[last],
-                )
-                .unwrap()
-                .node();
-        }
+        add_steps(&mut g, &add_one, xb, first, STEPS);
         let mut exec = g.instantiate().unwrap();
         let launch_stream = ctx.new_stream().unwrap();
         exec.launch(&launch_stream).unwrap();
@@ -122,7 +134,7 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
     {
         let mut g = Graph::new(&ctx).unwrap();
         let (xb, sb) = (g.bind_mut(&mut x), g.bind_mut(&mut scratch));
-        let mut last: Node = g
+        let first = g
             .add_kernel(
                 "slow",
                 &slow,
@@ -132,18 +144,7 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
             )
             .unwrap()
             .node();
-        for i in 0..STEPS {
-            last = g
-                .add_kernel(
-                    &format!("step{i}"),
-                    &add_one,
-                    LaunchConfig::for_elements(N, 256),
-                    (xb, N),
-                    &[last],
-                )
-                .unwrap()
-                .node();
-        }
+        add_steps(&mut g, &add_one, xb, first, STEPS);
         let mut exec = g.instantiate().unwrap();
         for _ in 0..launches {
             let stream = ctx.new_stream().unwrap();
@@ -278,7 +279,7 @@ fn a_stored_error_does_not_stop_a_dropped_exec_from_waiting() {
     {
         let mut g = Graph::new(&ctx).unwrap();
         let (xb, sb) = (g.bind_mut(&mut x), g.bind_mut(&mut scratch));
-        let mut last: Node = g
+        let first = g
             .add_kernel(
                 "slow",
                 &slow,
@@ -288,18 +289,7 @@ fn a_stored_error_does_not_stop_a_dropped_exec_from_waiting() {
             )
             .unwrap()
             .node();
-        for i in 0..STEPS {
-            last = g
-                .add_kernel(
-                    &format!("step{i}"),
-                    &add_one,
-                    LaunchConfig::for_elements(N, 256),
-                    (xb, N),
-                    &[last],
-                )
-                .unwrap()
-                .node();
-        }
+        add_steps(&mut g, &add_one, xb, first, STEPS);
         let mut exec = g.instantiate().unwrap();
         exec.launch(&other).unwrap();
         ctx.record_err::<()>(Err(cudarc::driver::DriverError(

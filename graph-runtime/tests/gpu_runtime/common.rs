@@ -64,3 +64,21 @@ pub fn slow_fill_on(
             .unwrap();
     }
 }
+
+/// An exec whose launches each make an allocation of `n` floats (`data`,
+/// filled with 0..n) that nothing in its graph frees, and that buffer.
+pub fn escaping_iota(
+    ctx: &Arc<CudaContext>,
+    n: u32,
+) -> (
+    graph_runtime::Exec<'static>,
+    graph_runtime::Buf<'static, f32>,
+) {
+    let iota = kernels::Iota::load(ctx).unwrap();
+    let mut make = graph_runtime::Graph::new(ctx).unwrap();
+    let (alloc, data) = make.add_alloc::<f32>("data", n as usize, &[]).unwrap();
+    let config = graph_runtime::LaunchConfig::for_elements(n, 256);
+    make.add_kernel("fill", &iota, config, (data, n), &[alloc])
+        .unwrap();
+    (make.instantiate().unwrap(), data)
+}

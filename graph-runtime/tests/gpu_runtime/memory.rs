@@ -1,4 +1,4 @@
-use crate::common::{gpu, graph_memory_lock, sync};
+use crate::common::{escaping_iota, gpu, graph_memory_lock, sync};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::memory::{graph_mem_usage, reset_graph_mem_high, trim_graph_memory};
 use graph_runtime::{Graph, GraphError, InstantiateOptions, LaunchConfig};
@@ -185,23 +185,6 @@ fn disjoint_allocations_reserve_one_allocation() {
     );
 }
 
-/// An exec whose launches each make an allocation of `N` floats (`data`,
-/// filled with 0..N) that nothing in its graph frees, and that buffer.
-fn escaping_iota(
-    ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
-) -> (
-    graph_runtime::Exec<'static>,
-    graph_runtime::Buf<'static, f32>,
-) {
-    let iota = kernels::Iota::load(ctx).unwrap();
-    let mut make = Graph::new(ctx).unwrap();
-    let (alloc, data) = make.add_alloc::<f32>("data", N as usize, &[]).unwrap();
-    let config = LaunchConfig::for_elements(N, 256);
-    make.add_kernel("fill", &iota, config, (data, N), &[alloc])
-        .unwrap();
-    (make.instantiate().unwrap(), data)
-}
-
 /// The tests that free a graph allocation outside the graph that made it
 /// (auto-free-on-launch, an exec freeing what its last launch left live, an
 /// escaped allocation freed on drop or by another graph): `run.sh
@@ -338,7 +321,7 @@ mod alone {
         let Some(ctx) = gpu() else { return };
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
-        let (mut maker, data) = escaping_iota(&ctx);
+        let (mut maker, data) = escaping_iota(&ctx, N);
         trim_graph_memory(&ctx).unwrap();
         let before = graph_mem_usage(&ctx).unwrap().used_current;
         maker.launch(&stream).unwrap();
@@ -382,7 +365,7 @@ mod alone {
         let config = LaunchConfig::for_elements(N, 256);
         trim_graph_memory(&ctx).unwrap();
         let before = graph_mem_usage(&ctx).unwrap().used_current;
-        let (mut maker, data) = escaping_iota(&ctx);
+        let (mut maker, data) = escaping_iota(&ctx, N);
         assert!(maker.take_escaped(data).is_err(), "nothing made yet");
         maker.launch(&stream).unwrap();
         let escaped = maker.take_escaped(data).unwrap();
@@ -436,7 +419,7 @@ mod alone {
         let stream = ctx.new_stream().unwrap();
         trim_graph_memory(&ctx).unwrap();
         let before = graph_mem_usage(&ctx).unwrap().used_current;
-        let (mut maker, data) = escaping_iota(&ctx);
+        let (mut maker, data) = escaping_iota(&ctx, N);
         for _ in 0..3 {
             maker.launch(&stream).unwrap();
         }
