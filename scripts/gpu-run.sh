@@ -223,8 +223,9 @@ concurrency_skip=${CUDA_GRAPH_LOAD_SKIP:-device}
 # while a launch runs) fault: CUDA_ERROR_ILLEGAL_ADDRESS at the next
 # synchronize, 0 hazards (2026-12-02, bisected with CUDA_GRAPH_LOAD_SKIP).
 # The same test is clean under memcheck, synccheck and initcheck and without
-# a sanitizer; scripts/sanitizer-repro/cond_threads.cu (the same nodes in
-# plain CUDA C++) is clean under racecheck: the cause is open (README).
+# a sanitizer; scripts/sanitizer-repro/workload_threads.cu (the same cycle
+# in plain CUDA C++, no graph-runtime) faults the same way under racecheck
+# and only there: the tool's fault (README, "Test").
 # racecheck's concurrency run leaves the conditionals out; the soak, the
 # runtime tests and the conditionals example run them under racecheck.
 racecheck_concurrency_skip=${CUDA_GRAPH_LOAD_SKIP:-device,cond}

@@ -65,13 +65,10 @@ impl RawExec {
 
 impl Drop for RawExec {
     fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: the last owner is gone. The driver defers
-            // destruction until the exec's launches complete; it fails only
-            // for invalid handles (kept in the context, as in `RawGraph`).
-            let destroyed = unsafe { result::exec_destroy(self.raw) };
-            self.ctx.record_err(destroyed);
-        }
+        // SAFETY: the last owner is gone. The driver defers destruction
+        // until the exec's launches complete; it fails only for invalid
+        // handles (kept in the context, as in `RawGraph`).
+        result::release_in_drop(&self.ctx, || unsafe { result::exec_destroy(self.raw) });
     }
 }
 

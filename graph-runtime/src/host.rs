@@ -115,11 +115,10 @@ impl<T> Drop for HostStorage<T> {
         // The last owner is gone: the user object (released by the driver
         // after the work of every exec; dropped on the runtime's reaper
         // thread, not the driver's), the handles and the host closures.
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
-            let freed = unsafe { cudarc::driver::result::free_host(self.data.as_ptr().cast()) };
-            self.ctx.record_err(freed);
-        }
+        // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
+        crate::result::release_in_drop(&self.ctx, || unsafe {
+            cudarc::driver::result::free_host(self.data.as_ptr().cast())
+        });
     }
 }
 

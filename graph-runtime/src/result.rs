@@ -361,6 +361,14 @@ pub fn bind(ctx: &cudarc::driver::CudaContext) -> R<()> {
     unsafe { cudarc::driver::result::ctx::set_current(ctx.cu_ctx()) }
 }
 
+/// Runs a release call from a `Drop`: binds `ctx` without taking cudarc's
+/// stored error (`bind_to_thread` would take it, and the release would be
+/// skipped), then keeps any failure in the context, as cudarc keeps those
+/// of its own drops, for the next checked call to report.
+pub fn release_in_drop(ctx: &cudarc::driver::CudaContext, release: impl FnOnce() -> R<()>) {
+    ctx.record_err(bind(ctx).and_then(|()| release()));
+}
+
 /// Whether `stream` is capturing (actively, or invalidated by its work and
 /// not yet ended): work queued on it is recorded, not run. A query the
 /// driver refuses because of a capture (the legacy stream while another

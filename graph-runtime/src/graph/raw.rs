@@ -79,13 +79,9 @@ impl RawGraph {
 
 impl Drop for RawGraph {
     fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: we own the graph and nothing uses it after this.
-            // A failure (only for an invalid handle, which ownership rules
-            // out) cannot be returned from Drop: it is kept in the context,
-            // as cudarc keeps its own, for the next checked call to report.
-            let destroyed = unsafe { result::graph_destroy(self.raw) };
-            self.ctx.record_err(destroyed);
-        }
+        // SAFETY: we own the graph and nothing uses it after this.
+        // A failure (only for an invalid handle, which ownership rules out)
+        // cannot be returned from Drop: it is kept in the context.
+        result::release_in_drop(&self.ctx, || unsafe { result::graph_destroy(self.raw) });
     }
 }

@@ -278,7 +278,7 @@ impl Records<'_> {
     /// destroyed, so it must never be instantiated again.
     fn destroy(&mut self) -> Result<()> {
         let _entered = self.graph.enter()?;
-        let mut failed = self.graph.ctx.bind_to_thread().op("cuCtxSetCurrent").err();
+        let mut failed = result::bind(&self.graph.ctx).op("cuCtxSetCurrent").err();
         for node in self.nodes.drain(..).rev() {
             if failed.is_none() {
                 // SAFETY: a node added by `add`, removed once (drained),
