@@ -7,7 +7,9 @@
 //
 // THREADS threads, each with its own stream and buffers, run cycles for
 // SECONDS seconds after one thread alone for SECONDS / 6 (at least 1 s), as
-// tests/gpu_concurrency.rs does. A cycle, as the workload's:
+// tests/gpu_concurrency.rs does; thread 0 prints the host RSS every 1,000
+// cycles (`workload_threads 1 30`: the soak's 10,000 cycles' worth, to
+// compare tests/gpu_soak.rs's host figures with the driver alone). A cycle, as the workload's:
 // - the main graph: a copy from pageable host memory into x; a graph
 //   allocation `scratch` written by iota, x + scratch into scratch, copied
 //   back into x, freed; x scaled by 2; copied into page-locked host memory;
@@ -53,6 +55,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -347,7 +350,16 @@ static void cycle(int id, cudaStream_t s, Data& d, long c) {
     CK(cudaMemsetAsync(d.z, 0, N, s));
 }
 
-static void worker(int id, double seconds, std::atomic<long>* cycles) {
+// Host RSS in MiB (/proc/self/statm), to compare the soak's host memory
+// figures with what the driver alone does.
+static double rss_mib() {
+    long pages = 0, resident = 0;
+    FILE* f = fopen("/proc/self/statm", "r");
+    if (f) { if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0; fclose(f); }
+    return resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+static void worker(int id, double seconds, std::atomic<long>* cycles, bool report) {
     CK(cudaSetDevice(0));
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     Data d;
@@ -369,6 +381,8 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
     while (std::chrono::steady_clock::now() < end) {
         cycle(id, s, d, cycles->load());
         ++*cycles;
+        if (report && *cycles % 1000 == 0)
+            printf("thread 0: cycle %6ld: host RSS %.1f MiB\n", cycles->load(), rss_mib());
     }
     // cudarc frees on the stream and destroys it without a synchronize.
     for (void* p : {(void*)d.x, (void*)d.y, (void*)d.w, (void*)d.t, (void*)d.visits, (void*)d.counter, (void*)d.z}) {
@@ -395,11 +409,11 @@ int main(int argc, char** argv) {
     cudaStream_t kept; CK(cudaStreamCreateWithFlags(&kept, cudaStreamNonBlocking));  // the test keeps one stream
     std::atomic<long> solo{0};
     double solo_seconds = seconds / 6 > 1 ? seconds / 6 : 1;
-    worker(0, solo_seconds, &solo);
+    worker(0, solo_seconds, &solo, false);
     printf("one thread alone: %ld cycles in %.0f s\n", solo.load(), solo_seconds);
     std::vector<std::atomic<long>> cycles(threads);
     std::vector<std::thread> pool;
-    for (int t = 0; t < threads; t++) pool.emplace_back(worker, t, seconds, &cycles[t]);
+    for (int t = 0; t < threads; t++) pool.emplace_back(worker, t, seconds, &cycles[t], t == 0);
     for (auto& t : pool) t.join();
     printf("%d threads, %.0f s%s%s: cycles", threads, seconds, switches.empty() ? "" : ", ", switches.c_str());
     for (auto& c : cycles) printf(" %ld", c.load());
