@@ -124,11 +124,14 @@
 //!   while that launch still reads (as two cudarc reads on two streams
 //!   before a free are, without any graph). An exec that is dropped waits
 //!   for its launch, so only a forgotten one is exposed.
-//!   Not established: whether the driver refuses a launch from the device
-//!   of an exec that is already running (two unordered launcher kernels,
-//!   or launchers on two streams, naming one [`DeviceExec`]) or leaves it
-//!   undefined; nothing here orders such launches. (A launch from the host
-//!   is waited for before a device handle is handed out.)
+//!   Two launches from the device of one exec that nothing orders (two
+//!   launcher kernels in parallel nodes, or launcher graphs on two streams,
+//!   naming one [`DeviceExec`]) do not run at once: the driver refuses the
+//!   second (its device-side `cudaGraphLaunch` returns
+//!   `cudaErrorInvalidValue` to the launching kernel, and the exec runs
+//!   once; scripts/sanitizer-repro/twin_device_launch.cu, measured on the
+//!   H200). A launch from the host is waited for before a device handle is
+//!   handed out.
 //! - *Allocations that outlive their launch.* [`Exec::take_escaped`] hands
 //!   one out as an owned [`Escaped`]; every launch that makes, uses or
 //!   frees it, every cudarc copy of it and its free on drop wait for the

@@ -18,6 +18,10 @@
 // x 2. Overlapping (undefined, as the host API says "only one instance
 // ... may be executing at a time"): codes 0, runs 2, x 1.
 //
+// Measured on the lent H200 (driver 580.159.04, CUDA 13), 2026-12-02: all
+// three cases "refused": one launch returned 1 (cudaErrorInvalidValue),
+// the other 0; runs 1, x 1.
+//
 //   nvcc -O2 -arch=sm_90 -o twin_device_launch twin_device_launch.cu -lnvrtc -lcuda
 //   ./twin_device_launch
 #include <cstdio>
