@@ -33,9 +33,9 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvrtc.h>
+#include "nvrtc_module.h"
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); exit(1);} } while (0)
 #define CU(x) do { CUresult e = (x); if (e != CUDA_SUCCESS) { const char* m; cuGetErrorString(e, &m); printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, m); exit(1);} } while (0)
-#define NV(x) do { nvrtcResult e = (x); if (e != NVRTC_SUCCESS) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, nvrtcGetErrorString(e)); exit(1);} } while (0)
 
 __global__ void sq_diff_sum(const float* a, const float* b, double* out, unsigned len) {
     __shared__ double part[256];
@@ -81,16 +81,7 @@ static std::string slurp(const std::string& path) {
 
 static CUfunction nvrtc_kernel(const std::string& path, const char* name) {
     std::string src = slurp(path);
-    nvrtcProgram p;
-    NV(nvrtcCreateProgram(&p, src.c_str(), path.c_str(), 0, nullptr, nullptr));
-    const char* opts[] = {"--gpu-architecture=compute_90"};
-    nvrtcResult r = nvrtcCompileProgram(p, 1, opts);
-    if (r != NVRTC_SUCCESS) {
-        size_t n; nvrtcGetProgramLogSize(p, &n); std::vector<char> log(n); nvrtcGetProgramLog(p, log.data());
-        printf("%s: %s\n", path.c_str(), log.data()); exit(1);
-    }
-    size_t n; NV(nvrtcGetPTXSize(p, &n)); std::vector<char> ptx(n); NV(nvrtcGetPTX(p, ptx.data()));
-    CUmodule m; CU(cuModuleLoadData(&m, ptx.data()));
+    CUmodule m = nvrtc_module(src.c_str(), path.c_str());
     CUfunction f; CU(cuModuleGetFunction(&f, m, name));
     return f;
 }

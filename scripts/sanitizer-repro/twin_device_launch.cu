@@ -29,8 +29,8 @@
 #include <vector>
 #include <cuda.h>
 #include <nvrtc.h>
+#include "nvrtc_module.h"
 #define CU(x) do { CUresult err_ = (x); if (err_ != CUDA_SUCCESS) { const char* m; cuGetErrorString(err_, &m); printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, m); exit(1);} } while (0)
-#define NV(x) do { nvrtcResult e = (x); if (e != NVRTC_SUCCESS) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, nvrtcGetErrorString(e)); exit(1);} } while (0)
 
 static const char* SOURCE = R"(
 extern "C" __device__ int cudaGraphLaunch(void* exec, void* stream);
@@ -54,15 +54,7 @@ extern "C" __global__ void launch_graph(unsigned long long exec, unsigned mode, 
 static CUfunction slow_inc, launch_graph;
 
 static void load() {
-    nvrtcProgram p;
-    NV(nvrtcCreateProgram(&p, SOURCE, "twin.cu", 0, nullptr, nullptr));
-    const char* opts[] = {"--gpu-architecture=compute_90"};
-    if (nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
-        size_t n; nvrtcGetProgramLogSize(p, &n); std::vector<char> log(n); nvrtcGetProgramLog(p, log.data());
-        printf("nvrtc: %s\n", log.data()); exit(1);
-    }
-    size_t n; NV(nvrtcGetPTXSize(p, &n)); std::vector<char> ptx(n); NV(nvrtcGetPTX(p, ptx.data()));
-    CUmodule m; CU(cuModuleLoadData(&m, ptx.data()));
+    CUmodule m = nvrtc_module(SOURCE, "twin.cu");
     CU(cuModuleGetFunction(&slow_inc, m, "slow_inc"));
     CU(cuModuleGetFunction(&launch_graph, m, "launch_graph"));
 }

@@ -67,9 +67,9 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvrtc.h>
+#include "nvrtc_module.h"
 #define CU(x) do { CUresult e = (x); if (e != CUDA_SUCCESS) { const char* m; cuGetErrorString(e, &m); printf("thread %d: %s:%d %s: %s\n", id, __FILE__, __LINE__, #x, m); exit(1);} } while (0)
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("thread %d: %s:%d %s: %s\n", id, __FILE__, __LINE__, #x, cudaGetErrorString(e)); exit(1);} } while (0)
-#define NV(x) do { nvrtcResult e = (x); if (e != NVRTC_SUCCESS) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, nvrtcGetErrorString(e)); exit(1);} } while (0)
 
 const unsigned N = 1024;
 
@@ -110,15 +110,7 @@ static CUfunction fn[KERNELS];
 
 static void load() {
     int id = -1;
-    nvrtcProgram p;
-    NV(nvrtcCreateProgram(&p, SOURCE, "workload_threads.cu", 0, nullptr, nullptr));
-    const char* opts[] = {"--gpu-architecture=compute_90"};
-    if (nvrtcCompileProgram(p, 1, opts) != NVRTC_SUCCESS) {
-        size_t n; nvrtcGetProgramLogSize(p, &n); std::vector<char> log(n); nvrtcGetProgramLog(p, log.data());
-        printf("nvrtc: %s\n", log.data()); exit(1);
-    }
-    size_t n; NV(nvrtcGetPTXSize(p, &n)); std::vector<char> ptx(n); NV(nvrtcGetPTX(p, ptx.data()));
-    CUmodule m; CU(cuModuleLoadData(&m, ptx.data()));
+    CUmodule m = nvrtc_module(SOURCE, "workload_threads.cu");
     for (int k = 0; k < KERNELS; k++) CU(cuModuleGetFunction(&fn[k], m, NAMES[k]));
 }
 

@@ -132,9 +132,10 @@ impl<'a> Exec<'a> {
 /// How many replaced resource sets an exec keeps before it asks whether its
 /// stream is done. A query per update (`cuStreamQuery`) was the update
 /// path's one new driver call when the rebuild + whole-graph update +
-/// launch loop went from 1.06x to 1.18x C++ (BENCHMARKS.md, run 24; not yet
-/// measured with this bound): asking once eight sets are kept keeps their
-/// kernels' modules and other graphs' bound allocations a little longer.
+/// launch loop went from 1.06x to 1.18x C++ (BENCHMARKS.md, run 24; with
+/// this bound, run 25: 1.12x for one buffer): asking once eight sets are
+/// kept keeps their kernels' modules and other graphs' bound allocations a
+/// little longer.
 const RETIRED_BEFORE_QUERY: usize = 8;
 
 /// Keeps `replaced` in `retired` while a launch on `last_stream` may still
