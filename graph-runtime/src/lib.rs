@@ -233,6 +233,8 @@ pub mod kernel;
 pub mod memory;
 pub mod node;
 pub mod profile;
+#[doc(hidden)]
+pub mod repeat;
 pub mod result;
 pub mod user_object;
 

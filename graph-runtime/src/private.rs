@@ -7,6 +7,7 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
+pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label};
 
 /// Emitted at every programmatic edge, spanned there: rustc's error (from
 /// [`PdlAware`](crate::kernel::PdlAware)'s message) points at the edge when
@@ -165,6 +166,13 @@ impl Unset for crate::node::Node {
 impl<A> Unset for crate::node::KernelNode<A> {
     fn unset() -> Self {
         crate::node::KernelNode::UNSET
+    }
+}
+
+/// A repeated node's table starts empty; each iteration adds to it.
+impl<T> Unset for Vec<T> {
+    fn unset() -> Self {
+        Vec::new()
     }
 }
 

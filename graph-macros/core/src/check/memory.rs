@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
     check_freed(model, diag);
+    let repeated_uses = check_repeated(model, diag);
     let names: HashMap<String, BufferId> = model
         .buffers
         .iter()
@@ -56,7 +57,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
             let Some(&buffer_id) = names.get(&ident.to_string()) else {
                 continue;
             };
-            if reported.contains_key(&(buffer_id, id)) {
+            if reported.contains_key(&(buffer_id, id)) || repeated_uses.contains(&(buffer_id, id)) {
                 continue;
             }
             let buffer = &model.buffers[buffer_id];
@@ -122,6 +123,68 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
             }
         }
     }
+}
+
+/// An allocation in a repeated block is made once per iteration: it
+/// cannot escape, its free is in the same block (not in a nested one, not
+/// outside), and its users are inside the block. Returns the (buffer,
+/// node) uses reported.
+fn check_repeated(model: &Model<'_>, diag: &Diagnostics) -> Vec<(BufferId, NodeId)> {
+    let mut reported = Vec::new();
+    for (id, buffer) in model.buffers.iter().enumerate() {
+        let chain = model.repeat_chain(buffer.alloc);
+        let name = &buffer.name;
+        if let (Some(&block), true) = (chain.first(), buffer.escape) {
+            let block = &model.repeats[block].syntax.label;
+            diag.error_with_help(
+                name,
+                format!("`{name}` is allocated in every iteration of `{block}` and cannot escape"),
+                "an escaping allocation is handed to the caller once: allocate it outside the repeated block",
+            );
+        }
+        for &free in &buffer.frees {
+            let free_chain = model.repeat_chain(free);
+            if free_chain != chain {
+                let free_name = &model.nodes[free].name;
+                let (message, help) = match (chain.first(), free_chain.first()) {
+                    (Some(&r), _) if !free_chain.contains(&r) => {
+                        let block = &model.repeats[r].syntax.label;
+                        (format!("`{free_name}` frees `{name}`, which is allocated in every iteration of `{block}`, outside that block"),
+                         format!("free it inside `{block}`, in the iteration that allocated it"))
+                    }
+                    (_, Some(&r)) => {
+                        let block = &model.repeats[r].syntax.label;
+                        (format!("`{free_name}` would free `{name}` in every iteration of `{block}`, but it is allocated once"),
+                         format!("free it where it is allocated: outside `{block}`, after it"))
+                    }
+                    _ => continue,
+                };
+                let Op::Free { buffer: ident } = model.nodes[free].op else {
+                    continue;
+                };
+                diag.error_with_help(ident, message, help);
+            }
+        }
+        let Some(&block) = chain.first() else {
+            continue;
+        };
+        for (user, node) in model.nodes.iter().enumerate() {
+            let Some(ident) = node.uses.iter().find(|i| *i == name) else {
+                continue;
+            };
+            if model.buffer_named(&name.to_string()) != Some(id) || model.is_repeated_by(user, block) {
+                continue;
+            }
+            reported.push((id, user));
+            let block = &model.repeats[block].syntax.label;
+            diag.error_with_help(
+                ident,
+                format!("`{name}` is allocated in every iteration of `{block}`, but `{}` uses it outside that block", node.name),
+                format!("each iteration's `{name}` exists only in that iteration: move `{}` into `{block}`, or allocate `{name}` outside it", node.name),
+            );
+        }
+    }
+    reported
 }
 
 /// Whether `node` (or the conditional node holding it) is inside `scope`.

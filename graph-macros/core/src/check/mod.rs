@@ -6,6 +6,7 @@
 mod bits;
 mod conditional;
 mod dag;
+mod iterations;
 mod memory;
 mod race;
 mod rules;

@@ -41,18 +41,18 @@ pub struct KernelRace {
 
 /// How a node accesses a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Access {
+pub(super) enum Access {
     Read,
     Write,
     /// A kernel argument: a write if the kernel's parameter writes.
     Kernel(usize),
 }
 
-struct Touch<'a> {
-    node: NodeId,
-    buffer: String,
-    operand: &'a Expr,
-    access: Access,
+pub(super) struct Touch<'a> {
+    pub node: NodeId,
+    pub buffer: String,
+    pub operand: &'a Expr,
+    pub access: Access,
 }
 
 /// The unordered accesses found for one access.
@@ -70,8 +70,9 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
     let mut touches = touches(model);
     check_disjoint_names(model, &touches, diag);
     touches.retain(|t| !disjoint(model, t.node, &t.buffer));
+    let mut races = super::iterations::check(model, topology, &touches, diag);
     if touches.len() < 2 {
-        return Vec::new();
+        return races;
     }
     // Per level: the accesses under it, each with the node of the level
     // that is or holds the accessing node.
@@ -87,7 +88,6 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
             level_pairs(topology, &touches, columns, order, &mut peers);
         }
     }
-    let mut races = Vec::new();
     for (t, touch) in touches.iter().enumerate() {
         let Some(first) = peers[t].first else {
             continue;
@@ -133,7 +133,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
 
 /// Every buffer access of the graph's nodes, but those `#[disjoint]` leaves
 /// out.
-fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
+pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
     let mut out = Vec::new();
     for (id, node) in model.nodes.iter().enumerate() {
         let mut add = |operand: &'a Expr, access: Access| {
@@ -208,10 +208,14 @@ fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
 }
 
 /// The buffer an operand names: an allocation, a buffer parameter, or a
-/// caller's variable (`&x`).
+/// caller's variable (`&x`); or the buffer a method call reads from
+/// (`x.slice(lo..hi)`, a part of `x`: an access to `x`).
 fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
     if let Some((ident, _)) = place(operand) {
         return Some(ident.to_string());
+    }
+    if let Expr::MethodCall(call) = operand {
+        return buffer_name(model, &call.receiver);
     }
     let Expr::Path(path) = operand else {
         return None;

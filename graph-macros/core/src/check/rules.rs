@@ -32,13 +32,24 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
             check_device_launch_node(node, diag);
         }
     }
-    for level in &model.levels {
-        for edge in &level.edges {
-            if edge.kind == EdgeKind::Full {
+    check_loop_variables(model, diag);
+    let carried = model
+        .repeats
+        .iter()
+        .flat_map(|r| &r.carried)
+        .map(|c| (c.kind, Some(&c.tokens), c.from, c.to));
+    let edges = model
+        .levels
+        .iter()
+        .flat_map(|l| &l.edges)
+        .map(|e| (e.kind, e.tokens.as_ref(), e.from, e.to));
+    for (kind, tokens, from, to) in edges.chain(carried) {
+        {
+            if kind == EdgeKind::Full {
                 continue;
             }
-            let Some(tokens) = &edge.tokens else { continue };
-            for end in [edge.from, edge.to] {
+            let Some(tokens) = tokens else { continue };
+            for end in [from, to] {
                 let node = &model.nodes[end];
                 if node.kind() != Kind::Kernel {
                     diag.error_with_help(
@@ -53,6 +64,24 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
                     break;
                 }
             }
+        }
+    }
+}
+
+/// A loop variable is a variable of the builder: it must not hide a
+/// buffer or a handle of the graph.
+fn check_loop_variables(model: &Model<'_>, diag: &Diagnostics) {
+    for repeat in &model.repeats {
+        let var = &repeat.syntax.var;
+        let buffer = model.buffer_named(&var.to_string()).is_some();
+        let handle = model.handles.iter().any(|h| h.syntax.name == *var);
+        if buffer || handle {
+            let what = if buffer { "a graph allocation" } else { "a conditional handle" };
+            diag.error_with_help(
+                var,
+                format!("the loop variable `{var}` has the name of {what}"),
+                "rename one of them: inside the block, the name would mean the iteration's index",
+            );
         }
     }
 }
@@ -119,7 +148,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
                 Origin::ScopeAlloc(scope) => {
                     quote::ToTokens::to_token_stream(&model.scopes[scope].syntax.keyword)
                 }
-                Origin::ScopeFree(_) => return,
+                Origin::ScopeFree(_) | Origin::RepeatStart(_) | Origin::RepeatEnd(_) => return,
             };
             diag.error_with_help(
                 tokens,
@@ -147,7 +176,7 @@ fn check_device_launch_node(node: &crate::model::Node<'_>, diag: &Diagnostics) {
     ) {
         return;
     }
-    if matches!(node.origin, Origin::ScopeFree(_)) {
+    if matches!(node.origin, Origin::ScopeFree(_)) || node.origin.is_virtual() {
         return;
     }
     diag.error_with_help(

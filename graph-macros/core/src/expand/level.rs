@@ -1,14 +1,14 @@
 //! Statements that build one graph level (the top graph or a conditional
 //! body) into a `graph_runtime::Graph` variable.
 
+use super::repeat::{edge_kind, Dep, Settle};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
 use crate::parse::EdgeKind;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -25,7 +25,7 @@ pub struct Emitter<'m, 'a> {
     pub topology: &'m Topology,
     /// Edge kinds by (from, to), with where each was written, for
     /// programmatic edges.
-    edge_kinds: HashMap<(NodeId, NodeId), (EdgeKind, Option<Span>)>,
+    pub(super) edge_kinds: HashMap<(NodeId, NodeId), (EdgeKind, Option<Span>)>,
     /// Expression form: operands written `&x` / `&mut x` name the bound `x`.
     pub bound_references: bool,
     /// Item form: body nodes with accessors hand their handle out of their
@@ -36,8 +36,14 @@ pub struct Emitter<'m, 'a> {
     pub nodes_in_place: bool,
     /// Distinct kernel paths (as written), each loaded once per build.
     kernels: Vec<String>,
+    /// Per node: the repeated blocks holding it, outermost first (see
+    /// `Model::repeat_chain`).
+    pub(super) chains: Vec<Vec<crate::model::RepeatId>>,
+    /// Nodes an edge between iterations leaves from (their handles are
+    /// kept for later iterations).
+    pub(super) carried_sources: std::collections::HashSet<NodeId>,
     /// The runtime's path (`#rt::Graph`).
-    rt: &'m Runtime,
+    pub(super) rt: &'m Runtime,
 }
 
 impl<'m, 'a> Emitter<'m, 'a> {
@@ -57,9 +63,28 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 }
             }
         }
+        let chains = if model.repeats.is_empty() {
+            vec![Vec::new(); model.nodes.len()]
+        } else {
+            (0..model.nodes.len())
+                .map(|id| {
+                    let mut chain = model.repeat_chain(id);
+                    chain.reverse();
+                    chain
+                })
+                .collect()
+        };
+        let carried_sources = model
+            .repeats
+            .iter()
+            .flat_map(|r| &r.carried)
+            .map(|c| c.from)
+            .collect();
         Emitter {
             model,
             topology,
+            chains,
+            carried_sources,
             edge_kinds,
             bound_references: false,
             body_handles: false,
@@ -70,8 +95,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     /// Whether a later node depends on `id` (so its handle is kept).
-    fn is_dependency(&self, id: NodeId) -> bool {
-        !self.topology.successors[id].is_empty()
+    pub(super) fn is_dependency(&self, id: NodeId) -> bool {
+        !self.topology.successors[id].is_empty() || self.carried_sources.contains(&id)
     }
 
     /// The pattern binding node `id`'s handle: its variable, or `_` when
@@ -170,38 +195,47 @@ impl<'m, 'a> Emitter<'m, 'a> {
         )
     }
 
-    /// Nodes of `level` in topological order, smallest source index first.
-    fn order(&self, level: LevelId) -> Vec<NodeId> {
-        let nodes = &self.model.levels[level].nodes;
-        let mut in_degree: HashMap<NodeId, usize> = nodes
-            .iter()
-            .map(|&v| (v, self.topology.predecessors[v].len()))
-            .collect();
-        let mut ready: BinaryHeap<Reverse<NodeId>> = nodes
-            .iter()
-            .filter(|v| in_degree[v] == 0)
-            .map(|&v| Reverse(v))
-            .collect();
-        let mut order = Vec::with_capacity(nodes.len());
-        while let Some(Reverse(v)) = ready.pop() {
-            order.push(v);
-            for &s in &self.topology.successors[v] {
-                if let Some(d) = in_degree.get_mut(&s) {
-                    *d -= 1;
-                    if *d == 0 {
-                        ready.push(Reverse(s));
-                    }
-                }
-            }
-        }
-        order
-    }
-
     /// Statements building `level` into the graph variable `g`.
     pub fn level(&self, level: LevelId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let mut out = TokenStream::new();
-        for handle in self.model.handles.iter().filter(|h| h.level == level) {
+        let nodes = &self.model.levels[level].nodes;
+        if nodes.iter().any(|&id| !self.chains[id].is_empty()) {
+            let label = internal("__label");
+            out.extend(quote! { let mut #label = #rt::__private::Label::new(); });
+        }
+        // Kernel nodes keep a failure in `__failed` rather than return it
+        // (see `Graph::__add_kernel`); every other node, the end of each
+        // iteration and the end of the level settle it first, so the first
+        // failure is returned.
+        let mut settle = Settle::default();
+        if self.model.repeats.iter().any(|r| r.level == level) {
+            // Declared before the first block: its loop may hold the first kernel.
+            out.extend(settle.declare(rt));
+        }
+        self.units(level, None, g, &mut settle, &mut out);
+        out.extend(settle.settle(rt));
+        out
+    }
+
+    /// Statements building the nodes of `level` directly in the repeated
+    /// block `within` (or outside every block), nested blocks as loops.
+    pub(super) fn units(
+        &self,
+        level: LevelId,
+        within: Option<crate::model::RepeatId>,
+        g: &Ident,
+        settle: &mut Settle,
+        out: &mut TokenStream,
+    ) {
+        for handle in self.model.handles.iter().filter(|h| {
+            h.level == level
+                && h.repeats
+                    .first()
+                    .filter(|&&r| self.model.repeats[r].level == level)
+                    .copied()
+                    == within
+        }) {
             let name = &handle.syntax.name;
             let default = match &handle.syntax.default {
                 Some(value) => quote!(::core::option::Option::Some(#value)),
@@ -209,45 +243,61 @@ impl<'m, 'a> Emitter<'m, 'a> {
             };
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
         }
-        // Kernel nodes keep a failure in `__failed` rather than return it
-        // (see `Graph::__add_kernel`); every other node, and the end of the
-        // level, settles it first, so the first failure is returned.
-        let failed = internal("__failed");
-        let settle = quote! { #rt::__private::settle(&mut #failed)?; };
-        let (mut declared, mut unsettled) = (false, false);
-        for id in self.order(level) {
-            let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
-            if is_kernel && !declared {
-                out.extend(quote! {
-                    let mut #failed: ::core::option::Option<#rt::GraphError> =
-                        ::core::option::Option::None;
-                });
-                declared = true;
-            } else if !is_kernel && unsettled {
-                out.extend(settle.clone());
+        for id in self.order_in(level, within) {
+            if let Origin::RepeatStart(block) = self.model.nodes[id].origin {
+                out.extend(settle.settle(self.rt));
+                out.extend(self.block(block, g, settle));
+            } else {
+                let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
+                if is_kernel {
+                    out.extend(settle.declare(self.rt));
+                } else {
+                    out.extend(settle.settle(self.rt));
+                }
+                settle.unsettled = is_kernel;
+                out.extend(self.node(id, g));
+                out.extend(self.keep_handle(id));
             }
-            unsettled = is_kernel;
-            out.extend(self.node(id, g));
-            if self.body_handles && level != crate::model::TOP && self.has_accessor(id) {
-                let (slot, var) = (self.slot_var(id), self.handle_var(id));
-                out.extend(quote! { #slot = ::core::option::Option::Some(#var); });
-            }
-            if self.in_place(id) && !is_kernel {
-                let (label, var) = (&self.model.nodes[id].label, self.node_var(id));
-                let nodes = internal("__nodes");
-                out.extend(quote! { #nodes.#label = #var; });
+            if let Some(block) = within {
+                out.extend(self.after_member(id, block));
             }
         }
-        if unsettled {
-            out.extend(settle);
+    }
+
+    /// Where an accessor's node handle goes once built: its slot (a body
+    /// node), the node table (a top-level node not built there in place),
+    /// or its repeated node table.
+    fn keep_handle(&self, id: NodeId) -> TokenStream {
+        let node = &self.model.nodes[id];
+        let nodes = internal("__nodes");
+        if !self.body_handles || !self.has_accessor(id) {
+            return TokenStream::new();
         }
-        out
+        if !self.chains[id].is_empty() {
+            let (label, var) = (&node.label, self.handle_var(id));
+            let mut table = quote!(&mut #nodes.#label);
+            for _ in 1..self.chains[id].len() {
+                let rt = self.rt;
+                table = quote!(#rt::__private::last(#table));
+            }
+            return quote! { (#table).push(#var); };
+        }
+        if node.level != crate::model::TOP {
+            let (slot, var) = (self.slot_var(id), self.handle_var(id));
+            return quote! { #slot = ::core::option::Option::Some(#var); };
+        }
+        if self.in_place(id) && node.kind() != Kind::Kernel {
+            let (label, var) = (&node.label, self.node_var(id));
+            return quote! { #nodes.#label = #var; };
+        }
+        TokenStream::new()
     }
 
     /// Whether node `id`'s handle is built into the node table in place.
     pub fn in_place(&self, id: NodeId) -> bool {
         self.nodes_in_place
             && self.model.nodes[id].level == crate::model::TOP
+            && self.chains[id].is_empty()
             && self.has_accessor(id)
     }
 
@@ -268,19 +318,24 @@ impl<'m, 'a> Emitter<'m, 'a> {
         }
     }
 
-    fn deps(&self, id: NodeId) -> TokenStream {
-        let vars = self.topology.predecessors[id]
-            .iter()
-            .map(|&p| self.node_var(p));
-        quote!(&[#(#vars),*])
+    /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list,
+    /// or one assembled in this iteration (see `repeat`).
+    fn deps(&self, id: NodeId, list: &[Dep]) -> TokenStream {
+        if Self::static_deps(list) {
+            let vars = list.iter().map(|d| &d.value);
+            return quote!(&[#(#vars),*]);
+        }
+        let value = self.deps_value(id);
+        quote!(#value.as_slice())
     }
 
     fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let node = &self.model.nodes[id];
         let var = self.node_binding(id);
-        let label = &node.name;
-        let deps = self.deps(id);
+        let label = self.label_expr(id);
+        let dep_list = self.dep_list(id);
+        let deps = self.deps(id, &dep_list);
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
@@ -309,15 +364,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         let #var: #rt::__private::ArgOf<'_, #path, #index> = #arg;
                     }
                 });
-                let incoming: Vec<(EdgeKind, Option<Span>)> = self.topology.predecessors[id]
-                    .iter()
-                    .map(|&p| {
-                        self.edge_kinds
-                            .get(&(p, id))
-                            .copied()
-                            .unwrap_or((EdgeKind::Full, None))
-                    })
-                    .collect();
+                let incoming: Vec<(EdgeKind, Option<Span>)> =
+                    dep_list.iter().map(|d| (d.kind, d.span)).collect();
                 // Every programmatic edge requires a PDL-aware kernel after
                 // it; rustc's error points at the edge:
                 //   error[E0277]: kernel `AddOne` is not declared PDL-aware, ...
@@ -330,19 +378,23 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     })
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
-                let edges = if kinds.iter().all(|k| *k == EdgeKind::Full) {
-                    quote!(::core::option::Option::None)
+                let dynamic = internal("__deps");
+                let (deps_decl, deps, edges) = if !Self::static_deps(&dep_list) {
+                    let value = self.deps_value(id);
+                    (
+                        quote! { let #dynamic = #value; },
+                        quote!(#dynamic.as_slice()),
+                        quote!(#dynamic.edges()),
+                    )
+                } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
+                    (TokenStream::new(), deps, quote!(::core::option::Option::None))
                 } else {
-                    let kinds = kinds.iter().map(|k| match k {
-                        EdgeKind::Full => quote!(#rt::EdgeKind::Full),
-                        EdgeKind::Programmatic => {
-                            quote!(#rt::EdgeKind::Programmatic)
-                        }
-                        EdgeKind::LaunchOrder => {
-                            quote!(#rt::EdgeKind::LaunchOrder)
-                        }
-                    });
-                    quote!(::core::option::Option::Some(&[#(#kinds),*]))
+                    let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
+                    (
+                        TokenStream::new(),
+                        deps,
+                        quote!(::core::option::Option::Some(&[#(#kinds),*])),
+                    )
                 };
                 let field = &node.label;
                 let (nodes, failed) = (internal("__nodes"), internal("__failed"));
@@ -383,6 +435,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         #(#pdl_checks)*
                         #(#arg_checks)*
                         #args_check
+                        #deps_decl
                         #g.__add_kernel(&mut #failed, #label, &#loaded, #config, #args, #deps, #edges)
                     };
                     #node_handle

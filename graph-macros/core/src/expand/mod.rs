@@ -10,6 +10,7 @@
 mod expression;
 mod item;
 mod level;
+mod repeat;
 
 use crate::check::Topology;
 use crate::model::Model;

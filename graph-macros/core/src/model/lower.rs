@@ -16,6 +16,17 @@ pub(super) enum LabelTarget {
     Node(NodeId),
     /// An alloc scope: as a source its free node, as a target its alloc node.
     Scope(ScopeId),
+    /// A repeated block: as a source its end, as a target its start.
+    Repeat(RepeatId),
+}
+
+/// Where a statement sits in its level: the innermost alloc scope and
+/// repeated block around it, and the innermost of the two.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Context {
+    pub scope: Option<ScopeId>,
+    pub repeat: Option<RepeatId>,
+    pub region: Option<Region>,
 }
 
 /// Builds the model, reporting resolution errors into `diag`.
@@ -29,6 +40,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             scopes: Vec::new(),
             handles: Vec::new(),
             buffers: Vec::new(),
+            repeats: Vec::new(),
             handle_names: HashMap::new(),
             buffer_names: HashMap::new(),
         },
@@ -38,7 +50,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
         frees: Vec::new(),
         conditionals: Vec::new(),
     };
-    lowering.collect(&def.body, TOP, None);
+    lowering.collect(&def.body, TOP, Context::default());
     lowering.resolve_handles();
     lowering.resolve_buffers();
     lowering.resolve_edges();
@@ -50,8 +62,8 @@ pub(super) struct Lowering<'a, 'd> {
     pub(super) model: Model<'a>,
     pub(super) diag: &'d Diagnostics,
     pub(super) labels: HashMap<String, LabelTarget>,
-    /// Edge statements with the level whose block holds them.
-    pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId)>,
+    /// Edge statements with the level and repeated block holding them.
+    pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId, Option<RepeatId>)>,
     /// Free nodes with the buffer name they free.
     pub(super) frees: Vec<(NodeId, &'a Ident)>,
     /// Conditional nodes with the handle identifier they name.
@@ -59,15 +71,96 @@ pub(super) struct Lowering<'a, 'd> {
 }
 
 impl<'a> Lowering<'a, '_> {
-    fn collect(&mut self, block: &'a Block, level: LevelId, scope: Option<ScopeId>) {
+    fn collect(&mut self, block: &'a Block, level: LevelId, ctx: Context) {
         for stmt in &block.stmts {
             match stmt {
-                Stmt::Node(node) => self.collect_node(node, level, scope),
-                Stmt::Edge(edge) => self.edge_stmts.push((edge, level)),
-                Stmt::Cond(decl) => self.collect_handle(decl, level),
-                Stmt::Scope(syntax) => self.collect_scope(syntax, level, scope),
+                Stmt::Node(node) => self.collect_node(node, level, ctx),
+                Stmt::Edge(edge) => self.edge_stmts.push((edge, level, ctx.repeat)),
+                Stmt::Cond(decl) => self.collect_handle(decl, level, ctx),
+                Stmt::Scope(syntax) => self.collect_scope(syntax, level, ctx),
+                Stmt::Repeat(syntax) => self.collect_repeat(syntax, level, ctx),
             }
         }
+    }
+
+    /// The repeated blocks around a statement at `level` in `ctx`,
+    /// innermost first, across conditional bodies.
+    fn repeats_around(&self, level: LevelId, ctx: Context) -> Vec<RepeatId> {
+        let mut chain = Vec::new();
+        let mut at = ctx.repeat;
+        while let Some(r) = at {
+            chain.push(r);
+            at = self.model.repeats[r].parent;
+        }
+        if let Some(parent) = self.model.levels[level].parent {
+            chain.extend(self.model.repeat_chain(parent));
+        }
+        chain
+    }
+
+    fn collect_repeat(&mut self, syntax: &'a parse::RepeatBlock, level: LevelId, ctx: Context) {
+        if let Some(attr) = syntax.attrs.first() {
+            self.diag.error_with_help(
+                attr,
+                "attributes are not allowed on a repeated block",
+                "put them on the nodes inside it",
+            );
+        }
+        let outer = self.repeats_around(level, ctx);
+        if let Some(&same) = outer
+            .iter()
+            .find(|&&r| self.model.repeats[r].syntax.var == syntax.var)
+        {
+            let other = &self.model.repeats[same].syntax.label;
+            self.diag.error_with_help(
+                &syntax.var,
+                format!("`{}` is already the loop variable of `{other}`, which holds this block", syntax.var),
+                "name each nested block's loop variable differently (`w` for lanes, `i` for steps)",
+            );
+        }
+        if self.model.def.params.iter().any(|p| p.name == syntax.var) {
+            self.diag.error_with_help(
+                &syntax.var,
+                format!("the loop variable `{}` has the name of a parameter", syntax.var),
+                "rename the loop variable or the parameter: inside the graph, one name means one thing",
+            );
+        }
+        let id = self.model.repeats.len();
+        let name = syntax.label.to_string();
+        let make = |origin, name: String| Node {
+            label: syntax.label.clone(),
+            name,
+            op: Op::Empty,
+            origin,
+            level,
+            scope: ctx.scope,
+            repeat: ctx.repeat,
+            region: ctx.region,
+            attrs: NodeAttrs::default(),
+            uses: Vec::new(),
+            handle: None,
+            bodies: Vec::new(),
+            buffer: None,
+        };
+        let start = self.push_node(make(Origin::RepeatStart(id), name.clone()));
+        self.register_label(&syntax.label, LabelTarget::Repeat(id));
+        self.model.repeats.push(Repeat {
+            syntax,
+            level,
+            parent: ctx.repeat,
+            region: ctx.region,
+            start,
+            end: usize::MAX,
+            carried: Vec::new(),
+        });
+        let inner = Context {
+            scope: ctx.scope,
+            repeat: Some(id),
+            region: Some(Region::Repeat(id)),
+        };
+        self.collect(&syntax.body, level, inner);
+        let end = self.push_node(make(Origin::RepeatEnd(id), format!("{name}.end")));
+        self.model.repeats[id].end = end;
     }
 
     fn register_label(&mut self, label: &Ident, target: LabelTarget) {
@@ -90,7 +183,7 @@ impl<'a> Lowering<'a, '_> {
         id
     }
 
-    fn collect_node(&mut self, stmt: &'a NodeStmt, level: LevelId, scope: Option<ScopeId>) {
+    fn collect_node(&mut self, stmt: &'a NodeStmt, level: LevelId, ctx: Context) {
         use parse::NodeKind as K;
         let op = Op::of(stmt);
         let attrs = node_attrs(&stmt.attrs, self.diag);
@@ -100,7 +193,9 @@ impl<'a> Lowering<'a, '_> {
             op,
             origin: Origin::Stmt(stmt),
             level,
-            scope,
+            scope: ctx.scope,
+            repeat: ctx.repeat,
+            region: ctx.region,
             attrs,
             uses: operand_idents(&op),
             handle: None,
@@ -147,7 +242,7 @@ impl<'a> Lowering<'a, '_> {
             ..Level::default()
         });
         self.model.nodes[parent].bodies.push(level);
-        self.collect(block, level, None);
+        self.collect(block, level, Context::default());
     }
 
     fn add_buffer(&mut self, name: &Ident, alloc: NodeId, scope: Option<ScopeId>, escape: bool) {
@@ -167,7 +262,7 @@ impl<'a> Lowering<'a, '_> {
             .or_insert(id);
     }
 
-    fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId) {
+    fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId, ctx: Context) {
         if let Some(attr) = decl.attrs.first() {
             self.diag
                 .error(attr, "attributes are not allowed on conditional handles");
@@ -184,9 +279,11 @@ impl<'a> Lowering<'a, '_> {
             return;
         }
         let id = self.model.handles.len();
+        let repeats = self.repeats_around(level, ctx);
         self.model.handles.push(Handle {
             syntax: decl,
             level,
+            repeats,
             drives: Vec::new(),
         });
         self.model.handle_names.insert(key, id);
@@ -196,7 +293,7 @@ impl<'a> Lowering<'a, '_> {
         &mut self,
         syntax: &'a parse::AllocScope,
         level: LevelId,
-        parent: Option<ScopeId>,
+        ctx: Context,
     ) {
         let attrs = node_attrs(&syntax.attrs, self.diag);
         if let Some(span) = attrs.escape {
@@ -220,7 +317,9 @@ impl<'a> Lowering<'a, '_> {
             op,
             origin,
             level,
-            scope: parent,
+            scope: ctx.scope,
+            repeat: ctx.repeat,
+            region: ctx.region,
             attrs: NodeAttrs::default(),
             uses: Vec::new(),
             handle: None,
@@ -240,13 +339,19 @@ impl<'a> Lowering<'a, '_> {
         self.model.scopes.push(Scope {
             syntax,
             level,
-            parent,
+            parent: ctx.scope,
+            region: ctx.region,
             alloc,
             free: usize::MAX,
             buffer: self.model.buffers.len(),
         });
         self.add_buffer(&syntax.buffer, alloc, Some(id), false);
-        self.collect(&syntax.body, level, Some(id));
+        let inner = Context {
+            scope: Some(id),
+            repeat: ctx.repeat,
+            region: Some(Region::Scope(id)),
+        };
+        self.collect(&syntax.body, level, inner);
         let free = self.push_node(make(
             Op::Free {
                 buffer: &syntax.buffer,

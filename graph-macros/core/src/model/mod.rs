@@ -25,6 +25,7 @@ pub type LevelId = usize;
 pub type ScopeId = usize;
 pub type HandleId = usize;
 pub type BufferId = usize;
+pub type RepeatId = usize;
 
 /// The top graph's level.
 pub const TOP: LevelId = 0;
@@ -39,6 +40,7 @@ pub struct Model<'a> {
     pub scopes: Vec<Scope<'a>>,
     pub handles: Vec<Handle<'a>>,
     pub buffers: Vec<Buffer>,
+    pub repeats: Vec<Repeat<'a>>,
     /// Handles by name, per declaring level.
     handle_names: HashMap<(LevelId, String), HandleId>,
     /// Allocations by name (the first, where a name repeats).
@@ -90,6 +92,27 @@ impl Model<'_> {
             let parent = self.levels[level].parent?;
             level = self.nodes[parent].level;
         }
+    }
+
+    /// The repeated blocks that hold `node`, innermost first, across
+    /// conditional bodies (a node in a body of a repeated conditional node
+    /// is repeated with it).
+    pub fn repeat_chain(&self, node: NodeId) -> Vec<RepeatId> {
+        let mut chain = Vec::new();
+        for holder in self.holders(node) {
+            let mut at = self.nodes[holder].repeat;
+            while let Some(r) = at {
+                chain.push(r);
+                at = self.repeats[r].parent;
+            }
+        }
+        chain
+    }
+
+    /// Whether `node` is inside repeated block `repeat` (at any depth,
+    /// across conditional bodies).
+    pub fn is_repeated_by(&self, node: NodeId, repeat: RepeatId) -> bool {
+        self.repeat_chain(node).contains(&repeat)
     }
 
     /// The handles a kernel node sets (those it takes as arguments), or a
@@ -190,6 +213,21 @@ pub enum Origin<'a> {
     ScopeAlloc(ScopeId),
     /// The free node of an alloc scope.
     ScopeFree(ScopeId),
+    /// Where a repeated block starts: no node of the CUDA graph, but the
+    /// checks' stand-in for the block as an edge's target (it precedes the
+    /// block's first nodes).
+    RepeatStart(RepeatId),
+    /// Where a repeated block ends: the stand-in for the block as an edge's
+    /// source (its last nodes precede it).
+    RepeatEnd(RepeatId),
+}
+
+impl Origin<'_> {
+    /// Whether the node stands for a repeated block's start or end (and is
+    /// not built).
+    pub fn is_virtual(&self) -> bool {
+        matches!(self, Origin::RepeatStart(_) | Origin::RepeatEnd(_))
+    }
 }
 
 #[derive(Debug)]
@@ -204,6 +242,10 @@ pub struct Node<'a> {
     pub level: LevelId,
     /// Innermost alloc scope whose body holds this node.
     pub scope: Option<ScopeId>,
+    /// Innermost repeated block of this level whose body holds this node.
+    pub repeat: Option<RepeatId>,
+    /// The innermost of the two: the region this node is a member of.
+    pub region: Option<Region>,
     pub attrs: NodeAttrs,
     /// Identifiers the node's operands name (buffers, handles, captures).
     pub uses: Vec<Ident>,
@@ -253,6 +295,44 @@ pub struct Edge {
     pub kind_span: Option<proc_macro2::Span>,
 }
 
+/// A block whose nodes act as one in the edges around it: an alloc scope
+/// or a repeated block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Region {
+    Scope(ScopeId),
+    Repeat(RepeatId),
+}
+
+/// `label: for i in 0..n { ... }`
+#[derive(Debug)]
+pub struct Repeat<'a> {
+    pub syntax: &'a parse::RepeatBlock,
+    pub level: LevelId,
+    /// Enclosing repeated block of the same level.
+    pub parent: Option<RepeatId>,
+    /// Enclosing region of the same level.
+    pub region: Option<Region>,
+    /// Its stand-ins in the level (see `Origin::RepeatStart`).
+    pub start: NodeId,
+    pub end: NodeId,
+    /// Edges between iterations (`a[i-k] -> b`).
+    pub carried: Vec<Carried>,
+}
+
+/// An edge from a member of a repeated block's body in one iteration to a
+/// member `back` iterations later. Ends are the members' exit and entry
+/// nodes (for a nested block: its end and start stand-ins).
+#[derive(Debug, Clone)]
+pub struct Carried {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub back: usize,
+    pub kind: EdgeKind,
+    pub tokens: TokenStream,
+    /// Where errors about its kind point (see `EdgeLink::span`).
+    pub kind_span: Span,
+}
+
 /// `alloc buf: T[n] { ... }`
 #[derive(Debug)]
 pub struct Scope<'a> {
@@ -260,6 +340,8 @@ pub struct Scope<'a> {
     pub level: LevelId,
     /// Enclosing scope.
     pub parent: Option<ScopeId>,
+    /// Enclosing region of the same level.
+    pub region: Option<Region>,
     pub alloc: NodeId,
     pub free: NodeId,
     pub buffer: BufferId,
@@ -270,6 +352,9 @@ pub struct Scope<'a> {
 pub struct Handle<'a> {
     pub syntax: &'a parse::CondDecl,
     pub level: LevelId,
+    /// The repeated blocks around its declaration, innermost first, across
+    /// conditional bodies (each iteration declares its own handle).
+    pub repeats: Vec<RepeatId>,
     /// The conditional nodes it drives (more than one is an error).
     pub drives: Vec<NodeId>,
 }

@@ -4,8 +4,8 @@
 
 use super::lower::{LabelTarget, Lowering};
 use super::*;
+use crate::parse::EdgeLabel;
 use proc_macro2::TokenStream;
-use quote::ToTokens;
 use std::collections::HashMap;
 use syn::Ident;
 
@@ -15,6 +15,9 @@ impl<'a> Lowering<'a, '_> {
             let level = self.model.nodes[node].level;
             match self.model.visible_handle(&ident.to_string(), level) {
                 Some(handle) => {
+                    if !self.handle_repeats_match(node, handle, ident) {
+                        continue;
+                    }
                     self.model.nodes[node].handle = Some(handle);
                     self.model.handles[handle].drives.push(node);
                 }
@@ -28,6 +31,36 @@ impl<'a> Lowering<'a, '_> {
                 ),
             }
         }
+    }
+
+    /// A conditional node repeats exactly as its handle's declaration does:
+    /// a handle of every iteration is seen only inside the block, and one
+    /// declared outside a block would drive a node of every iteration.
+    fn handle_repeats_match(&self, node: NodeId, handle: HandleId, ident: &Ident) -> bool {
+        let node_chain = self.model.repeat_chain(node);
+        let handle_chain = &self.model.handles[handle].repeats;
+        if let Some(&inner) = handle_chain.iter().find(|r| !node_chain.contains(r)) {
+            let block = &self.model.repeats[inner].syntax.label;
+            self.diag.error_with_help(
+                ident,
+                format!("the handle `{ident}` is declared in the repeated block `{block}`, which does not hold `{}`", self.model.nodes[node].name),
+                format!("each iteration of `{block}` declares its own `{ident}`: use it inside the block"),
+            );
+            return false;
+        }
+        if let Some(&inner) = node_chain.iter().find(|r| !handle_chain.contains(r)) {
+            let block = &self.model.repeats[inner].syntax.label;
+            self.diag.error_with_help(
+                ident,
+                format!(
+                    "the handle `{ident}` would drive `{}` in every iteration of `{block}`, but a handle drives one conditional node",
+                    self.model.nodes[node].name
+                ),
+                format!("declare the handle inside `{block}` (`cond {ident};`), so each iteration has its own"),
+            );
+            return false;
+        }
+        true
     }
 
     pub(super) fn resolve_buffers(&mut self) {
@@ -92,21 +125,109 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
-    /// Resolves a label used in an edge written in `level`, reporting an
-    /// unknown label or one from another conditional body.
-    fn resolve_label(&self, label: &Ident, level: LevelId) -> Option<LabelTarget> {
-        let name = label.to_string();
+    /// Resolves a label used in an edge written in `level`, in repeated
+    /// block `repeat`: its target and how many iterations back it names.
+    /// Reports an unknown label, one from another conditional body or
+    /// repeated block, and a misplaced index.
+    fn resolve_label(
+        &self,
+        label: &EdgeLabel,
+        level: LevelId,
+        repeat: Option<RepeatId>,
+    ) -> Option<(LabelTarget, usize)> {
+        let ident = &label.label;
+        let name = ident.to_string();
         let Some(&target) = self.labels.get(&name) else {
-            self.report_unknown_label(label, level);
+            self.report_unknown_label(ident, level);
             return None;
         };
-        let node_level = self.model.nodes[self.source_of(target)].level;
-        if node_level != level {
-            let (message, help) = self.crossing_message(&name, level, node_level);
-            self.diag.error_with_help(label, message, help);
+        let node = &self.model.nodes[self.source_of(target)];
+        if node.level != level {
+            let (message, help) = self.crossing_message(&name, level, node.level);
+            self.diag.error_with_help(ident, message, help);
             return None;
         }
-        Some(target)
+        if node.repeat != repeat {
+            self.report_repeat_crossing(label, node.repeat, repeat);
+            return None;
+        }
+        let back = match &label.index {
+            None => 0,
+            Some(index) => self.index_back(label, index, repeat)?,
+        };
+        Some((target, back))
+    }
+
+    /// `label[var-k]`: `var` must be the loop variable of the repeated
+    /// block holding the edge.
+    fn index_back(
+        &self,
+        label: &EdgeLabel,
+        index: &parse::LabelIndex,
+        repeat: Option<RepeatId>,
+    ) -> Option<usize> {
+        let var = &index.var;
+        let Some(r) = repeat else {
+            self.diag.error_with_help(
+                &index.tokens,
+                format!("`{}` names an iteration, but this edge is outside every repeated block", label.tokens()),
+                format!("name `{}` alone; an edge outside a repeated block names the block, which stands for all its iterations", label.label),
+            );
+            return None;
+        };
+        let block = &self.model.repeats[r].syntax;
+        if *var != block.var {
+            let outer = std::iter::successors(self.model.repeats[r].parent, |&o| self.model.repeats[o].parent)
+                .find(|&o| self.model.repeats[o].syntax.var == *var);
+            let message = match outer {
+                Some(o) => format!(
+                    "`{var}` is the loop variable of `{}`, but this edge is in `{}`, whose loop variable is `{}`",
+                    self.model.repeats[o].syntax.label, block.label, block.var
+                ),
+                None => format!("`{var}` is not the loop variable of a repeated block holding this edge"),
+            };
+            self.diag.error_with_help(
+                &index.tokens,
+                message,
+                format!(
+                    "an edge between iterations is written in the block that repeats, indexed by its variable: `{}[{}-1] -> ...`",
+                    label.label, block.var
+                ),
+            );
+            return None;
+        }
+        Some(index.back)
+    }
+
+    fn report_repeat_crossing(
+        &self,
+        label: &EdgeLabel,
+        home: Option<RepeatId>,
+        here: Option<RepeatId>,
+    ) {
+        let name = &label.label;
+        // The block directly under `here` that holds the label, if any.
+        let under_here = std::iter::successors(home, |&r| self.model.repeats[r].parent)
+            .find(|&r| self.model.repeats[r].parent == here);
+        match (under_here, here) {
+            (Some(block), _) => {
+                let block = &self.model.repeats[block].syntax.label;
+                self.diag.error_with_help(
+                    name,
+                    format!("`{name}` is inside the repeated block `{block}`: this edge would join it in one iteration only"),
+                    format!("name `{block}` here, which stands for all its iterations (its first nodes as a target, its last nodes as a source)"),
+                );
+            }
+            (None, Some(here)) => {
+                let block = &self.model.repeats[here].syntax.label;
+                self.diag.error_with_help(
+                    name,
+                    format!("`{name}` is outside the repeated block `{block}`: an edge inside it joins nodes of its body"),
+                    format!("order `{block}` itself outside it (as in `{name} -> {block}`), so every iteration follows or precedes `{name}`"),
+                );
+            }
+            (None, None) => self.diag.error(name, format!("`{name}` is in another repeated block")),
+        }
     }
 
     /// The node an edge leaves from when it names `target` as its source.
@@ -114,6 +235,7 @@ impl<'a> Lowering<'a, '_> {
         match target {
             LabelTarget::Node(id) => id,
             LabelTarget::Scope(scope) => self.model.scopes[scope].free,
+            LabelTarget::Repeat(repeat) => self.model.repeats[repeat].end,
         }
     }
 
@@ -122,6 +244,7 @@ impl<'a> Lowering<'a, '_> {
         match target {
             LabelTarget::Node(id) => id,
             LabelTarget::Scope(scope) => self.model.scopes[scope].alloc,
+            LabelTarget::Repeat(repeat) => self.model.repeats[repeat].start,
         }
     }
 
@@ -215,69 +338,118 @@ impl<'a> Lowering<'a, '_> {
     }
 
     pub(super) fn resolve_edges(&mut self) {
-        let mut seen: HashMap<(NodeId, NodeId), ()> = HashMap::new();
-        for &(stmt, level) in &self.edge_stmts {
-            let resolved: Vec<Vec<(LabelTarget, &Ident)>> = stmt
+        let mut seen: HashMap<(NodeId, NodeId, usize), ()> = HashMap::new();
+        for &(stmt, level, repeat) in &self.edge_stmts {
+            let resolved: Vec<Vec<(LabelTarget, usize, &EdgeLabel)>> = stmt
                 .groups
                 .iter()
                 .map(|group| {
                     group
                         .labels
                         .iter()
-                        .filter_map(|label| Some((self.resolve_label(label, level)?, label)))
+                        .filter_map(|label| {
+                            let (target, back) = self.resolve_label(label, level, repeat)?;
+                            Some((target, back, label))
+                        })
                         .collect()
                 })
                 .collect();
             for (i, link) in stmt.links.iter().enumerate() {
-                for &(from_target, from_label) in &resolved[i] {
+                for &(from_target, from_back, from_label) in &resolved[i] {
                     let from = self.source_of(from_target);
-                    for &(to_target, to_label) in &resolved[i + 1] {
+                    for &(to_target, to_back, to_label) in &resolved[i + 1] {
                         let to = self.target_of(to_target);
                         let tokens = edge_tokens(from_label, &link.tokens, to_label);
-                        if from_label == to_label {
+                        let (a, b) = (&from_label.label, &to_label.label);
+                        if to_back > from_back {
                             self.diag.error_with_help(
                                 tokens,
-                                format!("self-edge: `{from_label} -> {to_label}` makes `{from_label}` depend on itself"),
-                                "remove this edge",
+                                format!(
+                                    "`{} -> {}` points back to an earlier iteration: in every iteration it would run `{b}` of an earlier iteration after `{a}` of a later one, and a block whose body orders `{b}` before `{a}` would cycle",
+                                    from_label.tokens(),
+                                    to_label.tokens()
+                                ),
+                                format!("an edge between iterations goes forward, from the earlier iteration: write it `{a}[i-1] -> {b}` (with the block's loop variable)"),
                             );
                             continue;
                         }
-                        if seen.insert((from, to), ()).is_some() {
+                        let back = from_back - to_back;
+                        if a == b && back == 0 {
                             self.diag.error_with_help(
                                 tokens,
-                                format!("duplicate edge `{from_label} -> {to_label}`"),
+                                format!("self-edge: `{a} -> {b}` makes `{a}` depend on itself"),
+                                match repeat {
+                                    Some(_) => "remove this edge (`a[i-1] -> a` orders each iteration after the one before)",
+                                    None => "remove this edge",
+                                },
+                            );
+                            continue;
+                        }
+                        if seen.insert((from, to, back), ()).is_some() {
+                            self.diag.error_with_help(
+                                tokens,
+                                format!("duplicate edge `{} -> {}`", from_label.tokens(), to_label.tokens()),
                                 "this dependency is already declared; remove one of them",
                             );
                             continue;
                         }
-                        self.model.levels[level].edges.push(Edge {
-                            from,
-                            to,
-                            kind: link.kind,
-                            tokens: Some(tokens),
-                            kind_span: Some(link.span),
-                        });
+                        match repeat.filter(|_| back > 0) {
+                            Some(r) => self.model.repeats[r].carried.push(Carried {
+                                from,
+                                to,
+                                back,
+                                kind: link.kind,
+                                tokens,
+                                kind_span: link.span,
+                            }),
+                            None => self.model.levels[level].edges.push(Edge {
+                                from,
+                                to,
+                                kind: link.kind,
+                                tokens: Some(tokens),
+                                kind_span: Some(link.span),
+                            }),
+                        }
                     }
                 }
             }
         }
     }
 
-    /// Adds the edges an alloc scope implies: its alloc node before every
-    /// source of its body, every sink of its body before its free node.
+    /// The region `g`'s entry and exit nodes.
+    fn region_ends(&self, g: Region) -> (NodeId, NodeId) {
+        match g {
+            Region::Scope(s) => (self.model.scopes[s].alloc, self.model.scopes[s].free),
+            Region::Repeat(r) => (self.model.repeats[r].start, self.model.repeats[r].end),
+        }
+    }
+
+    fn region_parent(&self, g: Region) -> Option<Region> {
+        match g {
+            Region::Scope(s) => self.model.scopes[s].region,
+            Region::Repeat(r) => self.model.repeats[r].region,
+        }
+    }
+
+    /// Adds the edges regions (alloc scopes, repeated blocks) imply: the
+    /// region's entry (alloc node, start) before every source of its body,
+    /// every sink of its body before its exit (free node, end).
     pub(super) fn add_scope_edges(&mut self) {
-        let scope_count = self.model.scopes.len();
-        if scope_count == 0 {
+        let regions: Vec<Region> = (0..self.model.scopes.len())
+            .map(Region::Scope)
+            .chain((0..self.model.repeats.len()).map(Region::Repeat))
+            .collect();
+        if regions.is_empty() {
             return;
         }
         // has_pred[n] / has_succ[n]: whether the body member `n` of its
-        // scope has an edge from / to another member of the same scope.
+        // region has an edge from / to another member of the same region.
         let mut has_pred = vec![false; self.model.nodes.len()];
         let mut has_succ = vec![false; self.model.nodes.len()];
         for level in &self.model.levels {
             for edge in &level.edges {
                 if let Some((from_member, to_member)) =
-                    self.members_in_common_scope(edge.from, edge.to)
+                    self.members_in_common_region(edge.from, edge.to)
                 {
                     has_succ[from_member] = true;
                     has_pred[to_member] = true;
@@ -285,33 +457,35 @@ impl<'a> Lowering<'a, '_> {
             }
         }
         let mut implied: Vec<(LevelId, NodeId, NodeId)> = Vec::new();
-        // Direct members of each scope, in source order: nodes whose scope is
-        // it, and nested scopes (represented by their alloc node).
-        let mut members: Vec<Vec<NodeId>> = vec![Vec::new(); scope_count];
+        // Direct members of each region, in source order: its nodes, and
+        // nested regions (represented by their entry node).
+        let mut members: HashMap<Region, Vec<NodeId>> = HashMap::new();
         for (id, node) in self.model.nodes.iter().enumerate() {
-            let Some(scope) = node.scope else { continue };
+            let Some(region) = node.region else { continue };
             match node.origin {
-                Origin::ScopeFree(_) => {}
-                _ => members[scope].push(id),
+                Origin::ScopeFree(_) | Origin::RepeatEnd(_) => {}
+                _ => members.entry(region).or_default().push(id),
             }
         }
-        for (scope_id, scope) in self.model.scopes.iter().enumerate() {
-            let level = scope.level;
-            if members[scope_id].is_empty() {
-                implied.push((level, scope.alloc, scope.free));
+        for g in regions {
+            let (entry, exit) = self.region_ends(g);
+            let level = self.model.nodes[entry].level;
+            let Some(members) = members.get(&g) else {
+                implied.push((level, entry, exit));
                 continue;
-            }
-            for &member in &members[scope_id] {
-                // A nested scope is entered at its alloc node and left at its free node.
-                let (entry, exit) = match self.model.nodes[member].origin {
-                    Origin::ScopeAlloc(inner) => (member, self.model.scopes[inner].free),
+            };
+            for &member in members {
+                // A nested region is entered at its entry node and left at its exit.
+                let (member_entry, member_exit) = match self.model.nodes[member].origin {
+                    Origin::ScopeAlloc(inner) => self.region_ends(Region::Scope(inner)),
+                    Origin::RepeatStart(inner) => self.region_ends(Region::Repeat(inner)),
                     _ => (member, member),
                 };
                 if !has_pred[member] {
-                    implied.push((level, scope.alloc, entry));
+                    implied.push((level, entry, member_entry));
                 }
                 if !has_succ[member] {
-                    implied.push((level, exit, scope.free));
+                    implied.push((level, member_exit, exit));
                 }
             }
         }
@@ -330,29 +504,31 @@ impl<'a> Lowering<'a, '_> {
     }
 
     /// For an edge between two nodes of one level: the members (direct
-    /// children, a nested scope standing as its alloc node) of the innermost
-    /// scope holding both, if any.
-    fn members_in_common_scope(&self, from: NodeId, to: NodeId) -> Option<(NodeId, NodeId)> {
+    /// children, a nested region standing as its entry node) of the
+    /// innermost region holding both, if any.
+    fn members_in_common_region(&self, from: NodeId, to: NodeId) -> Option<(NodeId, NodeId)> {
         let chain = |node: NodeId| {
-            // (scope, member of that scope holding `node`), innermost first.
+            // (region, member of that region holding `node`), innermost first.
             let mut out = Vec::new();
             let mut member = node;
-            let mut scope = self.model.nodes[node].scope;
-            // A scope's own free node stands for the scope like its alloc node.
-            if let Origin::ScopeFree(s) = self.model.nodes[node].origin {
-                member = self.model.scopes[s].alloc;
+            // A region's exit stands for the region like its entry.
+            match self.model.nodes[node].origin {
+                Origin::ScopeFree(s) => member = self.model.scopes[s].alloc,
+                Origin::RepeatEnd(r) => member = self.model.repeats[r].start,
+                _ => {}
             }
-            while let Some(s) = scope {
-                out.push((s, member));
-                member = self.model.scopes[s].alloc;
-                scope = self.model.scopes[s].parent;
+            let mut region = self.model.nodes[node].region;
+            while let Some(g) = region {
+                out.push((g, member));
+                member = self.region_ends(g).0;
+                region = self.region_parent(g);
             }
             out
         };
         let from_chain = chain(from);
         let to_chain = chain(to);
-        for &(scope, to_member) in &to_chain {
-            if let Some(&(_, from_member)) = from_chain.iter().find(|(s, _)| *s == scope) {
+        for &(region, to_member) in &to_chain {
+            if let Some(&(_, from_member)) = from_chain.iter().find(|(g, _)| *g == region) {
                 if from_member != to_member {
                     return Some((from_member, to_member));
                 }
@@ -364,10 +540,10 @@ impl<'a> Lowering<'a, '_> {
 }
 
 /// The tokens `from -> to` as written, for spanning an error over an edge.
-fn edge_tokens(from: &Ident, arrow: &TokenStream, to: &Ident) -> TokenStream {
-    let mut tokens = from.to_token_stream();
+fn edge_tokens(from: &EdgeLabel, arrow: &TokenStream, to: &EdgeLabel) -> TokenStream {
+    let mut tokens = from.tokens();
     tokens.extend(arrow.clone());
-    to.to_tokens(&mut tokens);
+    tokens.extend(to.tokens());
     tokens
 }
 

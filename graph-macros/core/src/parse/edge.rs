@@ -20,7 +20,7 @@ pub(super) fn parse_edge(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result
     input.parse::<Token![;]>()?;
     if links.is_empty() {
         return Err(syn::Error::new_spanned(
-            groups[0].labels.first(),
+            groups[0].labels.first().map(EdgeLabel::tokens),
             "expected `->` after the label: an edge is written `a -> b;`",
         ));
     }
@@ -31,7 +31,8 @@ fn parse_edge_group(input: ParseStream<'_>) -> syn::Result<EdgeGroup> {
     if input.peek(token::Bracket) {
         let content;
         let bracket = bracketed!(content in input);
-        let labels: Punctuated<Ident, Token![,]> = Punctuated::parse_terminated(&content)?;
+        let labels: Punctuated<EdgeLabel, Token![,]> =
+            Punctuated::parse_terminated_with(&content, parse_edge_label)?;
         if labels.is_empty() {
             return Err(syn::Error::new(
                 bracket.span.join(),
@@ -42,13 +43,63 @@ fn parse_edge_group(input: ParseStream<'_>) -> syn::Result<EdgeGroup> {
             labels: labels.into_iter().collect(),
         })
     } else {
-        let label: Ident = input
-            .parse()
-            .map_err(|e| syn::Error::new(e.span(), "expected a label or `[a, b, ...]`"))?;
+        if !input.peek(Ident) {
+            return Err(input.error("expected a label or `[a, b, ...]`"));
+        }
         Ok(EdgeGroup {
-            labels: vec![label],
+            labels: vec![parse_edge_label(input)?],
         })
     }
+}
+
+/// `label` or `label[i]` / `label[i-k]`.
+fn parse_edge_label(input: ParseStream<'_>) -> syn::Result<EdgeLabel> {
+    let label: Ident = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), "expected a label"))?;
+    if !input.peek(token::Bracket) {
+        return Ok(EdgeLabel { label, index: None });
+    }
+    let content;
+    let bracket = bracketed!(content in input);
+    let mut tokens = quote::ToTokens::to_token_stream(&label);
+    let mut group = proc_macro2::Group::new(Delimiter::Bracket, content.fork().parse::<TokenStream>()?);
+    group.set_span(bracket.span.join());
+    tokens.extend([TokenTree::Group(group)]);
+    let wrong = |tokens: &TokenStream| {
+        syn::Error::new_spanned(
+            tokens,
+            crate::diag::with_help(
+                "expected `label[i]` or `label[i-k]`: an index names an earlier iteration of a repeated block",
+                "`k` is an integer literal; `step[i-1] -> step` orders each iteration's `step` after the one before",
+            ),
+        )
+    };
+    let var: Ident = content.parse().map_err(|_| wrong(&tokens))?;
+    let back = if content.is_empty() {
+        0
+    } else if content.peek(Token![-]) {
+        content.parse::<Token![-]>()?;
+        let k: syn::LitInt = content.parse().map_err(|_| wrong(&tokens))?;
+        k.base10_parse::<usize>().map_err(|_| wrong(&tokens))?
+    } else if content.peek(Token![+]) {
+        return Err(syn::Error::new_spanned(
+            &tokens,
+            crate::diag::with_help(
+                format!("`{label}[{var}+..]` names a later iteration: an edge between iterations goes forward, from the earlier one"),
+                format!("write the later node on the right: `{label}[{var}-1] -> ...` instead of `... -> {label}[{var}+1]`"),
+            ),
+        ));
+    } else {
+        return Err(wrong(&tokens));
+    };
+    if !content.is_empty() {
+        return Err(wrong(&tokens));
+    }
+    Ok(EdgeLabel {
+        label,
+        index: Some(LabelIndex { var, back, tokens }),
+    })
 }
 
 fn parse_edge_link(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result<EdgeLink> {

@@ -79,6 +79,25 @@ pub enum Stmt {
     Edge(EdgeStmt),
     Cond(CondDecl),
     Scope(AllocScope),
+    Repeat(RepeatBlock),
+}
+
+/// `label: for i in 0..count { ... }`: the body once per iteration, `i`
+/// from 0 to `count - 1` (evaluated when the graph is built). In edges
+/// outside the block, `label` stands for every iteration; inside it, a
+/// label names this iteration's node and `label[i-k]` that of the
+/// iteration `k` before.
+#[derive(Debug)]
+pub struct RepeatBlock {
+    pub attrs: Vec<Attribute>,
+    pub label: Ident,
+    pub for_token: Token![for],
+    /// The loop variable (a `usize` in the body's expressions).
+    pub var: Ident,
+    /// `0..count`, as written (for error spans).
+    pub range: TokenStream,
+    pub count: Expr,
+    pub body: Block,
 }
 
 /// `#[attrs] label: kind ...;`
@@ -211,7 +230,36 @@ pub struct EdgeStmt {
 /// One step of an edge chain: a label or a bracketed list of labels.
 #[derive(Debug)]
 pub struct EdgeGroup {
-    pub labels: Vec<Ident>,
+    pub labels: Vec<EdgeLabel>,
+}
+
+/// A label in an edge: `step`, or `step[i-1]` (inside a repeated block,
+/// the node of an earlier iteration).
+#[derive(Debug, Clone)]
+pub struct EdgeLabel {
+    pub label: Ident,
+    pub index: Option<LabelIndex>,
+}
+
+/// `[i]` or `[i-k]` after a label.
+#[derive(Debug, Clone)]
+pub struct LabelIndex {
+    /// The loop variable it indexes by.
+    pub var: Ident,
+    /// How many iterations back (`k` of `i-k`; 0 for `[i]`).
+    pub back: usize,
+    /// The label with its brackets, for error spans.
+    pub tokens: TokenStream,
+}
+
+impl EdgeLabel {
+    /// The label with its index, as written (for error spans).
+    pub fn tokens(&self) -> TokenStream {
+        match &self.index {
+            Some(index) => index.tokens.clone(),
+            None => quote::ToTokens::to_token_stream(&self.label),
+        }
+    }
 }
 
 /// The arrow between two groups, with the kind of dependency it carries.
@@ -412,6 +460,9 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
         let label: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
+        if input.peek(Token![for]) {
+            return parse_repeat(input, attrs, label, errors).map(Stmt::Repeat);
+        }
         let kind = parse_node_kind(input, errors)?;
         if kind.ends_with_block() {
             if input.peek(Token![;]) {
@@ -428,8 +479,56 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     }
     Err(input.error(
         "expected a statement: a node `label: kind ...;`, an edge `a -> b;`, \
-         `cond name;` or `alloc buf: T[len] { ... }`",
+         `cond name;`, `alloc buf: T[len] { ... }` or `label: for i in 0..n { ... }`",
     ))
+}
+
+/// `for VAR in 0..COUNT { ... }` after `label:`.
+fn parse_repeat(
+    input: ParseStream<'_>,
+    attrs: Vec<Attribute>,
+    label: Ident,
+    errors: &mut Vec<syn::Error>,
+) -> syn::Result<RepeatBlock> {
+    let for_token: Token![for] = input.parse()?;
+    let var: Ident = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected the loop variable: a repeated block is written `label: for i in 0..n { ... }`",
+        )
+    })?;
+    input.parse::<Token![in]>()?;
+    let range = Expr::parse_without_eager_brace(input)?;
+    let tokens = quote::ToTokens::to_token_stream(&range);
+    let count = match range {
+        Expr::Range(syn::ExprRange {
+            start: Some(start),
+            limits: syn::RangeLimits::HalfOpen(_),
+            end: Some(end),
+            ..
+        }) if matches!(&*start, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(zero), .. }) if zero.base10_digits() == "0") => {
+            *end
+        }
+        _ => {
+            return Err(syn::Error::new_spanned(
+                tokens,
+                crate::diag::with_help(
+                    "a repeated block counts from 0: write `for i in 0..count`",
+                    "the count is any expression evaluated when the graph is built (a parameter, a constant)",
+                ),
+            ))
+        }
+    };
+    let body = parse_block(input, errors)?;
+    Ok(RepeatBlock {
+        attrs,
+        label,
+        for_token,
+        var,
+        range: tokens,
+        count,
+        body,
+    })
 }
 
 /// The kind an edge statement's `#[programmatic]` or `#[launch_order]`

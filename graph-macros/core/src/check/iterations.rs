@@ -1,0 +1,336 @@
+//! Races between iterations of a repeated block, reasoned on its body once.
+//!
+//! Within one iteration, and between the block and the nodes around it, the
+//! ordinary checks see the block folded: its body once, its start and end
+//! standing for it in the level. What they cannot see is one iteration
+//! against another. Edges between iterations (`a[i-k] -> b`) only go
+//! forward, so iteration `i`'s member `u` is ordered with iteration `j > i`'s
+//! member `v` only by a path `u[i] -> .. -> v[j]`. If every pair of
+//! conflicting members (one writes what the other touches) has such a path
+//! one iteration apart, `u[i] -> v[i+1]`, then every pair of iterations is
+//! ordered (by induction through a writer `w`: `u[i] -> w[i+1] -> .. ->
+//! w[j-1] -> v[j]`); if one pair has none, iterations `i` and `i+1` race.
+//!
+//! A path one iteration apart uses exactly one edge of `back` 1 between
+//! iterations of this block, with paths inside one iteration before and
+//! after it: `u` reaches the edge's source, and its target reaches `v`. So
+//! per block: one search from each such edge (backwards from its source,
+//! forwards from its target), then a bit test per conflicting pair.
+//!
+//! Setters of one conditional handle declared outside the block conflict
+//! like writes: CUDA leaves two unordered `cudaGraphSetConditional` calls
+//! on one handle undefined.
+
+use super::bits::BitMatrix;
+use super::race::{Access, Touch};
+use super::{KernelRace, Topology};
+use crate::diag::Diagnostics;
+use crate::model::{Model, NodeId, Region, RepeatId};
+use std::collections::HashMap;
+
+/// One access seen from a block: the member of its body that holds it.
+struct Member {
+    /// The member's entry and exit nodes (a nested region's start and end).
+    entry: NodeId,
+    exit: NodeId,
+}
+
+/// What an access conflicts over: a buffer, or a handle's setters.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Resource {
+    Buffer(String),
+    Handle(usize),
+}
+
+/// One access of a resource under a block.
+struct Use {
+    member: usize,
+    resource: Resource,
+    /// How it reports: a touch (its index) or a handle setter (its node).
+    source: Source,
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Touch(usize),
+    Setter(NodeId),
+}
+
+pub(super) fn check(
+    model: &Model<'_>,
+    topology: &Topology,
+    touches: &[Touch<'_>],
+    diag: &Diagnostics,
+) -> Vec<KernelRace> {
+    let mut races = Vec::new();
+    let mut reported_touches = vec![false; touches.len()];
+    let mut reported_setters: Vec<NodeId> = Vec::new();
+    for repeat in 0..model.repeats.len() {
+        if topology.orders[model.repeats[repeat].level].is_none() {
+            continue; // a cycle was reported
+        }
+        let (members, accesses) = accesses_under(model, repeat, touches);
+        if accesses.is_empty() {
+            continue;
+        }
+        let reach = NextIteration::new(model, topology, repeat, &members);
+        let mut by_resource: HashMap<&Resource, Vec<&Use>> = HashMap::new();
+        for access in &accesses {
+            by_resource.entry(&access.resource).or_default().push(access);
+        }
+        let mut resources: Vec<_> = by_resource.into_iter().collect();
+        // Report in source order of the first access.
+        resources.sort_by_key(|(_, list)| list.iter().map(|a| first_node(a, touches)).min());
+        for (_, list) in resources {
+            for a in &list {
+                for b in &list {
+                    if !may_write(a, touches) && !may_write(b, touches) {
+                        continue;
+                    }
+                    if reach.ordered(a.member, b.member) {
+                        continue;
+                    }
+                    for (this, other) in [(a, b), (b, a)] {
+                        report(
+                            model,
+                            repeat,
+                            touches,
+                            this,
+                            other,
+                            (&mut reported_touches, &mut reported_setters),
+                            &mut races,
+                            diag,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    races
+}
+
+fn first_node(access: &Use, touches: &[Touch<'_>]) -> NodeId {
+    match access.source {
+        Source::Touch(t) => touches[t].node,
+        Source::Setter(node) => node,
+    }
+}
+
+/// Whether the access writes, or may (a kernel argument: if its parameter
+/// writes, which the expansion asserts against where it races).
+fn may_write(access: &Use, touches: &[Touch<'_>]) -> bool {
+    match access.source {
+        Source::Touch(t) => touches[t].access != Access::Read,
+        Source::Setter(_) => true,
+    }
+}
+
+/// The members of `repeat`'s body that hold accesses, and the accesses.
+fn accesses_under(
+    model: &Model<'_>,
+    repeat: RepeatId,
+    touches: &[Touch<'_>],
+) -> (Vec<Member>, Vec<Use>) {
+    let mut members: Vec<Member> = Vec::new();
+    let mut member_of: HashMap<NodeId, usize> = HashMap::new();
+    let mut accesses = Vec::new();
+    let mut member = |node: NodeId| -> Option<usize> {
+        let (entry, exit) = member_in(model, repeat, node)?;
+        Some(*member_of.entry(entry).or_insert_with(|| {
+            members.push(Member { entry, exit });
+            members.len() - 1
+        }))
+    };
+    for (t, touch) in touches.iter().enumerate() {
+        if let Some(m) = member(touch.node) {
+            accesses.push(Use {
+                member: m,
+                resource: Resource::Buffer(touch.buffer.clone()),
+                source: Source::Touch(t),
+            });
+        }
+    }
+    for node in 0..model.nodes.len() {
+        for handle in model.handles_set_by(node) {
+            if model.handles[handle].repeats.contains(&repeat) {
+                continue; // each iteration sets its own
+            }
+            if let Some(m) = member(node) {
+                accesses.push(Use {
+                    member: m,
+                    resource: Resource::Handle(handle),
+                    source: Source::Setter(node),
+                });
+            }
+        }
+    }
+    (members, accesses)
+}
+
+/// The member of `repeat`'s body holding `node` (through conditional
+/// bodies and nested regions), as its entry and exit nodes; None if the
+/// block does not hold it.
+fn member_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<(NodeId, NodeId)> {
+    let level = model.repeats[repeat].level;
+    let at = model.holders(node).find(|&n| model.nodes[n].level == level)?;
+    let mut member = (at, at);
+    let mut region = model.nodes[at].region;
+    while let Some(g) = region {
+        if g == Region::Repeat(repeat) {
+            return Some(member);
+        }
+        let (entry, exit, parent) = match g {
+            Region::Scope(s) => {
+                let scope = &model.scopes[s];
+                (scope.alloc, scope.free, scope.region)
+            }
+            Region::Repeat(r) => {
+                let inner = &model.repeats[r];
+                (inner.start, inner.end, inner.region)
+            }
+        };
+        member = (entry, exit);
+        region = parent;
+    }
+    None
+}
+
+/// Which members of a block's body reach which of its next iteration's.
+struct NextIteration {
+    /// Per member: the edges of `back` 1 whose source its exit reaches.
+    to_edge: BitMatrix,
+    /// Per member: the edges of `back` 1 whose target reaches its entry.
+    from_edge: BitMatrix,
+    edges: usize,
+    members: usize,
+}
+
+impl NextIteration {
+    fn new(model: &Model<'_>, topology: &Topology, repeat: RepeatId, members: &[Member]) -> Self {
+        let block = &model.repeats[repeat];
+        let edges: Vec<(NodeId, NodeId)> = block
+            .carried
+            .iter()
+            .filter(|c| c.back == 1)
+            .map(|c| (c.from, c.to))
+            .collect();
+        let mut to_edge = BitMatrix::new(members.len(), edges.len());
+        let mut from_edge = BitMatrix::new(members.len(), edges.len());
+        let mut by_exit: HashMap<NodeId, Vec<usize>> = HashMap::new();
+        let mut by_entry: HashMap<NodeId, Vec<usize>> = HashMap::new();
+        for (m, member) in members.iter().enumerate() {
+            by_exit.entry(member.exit).or_default().push(m);
+            by_entry.entry(member.entry).or_default().push(m);
+        }
+        // The walks stay in the body: the block's start and end bound it.
+        let stop = |v: NodeId| v == block.start || v == block.end;
+        for (e, &(source, target)) in edges.iter().enumerate() {
+            for v in walk(source, &topology.predecessors, stop) {
+                for &m in by_exit.get(&v).into_iter().flatten() {
+                    to_edge.set(m, e);
+                }
+            }
+            for v in walk(target, &topology.successors, stop) {
+                for &m in by_entry.get(&v).into_iter().flatten() {
+                    from_edge.set(m, e);
+                }
+            }
+        }
+        NextIteration {
+            to_edge,
+            from_edge,
+            edges: edges.len(),
+            members: members.len(),
+        }
+    }
+
+    /// Whether member `u` of every iteration precedes member `v` of the next.
+    fn ordered(&self, u: usize, v: usize) -> bool {
+        debug_assert!(u < self.members && v < self.members);
+        (0..self.edges).any(|e| self.to_edge.get(u, e) && self.from_edge.get(v, e))
+    }
+}
+
+/// The nodes reachable from `start` along `next` (itself included), not
+/// passing through nodes where `stop` holds.
+fn walk(start: NodeId, next: &[Vec<NodeId>], stop: impl Fn(NodeId) -> bool) -> Vec<NodeId> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![start];
+    let mut out = Vec::new();
+    while let Some(v) = stack.pop() {
+        if stop(v) || !seen.insert(v) {
+            continue;
+        }
+        out.push(v);
+        stack.extend(next[v].iter().copied());
+    }
+    out
+}
+
+/// Reports `this` access of a racing pair, once per access: a write is an
+/// error; a kernel argument an assertion that its parameter only reads; a
+/// handle setter an error at the handle.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    model: &Model<'_>,
+    repeat: RepeatId,
+    touches: &[Touch<'_>],
+    this: &Use,
+    other: &Use,
+    (reported_touches, reported_setters): (&mut [bool], &mut Vec<NodeId>),
+    races: &mut Vec<KernelRace>,
+    diag: &Diagnostics,
+) {
+    let block = &model.repeats[repeat].syntax.label;
+    let var = &model.repeats[repeat].syntax.var;
+    let name_of = |a: &Use| model.nodes[first_node(a, touches)].name.clone();
+    let (me, peer) = (name_of(this), name_of(other));
+    let between = if me == peer {
+        format!("`{me}` of one iteration and `{me}` of the next")
+    } else {
+        format!("`{me}` of one iteration and `{peer}` of the next")
+    };
+    match this.source {
+        Source::Touch(t) => {
+            if std::mem::replace(&mut reported_touches[t], true) {
+                return;
+            }
+            let touch = &touches[t];
+            let buffer = &touch.buffer;
+            let message = format!(
+                "data race on `{buffer}` between iterations of `{block}`: {between} access it, one writing, and no path orders them"
+            );
+            let help = format!(
+                "order the iterations (`{me}[{var}-1] -> {peer}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
+            );
+            match touch.access {
+                Access::Write => diag.error_with_help(touch.operand, message, help),
+                Access::Kernel(index) => races.push(KernelRace {
+                    node: touch.node,
+                    index,
+                    message: format!("{message} (its kernel's parameter writes); {help}"),
+                }),
+                Access::Read => reported_touches[t] = false,
+            }
+        }
+        Source::Setter(node) => {
+            if reported_setters.contains(&node) {
+                return;
+            }
+            reported_setters.push(node);
+            let crate::model::Node { uses, .. } = &model.nodes[node];
+            let Resource::Handle(handle) = this.resource else {
+                return;
+            };
+            let name = &model.handles[handle].syntax.name;
+            let Some(ident) = uses.iter().find(|i| *i == name) else {
+                return;
+            };
+            diag.error_with_help(
+                ident,
+                format!("the handle `{name}` is set by {between}, and no path orders them"),
+                format!("two setters of one handle must be ordered: order the iterations (`{me}[{var}-1] -> {peer}`), or declare the handle inside `{block}`"),
+            );
+        }
+    }
+}

@@ -1,0 +1,390 @@
+//! Repeated blocks in the expansion: each block is a loop over its count,
+//! its body built once per iteration. A node's dependencies there are
+//! assembled per iteration: the nodes before it in this iteration, the
+//! earlier iterations' nodes its edges between iterations name (kept in a
+//! history per source), and, in the iterations where it is one of the
+//! block's first nodes, the nodes before the block. Nodes after the block
+//! depend on its last nodes of every iteration (or, for a count of 0, on
+//! the nodes before it: the block stands for its iterations as one node).
+
+use super::level::{internal, Emitter};
+use super::Runtime;
+use crate::model::{LevelId, NodeId, Origin, RepeatId};
+use crate::parse::EdgeKind;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use syn::Ident;
+
+/// Whether the kernel-failure slot `__failed` is declared in the current
+/// scope, and whether a kernel node was added since it was last settled.
+#[derive(Debug, Default)]
+pub struct Settle {
+    declared: bool,
+    pub unsettled: bool,
+}
+
+impl Settle {
+    /// Declares the slot, if not yet.
+    pub fn declare(&mut self, rt: &Runtime) -> TokenStream {
+        if std::mem::replace(&mut self.declared, true) {
+            return TokenStream::new();
+        }
+        let failed = internal("__failed");
+        quote! {
+            let mut #failed: ::core::option::Option<#rt::GraphError> = ::core::option::Option::None;
+        }
+    }
+
+    /// Returns a kept kernel failure, if a kernel node was added since.
+    pub fn settle(&mut self, rt: &Runtime) -> TokenStream {
+        if !std::mem::replace(&mut self.unsettled, false) {
+            return TokenStream::new();
+        }
+        let failed = internal("__failed");
+        quote! { #rt::__private::settle(&mut #failed)?; }
+    }
+}
+
+/// One dependency of a node as the generated code finds it.
+pub struct Dep {
+    /// A `Node` expression, or (`slice`) a `&[Node]` one.
+    pub value: TokenStream,
+    pub slice: bool,
+    /// Present only in the iterations where this holds.
+    pub condition: Option<TokenStream>,
+    pub kind: EdgeKind,
+    /// Where a programmatic edge was written.
+    pub span: Option<Span>,
+}
+
+impl Emitter<'_, '_> {
+    /// The loop counter of `block`.
+    fn counter(&self, block: RepeatId) -> Ident {
+        let label = &self.model.repeats[block].syntax.label;
+        format_ident!("__i_{}", label, span = Span::mixed_site())
+    }
+
+    fn block_var(&self, prefix: &str, block: RepeatId) -> Ident {
+        let label = &self.model.repeats[block].syntax.label;
+        format_ident!("__{}_{}", prefix, label, span = Span::mixed_site())
+    }
+
+    /// The variable with the earlier iterations' handles of a node (or a
+    /// nested block's last nodes) that an edge between iterations leaves.
+    fn history_var(&self, source: NodeId) -> Ident {
+        format_ident!(
+            "__history_{}",
+            self.model.nodes[source].label,
+            span = Span::mixed_site()
+        )
+    }
+
+    /// A node's label in the generated code: its name, or for a repeated
+    /// node its name indexed by its iterations (`step[3][17]`).
+    pub fn label_expr(&self, id: NodeId) -> TokenStream {
+        let name = &self.model.nodes[id].name;
+        let chain = &self.chains[id];
+        if chain.is_empty() {
+            return quote!(#name);
+        }
+        let counters = chain.iter().map(|&r| self.counter(r));
+        let label = internal("__label");
+        quote!(#label.indexed(#name, &[#(#counters),*]))
+    }
+
+    /// The nodes of `level` that are built directly in `within` (nested
+    /// blocks stand as their start), in topological order, smallest source
+    /// index first.
+    pub(super) fn order_in(&self, level: LevelId, within: Option<RepeatId>) -> Vec<NodeId> {
+        let model = self.model;
+        // The member of `within` standing for `v`: `v`, or the start of
+        // the nested block holding it; None outside `within`.
+        let unit = |v: NodeId| -> Option<NodeId> {
+            let node = &model.nodes[v];
+            if let Origin::RepeatEnd(block) = node.origin {
+                if model.repeats[block].parent == within {
+                    return Some(model.repeats[block].start);
+                }
+            }
+            let mut at = node.repeat;
+            if at == within {
+                return (!matches!(node.origin, Origin::RepeatEnd(_))).then_some(v);
+            }
+            while let Some(block) = at {
+                if model.repeats[block].parent == within {
+                    return Some(model.repeats[block].start);
+                }
+                at = model.repeats[block].parent;
+            }
+            None
+        };
+        let units: Vec<NodeId> = model.levels[level]
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&v| unit(v) == Some(v))
+            .collect();
+        let mut successors: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        let mut in_degree: HashMap<NodeId, usize> = units.iter().map(|&v| (v, 0)).collect();
+        if model.repeats.is_empty() {
+            for &v in &units {
+                in_degree.insert(v, self.topology.predecessors[v].len());
+            }
+        } else {
+            for edge in &model.levels[level].edges {
+                if let (Some(a), Some(b)) = (unit(edge.from), unit(edge.to)) {
+                    if a != b {
+                        successors.entry(a).or_default().push(b);
+                        *in_degree.entry(b).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let mut ready: BinaryHeap<Reverse<NodeId>> = units
+            .iter()
+            .filter(|v| in_degree[v] == 0)
+            .map(|&v| Reverse(v))
+            .collect();
+        let mut order = Vec::with_capacity(units.len());
+        while let Some(Reverse(v)) = ready.pop() {
+            order.push(v);
+            let next = match model.repeats.is_empty() {
+                true => &self.topology.successors[v],
+                false => successors.get(&v).map_or(&[][..], Vec::as_slice),
+            };
+            for &s in next {
+                if let Some(d) = in_degree.get_mut(&s) {
+                    *d -= 1;
+                    if *d == 0 {
+                        ready.push(Reverse(s));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// A repeated block: its count, the loop building its body, and the
+    /// list of its last nodes for the nodes after it.
+    pub(super) fn block(&self, block: RepeatId, g: &Ident, settle: &mut Settle) -> TokenStream {
+        let rt = self.rt;
+        let repeat = &self.model.repeats[block];
+        let syntax = repeat.syntax;
+        let (counter, var) = (self.counter(block), &syntax.var);
+        let (count, start, end) = (
+            self.block_var("count", block),
+            self.block_var("start", block),
+            self.block_var("end", block),
+        );
+        let label = syntax.label.to_string();
+        let count_expr = &syntax.count;
+        let start_deps = self.deps_value(repeat.start);
+        // Histories of the members edges between iterations leave from.
+        let histories = repeat.carried.iter().map(|c| c.from).collect::<Vec<_>>();
+        let mut history_decls = TokenStream::new();
+        let mut seen = Vec::new();
+        for source in histories {
+            if seen.contains(&source) {
+                continue;
+            }
+            seen.push(source);
+            let history = self.history_var(source);
+            let ty = match self.model.nodes[source].origin {
+                Origin::RepeatEnd(_) => quote!(::std::vec::Vec<::std::vec::Vec<#rt::Node>>),
+                _ => quote!(::std::vec::Vec<#rt::Node>),
+            };
+            history_decls.extend(quote! {
+                let mut #history: #ty = ::std::vec::Vec::with_capacity(#count);
+            });
+        }
+        // Item form: the repeated node tables of nodes in blocks nested in
+        // this one get this iteration's table.
+        let mut tables = TokenStream::new();
+        if self.body_handles {
+            let nodes = internal("__nodes");
+            for (id, chain) in self.chains.iter().enumerate() {
+                let Some(depth) = chain.iter().position(|&r| r == block) else {
+                    continue;
+                };
+                if depth + 1 == chain.len() || !self.has_accessor(id) {
+                    continue;
+                }
+                let field = &self.model.nodes[id].label;
+                let mut table = quote!(&mut #nodes.#field);
+                for _ in 0..depth {
+                    table = quote!(#rt::__private::last(#table));
+                }
+                tables.extend(quote! { (#table).push(::std::vec::Vec::new()); });
+            }
+        }
+        let mut body = TokenStream::new();
+        self.units(repeat.level, Some(block), g, settle, &mut body);
+        body.extend(settle.settle(rt));
+        quote! {
+            let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;
+            let #start = #start_deps;
+            let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new();
+            #history_decls
+            for #counter in 0..#count {
+                #[allow(unused_variables)]
+                let #var: usize = #counter;
+                #tables
+                #body
+            }
+            if #end.is_empty() {
+                #end.extend_from_slice(#start.as_slice());
+            }
+        }
+    }
+
+    /// After member `id` of `block` (a node, or a nested block's start) is
+    /// built in an iteration: its handle (or the nested block's last
+    /// nodes) goes to the block's last nodes in the iterations where no
+    /// later iteration follows it, and to its history if an edge between
+    /// iterations leaves it.
+    pub(super) fn after_member(&self, id: NodeId, block: RepeatId) -> TokenStream {
+        let repeat = &self.model.repeats[block];
+        let (exit, value, slice) = match self.model.nodes[id].origin {
+            Origin::RepeatStart(inner) => {
+                let end = self.block_var("end", inner);
+                (self.model.repeats[inner].end, quote!(#end), true)
+            }
+            _ => {
+                let var = self.node_var(id);
+                (id, quote!(#var), false)
+            }
+        };
+        let mut out = TokenStream::new();
+        if self.topology.successors[exit].contains(&repeat.end) {
+            let end = self.block_var("end", block);
+            let add = match slice {
+                true => quote! { #end.extend_from_slice(&#value); },
+                false => quote! { #end.push(#value); },
+            };
+            let soonest = repeat.carried.iter().filter(|c| c.from == exit).map(|c| c.back).min();
+            out.extend(match soonest {
+                None => add,
+                Some(back) => {
+                    let (counter, count) = (self.counter(block), self.block_var("count", block));
+                    quote! { if #counter + #back >= #count { #add } }
+                }
+            });
+        }
+        if self.carried_sources.contains(&exit) {
+            let history = self.history_var(exit);
+            out.extend(match slice {
+                true => quote! { #history.push(#value.clone()); },
+                false => quote! { #history.push(#value); },
+            });
+        }
+        out
+    }
+
+    /// Node `id`'s dependencies, in order: its predecessors in the level,
+    /// then the edges between iterations that enter it.
+    pub fn dep_list(&self, id: NodeId) -> Vec<Dep> {
+        let node = &self.model.nodes[id];
+        let mut list = Vec::new();
+        for &p in &self.topology.predecessors[id] {
+            let (kind, span) = self
+                .edge_kinds
+                .get(&(p, id))
+                .copied()
+                .unwrap_or((EdgeKind::Full, None));
+            let (value, slice, condition) = match self.model.nodes[p].origin {
+                Origin::RepeatStart(block) => {
+                    let start = self.block_var("start", block);
+                    let latest = self.model.repeats[block]
+                        .carried
+                        .iter()
+                        .filter(|c| c.to == id)
+                        .map(|c| c.back)
+                        .min();
+                    let counter = self.counter(block);
+                    let condition = latest.map(|back| quote!(#counter < #back));
+                    (quote!(#start.as_slice()), true, condition)
+                }
+                Origin::RepeatEnd(block) => {
+                    let end = self.block_var("end", block);
+                    (quote!(&#end), true, None)
+                }
+                _ => {
+                    let var = self.node_var(p);
+                    (quote!(#var), false, None)
+                }
+            };
+            list.push(Dep {
+                value,
+                slice,
+                condition,
+                kind,
+                span,
+            });
+        }
+        let Some(block) = node.repeat else {
+            return list;
+        };
+        let counter = self.counter(block);
+        for c in self.model.repeats[block].carried.iter().filter(|c| c.to == id) {
+            let (history, back) = (self.history_var(c.from), c.back);
+            let slice = matches!(self.model.nodes[c.from].origin, Origin::RepeatEnd(_));
+            let value = match slice {
+                true => quote!(&#history[#counter - #back]),
+                false => quote!(#history[#counter - #back]),
+            };
+            list.push(Dep {
+                value,
+                slice,
+                condition: Some(quote!(#counter >= #back)),
+                kind: c.kind,
+                span: Some(c.kind_span),
+            });
+        }
+        list
+    }
+
+    /// Whether the dependencies are a fixed list of node variables.
+    pub fn static_deps(list: &[Dep]) -> bool {
+        list.iter().all(|d| !d.slice && d.condition.is_none())
+    }
+
+    /// An expression of a `Deps` holding node `id`'s dependencies, for
+    /// those assembled per iteration.
+    pub fn deps_value(&self, id: NodeId) -> TokenStream {
+        let rt = self.rt;
+        let deps = internal("__deps");
+        let list = self.dep_list(id);
+        let kinds = list.iter().any(|d| d.kind != EdgeKind::Full);
+        let pushes = list.iter().map(|d| {
+            let value = &d.value;
+            let push = match (d.slice, kinds) {
+                (true, _) => quote! { #deps.extend(#value); },
+                (false, false) => quote! { #deps.push(#value); },
+                (false, true) => {
+                    let kind = edge_kind(d.kind, rt);
+                    quote! { #deps.push_kind(#value, #kind); }
+                }
+            };
+            match &d.condition {
+                Some(condition) => quote! { if #condition { #push } },
+                None => push,
+            }
+        });
+        quote! {{
+            let mut #deps = #rt::__private::Deps::new();
+            #(#pushes)*
+            #deps
+        }}
+    }
+}
+
+/// `EdgeKind::X` in the generated code.
+pub fn edge_kind(kind: EdgeKind, rt: &Runtime) -> TokenStream {
+    match kind {
+        EdgeKind::Full => quote!(#rt::EdgeKind::Full),
+        EdgeKind::Programmatic => quote!(#rt::EdgeKind::Programmatic),
+        EdgeKind::LaunchOrder => quote!(#rt::EdgeKind::LaunchOrder),
+    }
+}

@@ -1,0 +1,222 @@
+//! Support for repeated blocks (`label: for i in 0..n { ... }` in
+//! `cuda_graph!`): the count, the labels of repeated nodes (`step[17]`),
+//! dependency lists assembled per iteration, and the node tables of typed
+//! accessors. Used by generated code; not a stable API.
+
+use crate::error::{GraphError, Result};
+use crate::node::{EdgeKind, Node};
+use std::fmt::Write;
+
+/// A repeated block's count: an integer evaluated when the graph is built.
+#[diagnostic::on_unimplemented(
+    message = "a repeated block's count must be an integer, not `{Self}`",
+    label = "the count of `for i in 0..count`"
+)]
+pub trait Count: sealed::Sealed {
+    /// The count, or None if it is negative or does not fit a `usize`.
+    fn to_count(self) -> Option<usize>;
+}
+
+macro_rules! count_for {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Count for $t {
+            #[inline(always)]
+            fn to_count(self) -> Option<usize> {
+                usize::try_from(self).ok()
+            }
+        }
+    )*};
+}
+count_for!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+
+impl<C: Count + Copy> sealed::Sealed for &C {}
+impl<C: Count + Copy> Count for &C {
+    #[inline(always)]
+    fn to_count(self) -> Option<usize> {
+        (*self).to_count()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The count of the repeated block `label`, or an error naming it.
+///
+/// # Errors
+/// [`GraphError::InvalidNode`] for a negative count.
+pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
+    count.to_count().ok_or_else(|| {
+        GraphError::invalid(
+            label,
+            format!("its count is {count}: a repeated block runs 0 or more times"),
+        )
+    })
+}
+
+/// A reusable buffer for the labels of repeated nodes (`step[3][17]`),
+/// so a build of thousands of them does not allocate a string per node.
+#[derive(Debug, Default)]
+pub struct Label(String);
+
+impl Label {
+    pub fn new() -> Self {
+        Label(String::with_capacity(32))
+    }
+
+    /// `base` followed by `[i]` for each index, outermost first.
+    pub fn indexed(&mut self, base: &str, indices: &[usize]) -> &str {
+        self.0.clear();
+        self.0.push_str(base);
+        for i in indices {
+            let _ = write!(self.0, "[{i}]");
+        }
+        &self.0
+    }
+}
+
+/// Nodes kept inline before a dependency list spills to the heap.
+const INLINE: usize = 8;
+
+/// A node's dependencies assembled in one iteration (the nodes before it
+/// in this iteration, the earlier iterations' edges, the nodes before the
+/// block), with their edge kinds where one is programmatic.
+#[derive(Debug)]
+pub struct Deps {
+    inline: [Node; INLINE],
+    len: usize,
+    spill: Vec<Node>,
+    kinds: Option<Vec<EdgeKind>>,
+}
+
+impl Default for Deps {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deps {
+    pub fn new() -> Self {
+        Deps {
+            inline: [Node::UNSET; INLINE],
+            len: 0,
+            spill: Vec::new(),
+            kinds: None,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, node: Node) {
+        if let Some(kinds) = &mut self.kinds {
+            kinds.push(EdgeKind::Full);
+        }
+        if self.len < INLINE {
+            self.inline[self.len] = node;
+        } else {
+            if self.len == INLINE {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(node);
+        }
+        self.len += 1;
+    }
+
+    /// Adds a dependency whose edge has `kind`.
+    pub fn push_kind(&mut self, node: Node, kind: EdgeKind) {
+        if kind != EdgeKind::Full && self.kinds.is_none() {
+            self.kinds = Some(vec![EdgeKind::Full; self.len]);
+        }
+        self.push(node);
+        if let Some(last) = self.kinds.as_mut().and_then(|k| k.last_mut()) {
+            *last = kind;
+        }
+    }
+
+    #[inline]
+    pub fn extend(&mut self, nodes: &[Node]) {
+        for &node in nodes {
+            self.push(node);
+        }
+    }
+
+    pub fn as_slice(&self) -> &[Node] {
+        if self.len <= INLINE {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+
+    /// The edges' kinds, if one is not [`EdgeKind::Full`].
+    pub fn edges(&self) -> Option<&[EdgeKind]> {
+        self.kinds.as_deref()
+    }
+}
+
+/// The innermost table of a nested node table (`Vec<Vec<N>>` per nested
+/// block), which the iteration being built fills.
+#[track_caller]
+pub fn last<T>(table: &mut Vec<T>) -> &mut T {
+    match table.last_mut() {
+        Some(last) => last,
+        None => unreachable!("a repeated block pushes its iteration's table first"),
+    }
+}
+
+/// A repeated node's handle from an exec's node table.
+///
+/// # Panics
+/// If an index is out of range, naming the node and its iteration.
+#[track_caller]
+pub fn node_at<N: Copy>(node: Option<&N>, label: &str, indices: &[usize]) -> N {
+    match node {
+        Some(node) => *node,
+        None => panic!(
+            "{} is out of range: the graph has no such iteration",
+            Label::new().indexed(label, indices)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deps_keep_order_and_kinds_past_the_inline_part() {
+        let node = |index| Node {
+            graph: 1,
+            level: 1,
+            index,
+        };
+        let mut deps = Deps::new();
+        deps.push(node(0));
+        assert!(deps.edges().is_none());
+        deps.extend(&(1..9).map(node).collect::<Vec<_>>());
+        deps.push_kind(node(9), EdgeKind::Programmatic);
+        let indices: Vec<u32> = deps.as_slice().iter().map(|n| n.index).collect();
+        assert_eq!(indices, (0..10).collect::<Vec<_>>());
+        let kinds = deps.edges().unwrap();
+        assert_eq!(kinds.len(), 10);
+        assert_eq!(kinds[9], EdgeKind::Programmatic);
+        assert!(kinds[..9].iter().all(|k| *k == EdgeKind::Full));
+    }
+
+    #[test]
+    fn labels_and_counts() {
+        let mut label = Label::new();
+        assert_eq!(label.indexed("step", &[3, 17]), "step[3][17]");
+        assert_eq!(label.indexed("x", &[]), "x");
+        assert_eq!(count("lanes", 4u32).unwrap(), 4);
+        let error = count("lanes", -1i32).unwrap_err().to_string();
+        assert!(error.contains("lanes") && error.contains("-1"), "{error}");
+    }
+
+    #[test]
+    #[should_panic(expected = "step[2][5] is out of range")]
+    fn an_index_out_of_range_names_the_iteration() {
+        let table: Vec<Vec<u8>> = vec![vec![1], vec![2], vec![3]];
+        node_at(table.get(2).and_then(|t| t.get(5)), "step", &[2, 5]);
+    }
+}
