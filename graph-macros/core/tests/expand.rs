@@ -232,3 +232,42 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    nested_repetition,
+    r#"
+    pub graph Lanes(x: &mut CudaSlice<f32>, width: usize, length: u32) {
+        init: fill x = 0.0f32;
+        #[disjoint(x)]
+        lanes: for w in 0..width {
+            chain: for i in 0..length {
+                step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * 32..(w + 1) * 32), 32u32);
+                step[i-1] -> step;
+            }
+        }
+        done: kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+        init -> lanes -> done;
+    }
+"#
+);
+
+snapshot!(
+    repetition_with_scope_conditional_and_history,
+    r#"
+    pub graph PerIteration(x: &mut CudaSlice<f32>, layers: u32) {
+        layer: for l in 0..layers {
+            cond go = 1;
+            alloc scratch: f32[32] {
+                fill_it: kernel kernels::Iota<<<1, 32>>>(scratch, 32u32);
+                add: kernel kernels::Add<<<1, 32>>>(scratch, x, x, 32u32);
+                fill_it -> add;
+            }
+            maybe: if go {
+                again: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+            }
+            scratch -> maybe;
+            maybe[l-1] -> scratch;
+        }
+    }
+"#
+);

@@ -36,7 +36,7 @@ struct Member {
 }
 
 /// What an access conflicts over: a buffer, or a handle's setters.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Resource {
     Buffer(String),
     Handle(usize),
@@ -76,11 +76,19 @@ pub(super) fn check(
         let reach = NextIteration::new(model, topology, repeat, &members);
         let mut by_resource: HashMap<&Resource, Vec<&Use>> = HashMap::new();
         for access in &accesses {
-            by_resource.entry(&access.resource).or_default().push(access);
+            by_resource
+                .entry(&access.resource)
+                .or_default()
+                .push(access);
         }
         let mut resources: Vec<_> = by_resource.into_iter().collect();
         // Report in source order of the first access.
-        resources.sort_by_key(|(_, list)| list.iter().map(|a| first_node(a, touches)).min());
+        resources.sort_by_key(|(resource, list)| {
+            (
+                list.iter().map(|a| first_node(a, touches)).min(),
+                (*resource).clone(),
+            )
+        });
         for (_, list) in resources {
             for a in &list {
                 for b in &list {
@@ -172,7 +180,9 @@ fn accesses_under(
 /// block does not hold it.
 fn member_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<(NodeId, NodeId)> {
     let level = model.repeats[repeat].level;
-    let at = model.holders(node).find(|&n| model.nodes[n].level == level)?;
+    let at = model
+        .holders(node)
+        .find(|&n| model.nodes[n].level == level)?;
     let mut member = (at, at);
     let mut region = model.nodes[at].region;
     while let Some(g) = region {

@@ -172,7 +172,9 @@ fn check_repeated(model: &Model<'_>, diag: &Diagnostics) -> Vec<(BufferId, NodeI
             let Some(ident) = node.uses.iter().find(|i| *i == name) else {
                 continue;
             };
-            if model.buffer_named(&name.to_string()) != Some(id) || model.is_repeated_by(user, block) {
+            if model.buffer_named(&name.to_string()) != Some(id)
+                || model.is_repeated_by(user, block)
+            {
                 continue;
             }
             reported.push((id, user));

@@ -170,8 +170,29 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
     out
 }
 
-/// `#[disjoint(x)]` names buffers that the node (or its bodies) accesses.
+/// `#[disjoint(x)]` names buffers that the node (or its bodies, or a
+/// repeated block's nodes) accesses.
 fn check_disjoint_names(model: &Model<'_>, touches: &[Touch<'_>], diag: &Diagnostics) {
+    for (id, repeat) in model.repeats.iter().enumerate() {
+        let Some((_, names)) = &repeat.disjoint else {
+            continue;
+        };
+        for name in names {
+            let accessed = touches
+                .iter()
+                .any(|t| *name == t.buffer && model.is_repeated_by(t.node, id));
+            if !accessed {
+                diag.error_with_help(
+                    name,
+                    format!(
+                        "`#[disjoint({name})]`: no node of `{}` accesses `{name}`",
+                        repeat.syntax.label
+                    ),
+                    "name buffers the block's nodes pass to kernels, copies or fills",
+                );
+            }
+        }
+    }
     for (id, node) in model.nodes.iter().enumerate() {
         let Some((_, names)) = &node.attrs.disjoint else {
             continue;
@@ -199,12 +220,18 @@ fn holds(model: &Model<'_>, holder: NodeId, node: NodeId) -> bool {
 /// Whether `#[disjoint]` on the node, or on a conditional node whose body
 /// holds it, leaves its accesses to `buffer` out.
 fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
+    let leaves_out = |attr: &Option<(proc_macro2::Span, Vec<syn::Ident>)>| match attr {
+        Some((_, only)) => only.is_empty() || only.iter().any(|b| *b == buffer),
+        None => false,
+    };
     model
         .holders(node)
-        .any(|n| match &model.nodes[n].attrs.disjoint {
-            Some((_, only)) => only.is_empty() || only.iter().any(|b| *b == buffer),
-            None => false,
-        })
+        .any(|n| leaves_out(&model.nodes[n].attrs.disjoint))
+        || (!model.repeats.is_empty()
+            && model
+                .repeat_chain(node)
+                .iter()
+                .any(|&r| leaves_out(&model.repeats[r].disjoint)))
 }
 
 /// The buffer an operand names: an allocation, a buffer parameter, or a

@@ -76,7 +76,11 @@ fn check_loop_variables(model: &Model<'_>, diag: &Diagnostics) {
         let buffer = model.buffer_named(&var.to_string()).is_some();
         let handle = model.handles.iter().any(|h| h.syntax.name == *var);
         if buffer || handle {
-            let what = if buffer { "a graph allocation" } else { "a conditional handle" };
+            let what = if buffer {
+                "a graph allocation"
+            } else {
+                "a conditional handle"
+            };
             diag.error_with_help(
                 var,
                 format!("the loop variable `{var}` has the name of {what}"),

@@ -93,14 +93,26 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let node_fields = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
         let label = &node.label;
-        match node.op {
+        let mut ty = match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
-                quote!(#label: #rt::KernelNode<<#path as #rt::__private::KernelDef>::Args>)
+                quote!(#rt::KernelNode<<#path as #rt::__private::KernelDef>::Args>)
             }
-            _ => quote!(#label: #rt::Node),
+            _ => quote!(#rt::Node),
+        };
+        // One table level per repeated block holding it.
+        for _ in &emitter.chains[id] {
+            ty = quote!(::std::vec::Vec<#ty>);
         }
+        quote!(#label: #ty)
     });
+    let repeated_nodes = accessed.iter().any(|&id| !emitter.chains[id].is_empty());
+    // Node tables of repeated nodes are vectors: the table is cloned, not copied.
+    let (nodes_derive, nodes_copy) = if repeated_nodes {
+        (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
+    } else {
+        (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
+    };
     let unset_nodes = accessed.iter().map(|&id| {
         let label = &model.nodes[id].label;
         quote!(#label: #rt::__private::Unset::unset())
@@ -108,7 +120,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let body_accessed: Vec<usize> = accessed
         .iter()
         .copied()
-        .filter(|&id| model.nodes[id].level != TOP)
+        .filter(|&id| model.nodes[id].level != TOP && emitter.chains[id].is_empty())
         .collect();
     let slots = body_accessed.iter().map(|&id| {
         let slot = emitter.slot_var(id);
@@ -131,21 +143,43 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let accessors = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
         let label = &node.label;
-        let doc = format!("The `{}` node, to update it in this exec.", node.name);
+        let chain = &emitter.chains[id];
+        let vars: Vec<&Ident> = chain.iter().map(|&r| &model.repeats[r].syntax.var).collect();
+        let (doc, handle) = if chain.is_empty() {
+            (
+                format!("The `{}` node, to update it in this exec.", node.name),
+                quote!(self.nodes.#label),
+            )
+        } else {
+            let indices = vars.iter().map(|v| format!("[{v}]")).collect::<String>();
+            let first = vars[0];
+            let mut lookup = quote!(self.nodes.#label.get(#first));
+            for var in &vars[1..] {
+                lookup = quote!(#lookup.and_then(|table| table.get(#var)));
+            }
+            let name = &node.name;
+            (
+                format!("The `{name}{indices}` node (of the iteration{} given), to update it in this exec.\n\n# Panics\nIf there is no such iteration.", if vars.len() > 1 { "s" } else { "" }),
+                quote!(#rt::__private::node_at(#lookup, #name, &[#(#vars),*])),
+            )
+        };
+        let params = vars.iter().map(|v| quote!(#v: usize));
         match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
                 quote! {
                     #[doc = #doc]
-                    pub fn #label(&mut self) -> #rt::KernelNodeMut<'_, 'a, <#path as #rt::__private::KernelDef>::Args> {
-                        #rt::KernelNodeMut::new(&mut self.exec, self.nodes.#label)
+                    #[track_caller]
+                    pub fn #label(&mut self, #(#params),*) -> #rt::KernelNodeMut<'_, 'a, <#path as #rt::__private::KernelDef>::Args> {
+                        #rt::KernelNodeMut::new(&mut self.exec, #handle)
                     }
                 }
             }
             _ => quote! {
                 #[doc = #doc]
-                pub fn #label(&mut self) -> #rt::NodeMut<'_, 'a> {
-                    #rt::NodeMut::new(&mut self.exec, self.nodes.#label)
+                #[track_caller]
+                pub fn #label(&mut self, #(#params),*) -> #rt::NodeMut<'_, 'a> {
+                    #rt::NodeMut::new(&mut self.exec, #handle)
                 }
             },
         }
@@ -153,15 +187,30 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let disabled = model
         .nodes
         .iter()
-        .filter(|n| n.attrs.disabled.is_some())
-        .map(|n| {
+        .enumerate()
+        .filter(|(_, n)| n.attrs.disabled.is_some())
+        .map(|(id, n)| {
             let label = &n.label;
-            let node = if n.kind() == Kind::Kernel {
-                quote!(self.nodes.#label.node())
-            } else {
+            let depth = emitter.chains[id].len();
+            let each = internal("__each");
+            let mut node = if depth == 0 {
                 quote!(self.nodes.#label)
+            } else {
+                quote!(*#each)
             };
-            quote! { self.exec.set_enabled(#node, false)?; }
+            if n.kind() == Kind::Kernel {
+                node = quote!(#node.node());
+            }
+            let mut set = quote! { self.exec.set_enabled(#node, false)?; };
+            // One loop per repeated block, innermost first.
+            for level in (0..depth).rev() {
+                let over = match level {
+                    0 => quote!(&self.nodes.#label),
+                    _ => quote!(#each),
+                };
+                set = quote! { for #each in #over { #set } };
+            }
+            set
         });
 
     let (labels, dot) = outline(model);
@@ -183,7 +232,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         }
 
         #[doc(hidden)]
-        #[derive(Debug, Clone, Copy)]
+        #nodes_derive
         #vis struct #nodes_name {
             #(#node_fields,)*
         }
@@ -272,7 +321,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 &self,
                 options: &#rt::InstantiateOptions<'_>,
             ) -> #rt::Result<#exec_name<'a>> {
-                let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes };
+                let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes #nodes_copy };
                 exec.__start_disabled()?;
                 ::core::result::Result::Ok(exec)
             }
@@ -300,7 +349,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             /// change, re-instantiates and says why.
             pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> {
                 let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
-                self.nodes = graph.nodes;
+                self.nodes = graph.nodes #nodes_copy;
                 if let #rt::UpdateOutcome::Reinstantiated { .. } = outcome {
                     self.__start_disabled()?;
                 }

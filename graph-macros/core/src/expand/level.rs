@@ -275,12 +275,12 @@ impl<'m, 'a> Emitter<'m, 'a> {
         }
         if !self.chains[id].is_empty() {
             let (label, var) = (&node.label, self.handle_var(id));
-            let mut table = quote!(&mut #nodes.#label);
+            let mut table = quote!(#nodes.#label);
             for _ in 1..self.chains[id].len() {
                 let rt = self.rt;
-                table = quote!(#rt::__private::last(#table));
+                table = quote!((*#rt::__private::last(&mut #table)));
             }
-            return quote! { (#table).push(#var); };
+            return quote! { #table.push(#var); };
         }
         if node.level != crate::model::TOP {
             let (slot, var) = (self.slot_var(id), self.handle_var(id));
@@ -387,7 +387,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         quote!(#dynamic.edges()),
                     )
                 } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
-                    (TokenStream::new(), deps, quote!(::core::option::Option::None))
+                    (
+                        TokenStream::new(),
+                        deps,
+                        quote!(::core::option::Option::None),
+                    )
                 } else {
                     let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
                     (

@@ -212,11 +212,11 @@ impl Emitter<'_, '_> {
                     continue;
                 }
                 let field = &self.model.nodes[id].label;
-                let mut table = quote!(&mut #nodes.#field);
+                let mut table = quote!(#nodes.#field);
                 for _ in 0..depth {
-                    table = quote!(#rt::__private::last(#table));
+                    table = quote!((*#rt::__private::last(&mut #table)));
                 }
-                tables.extend(quote! { (#table).push(::std::vec::Vec::new()); });
+                tables.extend(quote! { #table.push(::std::vec::Vec::new()); });
             }
         }
         let mut body = TokenStream::new();
@@ -263,7 +263,12 @@ impl Emitter<'_, '_> {
                 true => quote! { #end.extend_from_slice(&#value); },
                 false => quote! { #end.push(#value); },
             };
-            let soonest = repeat.carried.iter().filter(|c| c.from == exit).map(|c| c.back).min();
+            let soonest = repeat
+                .carried
+                .iter()
+                .filter(|c| c.from == exit)
+                .map(|c| c.back)
+                .min();
             out.extend(match soonest {
                 None => add,
                 Some(back) => {
@@ -327,7 +332,11 @@ impl Emitter<'_, '_> {
             return list;
         };
         let counter = self.counter(block);
-        for c in self.model.repeats[block].carried.iter().filter(|c| c.to == id) {
+        for c in self.model.repeats[block]
+            .carried
+            .iter()
+            .filter(|c| c.to == id)
+        {
             let (history, back) = (self.history_var(c.from), c.back);
             let slice = matches!(self.model.nodes[c.from].origin, Origin::RepeatEnd(_));
             let value = match slice {

@@ -99,11 +99,19 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn collect_repeat(&mut self, syntax: &'a parse::RepeatBlock, level: LevelId, ctx: Context) {
-        if let Some(attr) = syntax.attrs.first() {
-            self.diag.error_with_help(
-                attr,
-                "attributes are not allowed on a repeated block",
-                "put them on the nodes inside it",
+        let attrs = node_attrs(&syntax.attrs, self.diag);
+        let other = [
+            attrs.disabled,
+            attrs.escape,
+            attrs.priority.as_ref().map(|p| p.0),
+        ];
+        if let Some(span) = other.into_iter().flatten().next() {
+            self.diag.error_at(
+                span,
+                crate::diag::with_help(
+                    "a repeated block takes only `#[disjoint]`",
+                    "put other attributes on the nodes inside it",
+                ),
             );
         }
         let outer = self.repeats_around(level, ctx);
@@ -114,7 +122,10 @@ impl<'a> Lowering<'a, '_> {
             let other = &self.model.repeats[same].syntax.label;
             self.diag.error_with_help(
                 &syntax.var,
-                format!("`{}` is already the loop variable of `{other}`, which holds this block", syntax.var),
+                format!(
+                    "`{}` is already the loop variable of `{other}`, which holds this block",
+                    syntax.var
+                ),
                 "name each nested block's loop variable differently (`w` for lanes, `i` for steps)",
             );
         }
@@ -152,6 +163,7 @@ impl<'a> Lowering<'a, '_> {
             start,
             end: usize::MAX,
             carried: Vec::new(),
+            disjoint: attrs.disjoint,
         });
         let inner = Context {
             scope: ctx.scope,
@@ -289,12 +301,7 @@ impl<'a> Lowering<'a, '_> {
         self.model.handle_names.insert(key, id);
     }
 
-    fn collect_scope(
-        &mut self,
-        syntax: &'a parse::AllocScope,
-        level: LevelId,
-        ctx: Context,
-    ) {
+    fn collect_scope(&mut self, syntax: &'a parse::AllocScope, level: LevelId, ctx: Context) {
         let attrs = node_attrs(&syntax.attrs, self.diag);
         if let Some(span) = attrs.escape {
             self.diag.error_at(

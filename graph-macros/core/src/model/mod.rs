@@ -317,6 +317,8 @@ pub struct Repeat<'a> {
     pub end: NodeId,
     /// Edges between iterations (`a[i-k] -> b`).
     pub carried: Vec<Carried>,
+    /// `#[disjoint(x, ..)]` on the block: for every node in it.
+    pub disjoint: Option<(Span, Vec<Ident>)>,
 }
 
 /// An edge from a member of a repeated block's body in one iteration to a

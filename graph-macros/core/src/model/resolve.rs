@@ -170,15 +170,17 @@ impl<'a> Lowering<'a, '_> {
         let Some(r) = repeat else {
             self.diag.error_with_help(
                 &index.tokens,
-                format!("`{}` names an iteration, but this edge is outside every repeated block", label.tokens()),
+                format!("`{}` names an iteration, but this edge is outside every repeated block", label.text()),
                 format!("name `{}` alone; an edge outside a repeated block names the block, which stands for all its iterations", label.label),
             );
             return None;
         };
         let block = &self.model.repeats[r].syntax;
         if *var != block.var {
-            let outer = std::iter::successors(self.model.repeats[r].parent, |&o| self.model.repeats[o].parent)
-                .find(|&o| self.model.repeats[o].syntax.var == *var);
+            let outer = std::iter::successors(self.model.repeats[r].parent, |&o| {
+                self.model.repeats[o].parent
+            })
+            .find(|&o| self.model.repeats[o].syntax.var == *var);
             let message = match outer {
                 Some(o) => format!(
                     "`{var}` is the loop variable of `{}`, but this edge is in `{}`, whose loop variable is `{}`",
@@ -226,7 +228,9 @@ impl<'a> Lowering<'a, '_> {
                     format!("order `{block}` itself outside it (as in `{name} -> {block}`), so every iteration follows or precedes `{name}`"),
                 );
             }
-            (None, None) => self.diag.error(name, format!("`{name}` is in another repeated block")),
+            (None, None) => self
+                .diag
+                .error(name, format!("`{name}` is in another repeated block")),
         }
     }
 
@@ -366,8 +370,8 @@ impl<'a> Lowering<'a, '_> {
                                 tokens,
                                 format!(
                                     "`{} -> {}` points back to an earlier iteration: in every iteration it would run `{b}` of an earlier iteration after `{a}` of a later one, and a block whose body orders `{b}` before `{a}` would cycle",
-                                    from_label.tokens(),
-                                    to_label.tokens()
+                                    from_label.text(),
+                                    to_label.text()
                                 ),
                                 format!("an edge between iterations goes forward, from the earlier iteration: write it `{a}[i-1] -> {b}` (with the block's loop variable)"),
                             );
@@ -388,7 +392,11 @@ impl<'a> Lowering<'a, '_> {
                         if seen.insert((from, to, back), ()).is_some() {
                             self.diag.error_with_help(
                                 tokens,
-                                format!("duplicate edge `{} -> {}`", from_label.tokens(), to_label.tokens()),
+                                format!(
+                                    "duplicate edge `{} -> {}`",
+                                    from_label.text(),
+                                    to_label.text()
+                                ),
                                 "this dependency is already declared; remove one of them",
                             );
                             continue;

@@ -63,7 +63,8 @@ fn parse_edge_label(input: ParseStream<'_>) -> syn::Result<EdgeLabel> {
     let content;
     let bracket = bracketed!(content in input);
     let mut tokens = quote::ToTokens::to_token_stream(&label);
-    let mut group = proc_macro2::Group::new(Delimiter::Bracket, content.fork().parse::<TokenStream>()?);
+    let mut group =
+        proc_macro2::Group::new(Delimiter::Bracket, content.fork().parse::<TokenStream>()?);
     group.set_span(bracket.span.join());
     tokens.extend([TokenTree::Group(group)]);
     let wrong = |tokens: &TokenStream| {

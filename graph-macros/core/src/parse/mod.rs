@@ -253,6 +253,15 @@ pub struct LabelIndex {
 }
 
 impl EdgeLabel {
+    /// The label with its index, as messages quote it (`step[i-1]`).
+    pub fn text(&self) -> String {
+        match &self.index {
+            Some(LabelIndex { var, back: 0, .. }) => format!("{}[{var}]", self.label),
+            Some(LabelIndex { var, back, .. }) => format!("{}[{var}-{back}]", self.label),
+            None => self.label.to_string(),
+        }
+    }
+
     /// The label with its index, as written (for error spans).
     pub fn tokens(&self) -> TokenStream {
         match &self.index {

@@ -1,0 +1,268 @@
+//! The checker's verdicts on repeated blocks: what is allowed, and each
+//! rule's message (the ui-tests pin the spans and rendering).
+
+fn errors(src: &str) -> Vec<String> {
+    let tokens: proc_macro2::TokenStream = src.parse().expect("test input tokenizes");
+    match graph_macros_core::analyze(tokens) {
+        Ok(()) => Vec::new(),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+fn assert_ok(src: &str) {
+    let errs = errors(src);
+    assert!(errs.is_empty(), "expected no errors, got {errs:#?}");
+}
+
+fn assert_errors(src: &str, expected: &[&str]) {
+    let errs = errors(src);
+    assert_eq!(errs.len(), expected.len(), "got {errs:#?}");
+    for (err, want) in errs.iter().zip(expected) {
+        assert!(
+            err.contains(want),
+            "expected `{want}` in `{err}`; all: {errs:#?}"
+        );
+    }
+}
+
+#[test]
+fn chains_lanes_scopes_conditionals_and_captures_check_clean() {
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, w: usize, n: u32, s: &Arc<CudaStream>) {
+            init: fill x = 0.0f32;
+            #[disjoint(x)]
+            lanes: for l in 0..w {
+                chain: for i in 0..n {
+                    step: kernel k::AddOne<<<1, 32>>>(x.slice(l * 32..(l + 1) * 32), 32u32);
+                    step[i-1] -> step;
+                }
+            }
+            layers: for j in 0..n {
+                cond go = 1;
+                alloc tmp: f32[32] { use_tmp: kernel k::Add<<<1, 32>>>(tmp, x, x, 32u32); }
+                maybe: if go { again: kernel k::AddOne<<<1, 32>>>(x, 32u32); }
+                lib: unsafe capture(s) |c| { let _ = (c, j); Ok(()) };
+                tmp -> maybe -> lib;
+                lib[j-1] -> tmp;
+            }
+            init -> lanes -> layers;
+        }",
+    );
+}
+
+#[test]
+fn a_block_in_a_conditional_body_and_one_chained_two_back() {
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, c: &mut CudaSlice<i32>, n: usize) {
+            cond again = 1;
+            outer: while again {
+                sweeps: for s in 0..n {
+                    a: kernel k::AddOne<<<1, 32>>>(x, 32u32);
+                    b: kernel k::AddOne<<<1, 32>>>(x, 32u32);
+                    a -> b;
+                    b[s-1] -> a;
+                }
+                stop: kernel k::CountdownStep<<<1, 1>>>(again, c);
+                sweeps -> stop;
+            }
+        }",
+    );
+}
+
+#[test]
+fn iterations_writing_one_buffer_unordered_race() {
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) {
+            lanes: for i in 0..n {
+                zero: fill x = 0.0f32;
+            }
+        }",
+        &["data race on `x` between iterations of `lanes`: `zero` of one iteration and `zero` of the next"],
+    );
+    // Two edges back orders iteration i with i + 2, not with i + 1.
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) {
+            lanes: for i in 0..n {
+                zero: fill x = 0.0f32;
+                zero[i-2] -> zero;
+            }
+        }",
+        &["data race on `x` between iterations of `lanes`"],
+    );
+    // A read in one iteration and a write in the next.
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: usize) {
+            lanes: for i in 0..n {
+                read: copy x => y;
+                write: fill x = 1.0f32;
+                read -> write;
+            }
+        }",
+        &[
+            "data race on `x` between iterations of `lanes`: `write` of one iteration and `read` of the next",
+            "data race on `y` between iterations of `lanes`: `read` of one iteration and `read` of the next",
+        ],
+    );
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: usize) {
+            lanes: for i in 0..n {
+                read: copy x => y;
+                write: fill x = 1.0f32;
+                read -> write;
+                write[i-1] -> read;
+            }
+        }",
+    );
+}
+
+#[test]
+fn sliced_operands_are_accesses_of_their_buffer() {
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>) {
+            a: fill x.slice(0..16) = 0.0f32;
+            b: fill x.slice(16..32) = 0.0f32;
+        }",
+        &["data race on `x`: `a` writes it while `b` writes it"],
+    );
+}
+
+#[test]
+fn edges_between_iterations_go_forward() {
+    assert_errors(
+        "graph G(n: usize) {
+            l: for i in 0..n { a: empty; b: empty; a -> b[i-1]; }
+        }",
+        &["`a -> b[i-1]` points back to an earlier iteration"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            l: for i in 0..n { a: empty; a -> a[i+1]; }
+        }",
+        &["names a later iteration"],
+    );
+}
+
+#[test]
+fn labels_and_indices_stay_in_their_block() {
+    assert_errors(
+        "graph G(n: usize) {
+            before: empty;
+            l: for i in 0..n { a: empty; }
+            before -> a;
+        }",
+        &["`a` is inside the repeated block `l`"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            before: empty;
+            l: for i in 0..n { a: empty; before -> a; }
+        }",
+        &["`before` is outside the repeated block `l`"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            a: empty; b: empty;
+            a[i-1] -> b;
+        }",
+        &["names an iteration, but this edge is outside every repeated block"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            outer: for w in 0..n {
+                inner: for i in 0..n { a: empty; a[w-1] -> a; }
+            }
+        }",
+        &["`w` is the loop variable of `outer`, but this edge is in `inner`"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            outer: for i in 0..n { inner: for i in 0..n { a: empty; } }
+        }",
+        &["`i` is already the loop variable of `outer`"],
+    );
+}
+
+#[test]
+fn allocations_in_a_block_live_in_one_iteration() {
+    assert_errors(
+        "graph G(n: usize) {
+            l: for i in 0..n {
+                tmp: alloc f32[32];
+                use_it: kernel k::Iota<<<1, 32>>>(tmp, 32u32);
+                tmp -> use_it;
+            }
+            later: kernel k::Iota<<<1, 32>>>(tmp, 32u32);
+            done: free tmp;
+            l -> later -> done;
+        }",
+        &[
+            "`done` frees `tmp`, which is allocated in every iteration of `l`, outside that block",
+            "`tmp` is allocated in every iteration of `l`, but `later` uses it outside that block",
+        ],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            buf: alloc f32[32];
+            l: for i in 0..n { done: free buf; }
+            buf -> l;
+        }",
+        &["`done` would free `buf` in every iteration of `l`, but it is allocated once"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            l: for i in 0..n { #[escape] out: alloc f32[32]; }
+        }",
+        &["`out` is allocated in every iteration of `l` and cannot escape"],
+    );
+}
+
+#[test]
+fn handles_repeat_with_their_conditional_nodes() {
+    assert_errors(
+        "graph G(n: usize) {
+            cond go = 1;
+            l: for i in 0..n { maybe: if go { a: empty; } }
+        }",
+        &["the handle `go` would drive `maybe` in every iteration of `l`"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            cond go;
+            l: for i in 0..n { set: kernel k::SetCondition<<<1, 1>>>(go, 1u32); }
+            maybe: if go { a: empty; }
+            l -> maybe;
+        }",
+        &["the handle `go` is set by `set` of one iteration and `set` of the next"],
+    );
+    assert_ok(
+        "graph G(n: usize) {
+            cond go;
+            l: for i in 0..n {
+                set: kernel k::SetCondition<<<1, 1>>>(go, 1u32);
+                set[i-1] -> set;
+            }
+            maybe: if go { a: empty; }
+            l -> maybe;
+        }",
+    );
+}
+
+#[test]
+fn cycles_through_a_block_are_named() {
+    assert_errors(
+        "graph G(n: usize) {
+            a: empty;
+            l: for i in 0..n { b: empty; }
+            a -> l -> a;
+        }",
+        &["cycle: a -> l -> b -> l.end -> a"],
+    );
+}
+
+#[test]
+fn the_count_counts_from_zero() {
+    assert_errors(
+        "graph G(n: usize) { l: for i in 1..n { a: empty; } }",
+        &["a repeated block counts from 0"],
+    );
+}

@@ -1,0 +1,92 @@
+//! Repeated blocks: chains, lanes of chains, fan-out and fan-in, alloc
+//! scopes, conditionals and captures inside them, a block inside a
+//! conditional body, and the typed accessors that take the iteration.
+use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::{CudaSlice, CudaStream};
+use std::sync::Arc;
+
+cuda_graph! {
+    /// `width` lanes, each a chain of `length` steps on its part of `x`.
+    pub graph Lanes(x: &mut CudaSlice<f32>, width: usize, length: u32) {
+        init: fill x = 0.0f32;
+        #[disjoint(x)]
+        lanes: for w in 0..width {
+            chain: for i in 0..length {
+                step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * 32..(w + 1) * 32), 32u32);
+                step[i-1] -> step;
+            }
+        }
+        done: kernel kernels::Scale<<<1, 32>>>(x, 2.0f32, 32u32);
+        init -> lanes -> done;
+    }
+
+    /// A scratch buffer per iteration, and a conditional per iteration.
+    pub graph PerIteration(x: &mut CudaSlice<f32>, layers: u32) {
+        layer: for l in 0..layers {
+            cond go = 1;
+            alloc scratch: f32[32] {
+                fill_it: kernel kernels::Iota<<<1, 32>>>(scratch, 32u32);
+                add: kernel kernels::Add<<<1, 32>>>(scratch, x, x, 32u32);
+                fill_it -> add;
+            }
+            maybe: if go {
+                again: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+            }
+            scratch -> maybe;
+            maybe[l-1] -> scratch;
+        }
+    }
+
+    /// A repeated block in a `while` body.
+    pub graph Sweeps(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>, sweeps: usize) {
+        cond again = 1;
+        outer: while again {
+            inner: for s in 0..sweeps {
+                sweep: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+                sweep[s-1] -> sweep;
+            }
+            stop: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+            inner -> stop;
+        }
+    }
+
+    /// A capture per iteration.
+    pub graph Captured(stream: &Arc<CudaStream>, x: &mut CudaSlice<f32>, n: usize) {
+        rounds: for r in 0..n {
+            // SAFETY: the captured work touches no memory.
+            lib: unsafe capture(stream) |s| { let _ = (s, r); Ok(()) };
+            bump: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+            lib -> bump;
+            bump[r-1] -> lib;
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn accessors(ctx: &Arc<graph_runtime::cudarc::driver::CudaContext>, x: &mut CudaSlice<f32>) -> graph_runtime::Result<()> {
+    let graph = Lanes::build(ctx, x, 4, 10)?;
+    let mut exec = graph.instantiate()?;
+    exec.step(3, 9).set_enabled(false)?;
+    let rebuilt = graph.rebuild(graph.bound().x, 4, 10)?;
+    exec.update(&rebuilt)?;
+    Ok(())
+}
+
+#[allow(dead_code)]
+fn expression(ctx: &Arc<graph_runtime::cudarc::driver::CudaContext>, mut x: CudaSlice<f32>, n: usize) -> graph_runtime::Result<usize> {
+    let graph = cuda_graph! {
+        graph(ctx) {
+            first: fill &mut x = 1.0f32;
+            twice: for i in 0..n {
+                a: kernel kernels::AddOne<<<1, 32>>>(&mut x, 32u32);
+                b: kernel kernels::Scale<<<1, 32>>>(&mut x, 2.0f32, 32u32);
+                a -> b;
+                b[i-1] -> a;
+            }
+            first -> twice;
+        }
+    }?;
+    Ok(graph.node_count())
+}
+
+fn main() {}
