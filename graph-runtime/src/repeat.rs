@@ -79,15 +79,21 @@ impl Label {
 /// Nodes kept inline before a dependency list spills to the heap.
 const INLINE: usize = 8;
 
+/// Past this many, a dependency list finds repeats through a set.
+const SCAN: usize = 32;
+
 /// A node's dependencies assembled in one iteration (the nodes before it
 /// in this iteration, the earlier iterations' edges, the nodes before the
-/// block), with their edge kinds where one is programmatic.
+/// block), with their edge kinds where one is programmatic. Each node is
+/// kept once: CUDA refuses a dependency list with repeats, and an empty
+/// block passes on the nodes before it, which may be there already.
 #[derive(Debug)]
 pub struct Deps {
     inline: [Node; INLINE],
     len: usize,
     spill: Vec<Node>,
     kinds: Option<Vec<EdgeKind>>,
+    seen: Option<std::collections::HashSet<Node>>,
 }
 
 impl Default for Deps {
@@ -103,11 +109,32 @@ impl Deps {
             len: 0,
             spill: Vec::new(),
             kinds: None,
+            seen: None,
         }
+    }
+
+    /// Whether `node` is in the list already (and, past `SCAN` nodes, notes it).
+    fn repeats(&mut self, node: Node) -> bool {
+        if let Some(seen) = &mut self.seen {
+            return !seen.insert(node);
+        }
+        if self.as_slice().contains(&node) {
+            return true;
+        }
+        if self.len >= SCAN {
+            let mut seen: std::collections::HashSet<Node> =
+                self.as_slice().iter().copied().collect();
+            seen.insert(node);
+            self.seen = Some(seen);
+        }
+        false
     }
 
     #[inline]
     pub fn push(&mut self, node: Node) {
+        if self.repeats(node) {
+            return;
+        }
         if let Some(kinds) = &mut self.kinds {
             kinds.push(EdgeKind::Full);
         }
@@ -124,6 +151,9 @@ impl Deps {
 
     /// Adds a dependency whose edge has `kind`.
     pub fn push_kind(&mut self, node: Node, kind: EdgeKind) {
+        if self.as_slice().contains(&node) {
+            return;
+        }
         if kind != EdgeKind::Full && self.kinds.is_none() {
             self.kinds = Some(vec![EdgeKind::Full; self.len]);
         }
@@ -201,6 +231,12 @@ mod tests {
         assert_eq!(kinds.len(), 10);
         assert_eq!(kinds[9], EdgeKind::Programmatic);
         assert!(kinds[..9].iter().all(|k| *k == EdgeKind::Full));
+        // Repeats are dropped, before and after the list grows past its scan.
+        deps.push(node(3));
+        deps.extend(&(0..40).map(node).collect::<Vec<_>>());
+        deps.extend(&(0..40).map(node).collect::<Vec<_>>());
+        let indices: Vec<u32> = deps.as_slice().iter().map(|n| n.index).collect();
+        assert_eq!(indices, (0..40).collect::<Vec<_>>());
     }
 
     #[test]

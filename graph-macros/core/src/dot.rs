@@ -1,7 +1,9 @@
-//! Graphviz DOT text of a checked graph: conditional bodies become clusters,
-//! programmatic edges are dashed, scope-implied edges dotted.
+//! Graphviz DOT text of a checked graph: conditional bodies and repeated
+//! blocks become clusters (a block's start and end are points, its edges
+//! between iterations dashed and labelled `i-1`), programmatic edges are
+//! dashed, scope-implied edges dotted.
 
-use crate::model::{Kind, LevelId, Model};
+use crate::model::{Kind, LevelId, Model, Origin, RepeatId};
 use crate::parse::EdgeKind;
 use std::fmt::Write;
 
@@ -21,8 +23,58 @@ pub fn render(model: &Model<'_>) -> String {
 
 fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut String) {
     let indent = "  ".repeat(depth);
+    render_members(model, level, None, depth, out);
+    for repeat in model.repeats.iter().filter(|r| r.level == level) {
+        for carried in &repeat.carried {
+            let _ = writeln!(
+                out,
+                "{indent}{} -> {} [style=dashed, constraint=false, label={}];",
+                quote(&model.nodes[carried.from].name),
+                quote(&model.nodes[carried.to].name),
+                quote(&format!("{}-{}", repeat.syntax.var, carried.back))
+            );
+        }
+    }
+    render_edges(model, level, &indent, out);
+}
+
+/// The nodes of `level` directly in repeated block `within` (or in none),
+/// nested blocks as clusters.
+fn render_members(
+    model: &Model<'_>,
+    level: LevelId,
+    within: Option<RepeatId>,
+    depth: usize,
+    out: &mut String,
+) {
+    let indent = "  ".repeat(depth);
     for &id in &model.levels[level].nodes {
         let node = &model.nodes[id];
+        if node.repeat != within || matches!(node.origin, Origin::RepeatEnd(_)) {
+            continue;
+        }
+        if let Origin::RepeatStart(block) = node.origin {
+            let repeat = &model.repeats[block];
+            let syntax = repeat.syntax;
+            let count = quote::ToTokens::to_token_stream(&syntax.count).to_string();
+            let _ = writeln!(
+                out,
+                "{indent}subgraph {} {{",
+                quote(&format!("cluster_{}", node.name))
+            );
+            let title = format!("{}: for {} in 0..{count}", syntax.label, syntax.var);
+            let _ = writeln!(out, "{indent}  label={}; style=rounded;", quote(&title));
+            for end in [repeat.start, repeat.end] {
+                let _ = writeln!(
+                    out,
+                    "{indent}  {} [shape=point];",
+                    quote(&model.nodes[end].name)
+                );
+            }
+            render_members(model, level, Some(block), depth + 1, out);
+            let _ = writeln!(out, "{indent}}}");
+            continue;
+        }
         let shape = match node.kind() {
             Kind::If | Kind::While | Kind::Switch => ", shape=diamond",
             Kind::Alloc | Kind::Free => ", shape=cylinder",
@@ -52,6 +104,9 @@ fn render_level(model: &Model<'_>, level: LevelId, depth: usize, out: &mut Strin
             let _ = writeln!(out, "{indent}}}");
         }
     }
+}
+
+fn render_edges(model: &Model<'_>, level: LevelId, indent: &str, out: &mut String) {
     for edge in &model.levels[level].edges {
         let style = match (edge.kind, edge.tokens.is_some()) {
             (EdgeKind::Programmatic, _) => " [style=dashed, label=\"programmatic\"]",

@@ -1,0 +1,289 @@
+//! GPU tests of repeated blocks (`label: for i in 0..n { ... }`): counts of
+//! 0, 1 and 10,000, values read back, updates of indexed nodes, whole-graph
+//! updates to another count, and a profile whose rows name the iteration.
+//! Skipped without a CUDA driver unless CUDA_GRAPH_REQUIRE_GPU=1.
+
+use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
+
+#[path = "gpu_runtime/common.rs"]
+#[allow(dead_code)]
+mod common;
+use common::gpu;
+
+/// Elements per lane.
+const LANE: usize = 32;
+
+cuda_graph! {
+    /// `width` lanes, each a chain of `length` add-ones on its part of `x`,
+    /// between a fill and a doubling of the whole buffer.
+    graph Lanes(x: &mut CudaSlice<f32>, width: usize, length: usize) {
+        init: fill x = 0.0f32;
+        #[disjoint(x)]
+        lanes: for w in 0..width {
+            chain: for i in 0..length {
+                step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * LANE..(w + 1) * LANE), LANE as u32);
+                step[i-1] -> step;
+            }
+        }
+        double: kernel kernels::Scale<<<1, 256>>>(x, 2.0f32, (width.max(1) * LANE) as u32);
+        init -> lanes -> double;
+    }
+
+    /// Per layer: a scratch buffer of 0, 1, 2, .. added to `x`, then an IF
+    /// (default 1) that adds one; layers in order.
+    graph Layers(x: &mut CudaSlice<f32>, layers: u32) {
+        init: fill x = 0.0f32;
+        layer: for l in 0..layers {
+            cond go = 1;
+            alloc scratch: f32[LANE] {
+                count_up: kernel kernels::Iota<<<1, 32>>>(scratch, LANE as u32);
+                add: kernel kernels::Add<<<1, 32>>>(scratch, x, x, LANE as u32);
+                count_up -> add;
+            }
+            maybe: if go {
+                bump: kernel kernels::AddOne<<<1, 32>>>(x, LANE as u32);
+            }
+            scratch -> maybe;
+            maybe[l-1] -> scratch;
+        }
+        init -> layer;
+    }
+
+    /// A WHILE of `rounds` iterations whose body is `sweeps` chained add-ones.
+    graph Rounds(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>, sweeps: usize) {
+        cond again = 1;
+        outer: while again {
+            inner: for s in 0..sweeps {
+                sweep: kernel kernels::AddOne<<<1, 32>>>(x, LANE as u32);
+                sweep[s-1] -> sweep;
+            }
+            stop: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+            inner -> stop;
+        }
+    }
+}
+
+fn read(
+    stream: &std::sync::Arc<graph_runtime::cudarc::driver::CudaStream>,
+    x: &CudaSlice<f32>,
+) -> Vec<f32> {
+    stream.clone_dtoh(x).unwrap()
+}
+
+/// Counts 0, 1 and more for both blocks, each lane read back.
+#[test]
+fn lanes_of_chains_add_their_length_for_every_count() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    for (width, length) in [(0, 5), (3, 0), (1, 1), (4, 7), (2, 100)] {
+        let mut x = stream.alloc_zeros::<f32>(width.max(1) * LANE).unwrap();
+        {
+            let graph = Lanes::build(&ctx, &mut x, width, length).unwrap();
+            assert_eq!(graph.graph().node_count(), 2 + width * length);
+            let mut exec = graph.instantiate().unwrap();
+            exec.launch(&stream).unwrap();
+            exec.synchronize().unwrap();
+        }
+        let got = read(&stream, &x);
+        let want = if width == 0 { 0.0 } else { 2.0 * length as f32 };
+        assert!(
+            got.iter().all(|&v| v == want),
+            "{width} x {length}: {got:?}"
+        );
+    }
+}
+
+/// 10,000 repeated nodes, built by the loop: the values and the build time.
+#[test]
+fn ten_thousand_iterations_build_and_run() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let (width, length) = (10, 1_000);
+    let mut x = stream.alloc_zeros::<f32>(width * LANE).unwrap();
+    {
+        let start = std::time::Instant::now();
+        let graph = Lanes::build(&ctx, &mut x, width, length).unwrap();
+        let built = start.elapsed();
+        assert_eq!(graph.graph().node_count(), 2 + width * length);
+        let labels = graph.graph().labels();
+        assert_eq!(labels[1], "step[0][0]");
+        assert_eq!(labels[1 + width * length - 1], "step[9][999]");
+        let mut exec = graph.instantiate().unwrap();
+        println!("10,000 repeated nodes built in {built:?}");
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let got = read(&stream, &x);
+    assert!(got.iter().all(|&v| v == 2000.0), "{:?}", &got[..4]);
+}
+
+/// An indexed node disabled and re-enabled through its accessor; a
+/// whole-graph update to other counts (re-instantiated: the topology
+/// differs), then back to the same counts (updated in place).
+#[test]
+fn indexed_nodes_update_and_whole_graph_updates_change_the_count() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(4 * LANE).unwrap();
+    let lanes = {
+        let graph = Lanes::build(&ctx, &mut x, 4, 5).unwrap();
+        let mut exec = graph.instantiate().unwrap();
+        exec.step(2, 3).set_enabled(false).unwrap();
+        exec.launch(&stream).unwrap();
+        {
+            let mut bound = exec.bound_mut(graph.bound().x).unwrap();
+            let got = stream.clone_dtoh(&bound.view_mut()).unwrap();
+            for (w, lane) in got.chunks(LANE).enumerate() {
+                let want = if w == 2 { 8.0 } else { 10.0 };
+                assert!(lane.iter().all(|&v| v == want), "lane {w}: {lane:?}");
+            }
+        }
+        exec.step(2, 3).set_enabled(true).unwrap();
+        let longer = graph.rebuild(graph.bound().x, 4, 9).unwrap();
+        let outcome = exec.update(&longer).unwrap();
+        println!("to 4 x 9: {outcome:?}");
+        exec.launch(&stream).unwrap();
+        {
+            let mut bound = exec.bound_mut(graph.bound().x).unwrap();
+            let got = stream.clone_dtoh(&bound.view_mut()).unwrap();
+            assert!(got.iter().all(|&v| v == 18.0), "{got:?}");
+        }
+        let same = longer.rebuild(graph.bound().x, 4, 9).unwrap();
+        let outcome = exec.update(&same).unwrap();
+        assert!(
+            matches!(outcome, graph_runtime::UpdateOutcome::Updated),
+            "same counts, same topology: {outcome:?}"
+        );
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+        4
+    };
+    let got = read(&stream, &x);
+    assert_eq!(got.len(), lanes * LANE);
+    assert!(got.iter().all(|&v| v == 18.0), "{got:?}");
+}
+
+/// An index past the last iteration panics, naming the node and iteration.
+#[test]
+#[should_panic(expected = "step[1][5] is out of range")]
+fn an_accessor_index_out_of_range_panics_naming_the_iteration() {
+    let Some(ctx) = gpu() else {
+        panic!("step[1][5] is out of range (no GPU: skipped)")
+    };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(2 * LANE).unwrap();
+    let graph = Lanes::build(&ctx, &mut x, 2, 5).unwrap();
+    let mut exec = graph.instantiate().unwrap();
+    let _ = exec.step(1, 5);
+}
+
+/// Per-iteration scratch buffers, conditionals and an edge between
+/// iterations: x[j] = layers * (j + 1).
+#[test]
+fn layers_with_scratch_and_conditionals_per_iteration() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    for layers in [0u32, 1, 6] {
+        let mut x = stream.alloc_zeros::<f32>(LANE).unwrap();
+        {
+            let graph = Layers::build(&ctx, &mut x, layers).unwrap();
+            let mut exec = graph.instantiate().unwrap();
+            exec.launch(&stream).unwrap();
+            exec.synchronize().unwrap();
+        }
+        let got = read(&stream, &x);
+        for (j, &v) in got.iter().enumerate() {
+            assert_eq!(
+                v,
+                (layers as usize * (j + 1)) as f32,
+                "{layers} layers, x[{j}]"
+            );
+        }
+    }
+}
+
+/// A repeated block in a WHILE body: 3 rounds of `sweeps` add-ones.
+#[test]
+fn a_repeated_block_in_a_while_body() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(LANE).unwrap();
+    let mut counter = stream.clone_htod(&[3i32]).unwrap();
+    {
+        let graph = Rounds::build(&ctx, &mut x, &mut counter, 5).unwrap();
+        let mut exec = graph.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let got = read(&stream, &x);
+    assert!(got.iter().all(|&v| v == 15.0), "{got:?}");
+}
+
+/// The expression form repeats too, binding `&mut x` once.
+#[test]
+fn the_expression_form_repeats() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(LANE).unwrap();
+    let n = 4;
+    {
+        let graph = cuda_graph! {
+            graph(&ctx) {
+                first: fill &mut x = 1.0f32;
+                twice: for i in 0..n {
+                    a: kernel kernels::AddOne<<<1, 32>>>(&mut x, LANE as u32);
+                    b: kernel kernels::Scale<<<1, 32>>>(&mut x, 2.0f32, LANE as u32);
+                    a -> b;
+                    b[i-1] -> a;
+                }
+                first -> twice;
+            }
+        }
+        .unwrap();
+        assert_eq!(graph.node_count(), 1 + 2 * n);
+        let mut exec = graph.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    // 1 -> 4 -> 10 -> 22 -> 46
+    let got = read(&stream, &x);
+    assert!(got.iter().all(|&v| v == 46.0), "{got:?}");
+}
+
+/// A profile of a repeated graph names each row's iteration.
+#[test]
+fn a_profile_names_the_iteration_of_each_row() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(2 * LANE).unwrap();
+    let mut graph = Lanes::build(&ctx, &mut x, 2, 3).unwrap();
+    let profile = graph.graph_mut().profile(&stream).unwrap();
+    println!("{profile}");
+    let labels: Vec<&str> = profile.nodes().iter().map(|n| n.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "init",
+            "step[0][0]",
+            "step[0][1]",
+            "step[0][2]",
+            "step[1][0]",
+            "step[1][1]",
+            "step[1][2]",
+            "double"
+        ]
+    );
+    // Each chain starts after `init`, each step after the one before, and
+    // `double` after each lane's last step.
+    let deps = |label: &str| -> Vec<&str> {
+        let node = profile.nodes().iter().find(|n| n.label == label).unwrap();
+        node.deps
+            .iter()
+            .map(|&d| profile.nodes()[d].label.as_str())
+            .collect()
+    };
+    assert_eq!(deps("step[1][0]"), ["init"]);
+    assert_eq!(deps("step[1][2]"), ["step[1][1]"]);
+    assert_eq!(deps("double"), ["step[0][2]", "step[1][2]"]);
+}
