@@ -6,16 +6,7 @@
 //! runtime's node-adding path).
 
 fn main() {
-    // The unoptimized builders of the 16,000-node graphs have large stack
-    // frames (see Cargo.toml): run on a thread with room for them.
-    let runner = std::thread::Builder::new()
-        .stack_size(1 << 30)
-        .spawn(|| graph_bench::run().map_err(|e| e.to_string()));
-    let outcome = match runner.map(|handle| handle.join()) {
-        Ok(Ok(outcome)) => outcome,
-        _ => Err("the benchmark thread failed".to_string()),
-    };
-    match outcome {
+    match graph_bench::run().map_err(|e| e.to_string()) {
         Ok(report) => {
             println!("{report}");
             let dir = std::env::var_os("OUT")

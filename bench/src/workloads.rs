@@ -317,10 +317,11 @@ pub fn updates(
     stream: &Arc<CudaStream>,
     reps: usize,
 ) -> Result<UpdateTimes> {
-    use graph_bench_shapes::ChainW1L100;
-    let mut x = stream.alloc_zeros::<f32>(32)?;
-    let graph = ChainW1L100::build(ctx, &mut x)?;
+    use crate::chains::Chains;
+    let mut xs = [stream.alloc_zeros::<f32>(32)?];
+    let graph = Chains::build(ctx, &mut xs, 100)?;
     let bound = graph.bound();
+    let x0 = bound.xs[0];
     let mut exec = graph.instantiate()?;
     exec.launch(stream)?;
     let mut per_node = Vec::new();
@@ -328,13 +329,13 @@ pub fn updates(
         exec.launch(stream)?;
         stream.synchronize()?;
         let n = if i % 2 == 0 { 16u32 } else { 32 };
-        per_node.push(time_us(|| Ok(exec.c0_50().set_args((bound.x0, n))?))?.0);
+        per_node.push(time_us(|| Ok(exec.step(0, 50).set_args((x0, n))?))?.0);
     }
     // Check that the updates reached the device: 1 + reps launches of 100
     // kernels, of which those after an update to n = 16 (every other one)
     // skipped elements 16.. in node c0_50.
     stream.synchronize()?;
-    let values = read_values::<f32>(stream, bound.x0.device_ptr(), 32)?;
+    let values = read_values::<f32>(stream, x0.device_ptr(), 32)?;
     let launches = 1 + reps as u32;
     let (full, partial) = (
         (launches * 100) as f32,
@@ -350,15 +351,15 @@ pub fn updates(
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..reps {
         let n = if i % 2 == 0 { 16u32 } else { 32 };
-        per_node_cold.push(time_us(|| Ok(exec.c0_50().set_args((bound.x0, n))?))?.0);
+        per_node_cold.push(time_us(|| Ok(exec.step(0, 50).set_args((x0, n))?))?.0);
         whole.push(
             time_us(|| {
-                let next = graph.rebuild(bound.x0)?;
+                let next = graph.rebuild(&[x0], 100)?;
                 Ok(exec.update(&next).map(drop)?)
             })?
             .0,
         );
-        let next = graph.rebuild(bound.x0)?;
+        let next = graph.rebuild(&[x0], 100)?;
         update_only.push(time_us(|| Ok(exec.update(&next).map(drop)?))?.0);
         reinstantiate.push(time_us(|| Ok(next.instantiate().map(drop)?))?.0);
     }

@@ -186,3 +186,28 @@ pub fn built<N>(node: Option<N>, label: &str) -> Result<N> {
 pub fn invalid_graph<'a>() -> Result<Graph<'a>> {
     unreachable!("cuda_graph! reported errors")
 }
+
+/// A parameter of type `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` (a list
+/// of buffers, indexed in the graph: `xs[i]`): each bound to the graph,
+/// for reading or for writing. `rebuild` takes the bound buffers again.
+pub trait BufferList<'a, T> {
+    fn into_bufs(self, graph: &mut Graph<'a>) -> Vec<Buf<'a, T>>;
+}
+
+impl<'a, T> BufferList<'a, T> for &'a [CudaSlice<T>] {
+    fn into_bufs(self, graph: &mut Graph<'a>) -> Vec<Buf<'a, T>> {
+        self.iter().map(|slice| graph.bind(slice)).collect()
+    }
+}
+
+impl<'a, T: 'static> BufferList<'a, T> for &'a mut [CudaSlice<T>] {
+    fn into_bufs(self, graph: &mut Graph<'a>) -> Vec<Buf<'a, T>> {
+        self.iter_mut().map(|slice| graph.bind_mut(slice)).collect()
+    }
+}
+
+impl<'a, T> BufferList<'a, T> for &[Buf<'a, T>] {
+    fn into_bufs(self, _graph: &mut Graph<'a>) -> Vec<Buf<'a, T>> {
+        self.to_vec()
+    }
+}

@@ -20,14 +20,13 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
     })?;
     let mut out =
         format!("build breakdown (us): Graph::new {create:.2}, kernel lookup {lookup:.2}");
-    // All three compiled optimized: the macro's 10- and 100-long chains and
-    // the runtime-API loop live in graph-bench-shapes.
+    // All three compiled as a user's release build.
     let function = kernel.function().cu_function();
     let ptr = device_ptr(&bufs[0], stream);
     for (length, reps) in [(10, 51), (100, 51)] {
         let runtime_api = sample(reps, &mut || {
             let (us, graph) = time_us(|| {
-                Ok(graph_bench_shapes::runtime_api_chain(
+                Ok(crate::chains::runtime_api_chain(
                     ctx,
                     &mut bufs[0],
                     &kernel,

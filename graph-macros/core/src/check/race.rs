@@ -244,6 +244,10 @@ fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
     if let Expr::MethodCall(call) = operand {
         return buffer_name(model, &call.receiver);
     }
+    // One buffer of a list (`xs[i]`): the race check sees the list as one.
+    if let Expr::Index(index) = operand {
+        return buffer_name(model, &index.expr);
+    }
     let Expr::Path(path) = operand else {
         return None;
     };

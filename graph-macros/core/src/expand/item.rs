@@ -36,32 +36,49 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         .iter()
         .filter_map(|p| slice_element(&p.ty).map(|t| (&p.name, t)))
         .collect();
+    // Lists of buffers (`&[CudaSlice<T>]`, `&mut [CudaSlice<T>]`): one
+    // buffer per lane or layer, indexed in the graph (`xs[i]`).
+    let lists: Vec<(&Ident, Type)> = def
+        .params
+        .iter()
+        .filter_map(|p| list_element(&p.ty).map(|t| (&p.name, t)))
+        .collect();
     let is_slice = |p: &Param| slices.iter().any(|(n, _)| **n == p.name);
-    let rebuild_params =
-        params
-            .iter()
-            .zip(&def.params)
-            .map(|((n, t), p)| match slice_element(&p.ty) {
-                Some(elem) => quote!(#n: #rt::Buf<'a, #elem>),
-                None => quote!(#n: #t),
-            });
-    let generic_params =
-        params
-            .iter()
-            .zip(&def.params)
-            .map(|((n, t), p)| match slice_element(&p.ty) {
-                Some(elem) => {
-                    quote!(#n: impl #rt::__private::Operand<'a, Out = #rt::Buf<'a, #elem>>)
-                }
-                None => quote!(#n: #t),
-            });
+    let is_list = |p: &Param| lists.iter().any(|(n, _)| **n == p.name);
+    let rebuild_params = params.iter().zip(&def.params).map(|((n, t), p)| {
+        match (slice_element(&p.ty), list_element(&p.ty)) {
+            (Some(elem), _) => quote!(#n: #rt::Buf<'a, #elem>),
+            (_, Some(elem)) => quote!(#n: &[#rt::Buf<'a, #elem>]),
+            _ => quote!(#n: #t),
+        }
+    });
+    let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| {
+        match (slice_element(&p.ty), list_element(&p.ty)) {
+            (Some(elem), _) => {
+                quote!(#n: impl #rt::__private::Operand<'a, Out = #rt::Buf<'a, #elem>>)
+            }
+            (_, Some(elem)) => quote!(#n: impl #rt::__private::BufferList<'a, #elem>),
+            _ => quote!(#n: #t),
+        }
+    });
     let graph_var = internal("__graph");
     // Mixed-site: a parameter of the graph may be called `ctx` too.
     let ctx = internal("ctx");
-    let bind_slices = def.params.iter().filter(|p| is_slice(p)).map(|p| {
-        let n = &p.name;
-        quote! { let #n = #rt::__private::Operand::into_operand(#n, &mut #graph_var); }
-    });
+    let bind_slices = def
+        .params
+        .iter()
+        .filter(|p| is_slice(p) || is_list(p))
+        .map(|p| {
+            let n = &p.name;
+            match is_list(p) {
+                true => {
+                    quote! { let #n = #rt::__private::BufferList::into_bufs(#n, &mut #graph_var); }
+                }
+                false => {
+                    quote! { let #n = #rt::__private::Operand::into_operand(#n, &mut #graph_var); }
+                }
+            }
+        });
 
     // Escaping allocations are handed to the caller through the bound struct.
     let escapes: Vec<(&Ident, &Type)> = model
@@ -77,6 +94,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         .iter()
         .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>))
         .chain(
+            lists
+                .iter()
+                .map(|(n, t)| quote!(pub #n: ::std::vec::Vec<#rt::Buf<'a, #t>>)),
+        )
+        .chain(
             escapes
                 .iter()
                 .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>)),
@@ -84,6 +106,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let bound_values = slices
         .iter()
         .map(|(n, _)| *n)
+        .chain(lists.iter().map(|(n, _)| *n))
         .chain(escapes.iter().map(|(n, _)| *n));
 
     // Typed node handles: kernel, copy and fill nodes.
@@ -219,6 +242,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
     let read_only_checks = read_only_checks(model, rt);
+    // A list of buffers is a vector: the bound buffers are cloned, not copied.
+    let (bound_derive, bound_copy) = if lists.is_empty() {
+        (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
+    } else {
+        (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
+    };
     let race_checks = race_checks(model, topology, rt);
     quote! {
         #read_only_checks
@@ -238,7 +267,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         }
 
         #[doc = #bound_doc]
-        #[derive(Debug, Clone, Copy)]
+        #bound_derive
         #vis struct #bound_name<'a> {
             #(#bound_fields,)*
             #[doc(hidden)]
@@ -295,7 +324,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 
             /// The buffers `build` bound, for `rebuild`, and escaping allocations.
             pub fn bound(&self) -> #bound_name<'a> {
-                self.bound
+                self.bound #bound_copy
             }
 
             pub fn graph(&self) -> &#rt::Graph<'a> {
@@ -456,6 +485,30 @@ fn slice_element(ty: &Type) -> Option<Type> {
     };
     let last = path.path.segments.last()?;
     if last.ident != wanted {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` -> `T`.
+pub(crate) fn list_element(ty: &Type) -> Option<Type> {
+    let Type::Reference(reference) = ty else {
+        return None;
+    };
+    let Type::Slice(slice) = &*reference.elem else {
+        return None;
+    };
+    let Type::Path(path) = &*slice.elem else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "CudaSlice" {
         return None;
     }
     let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
