@@ -187,7 +187,7 @@ impl Deps {
 /// The innermost table of a nested node table (`Vec<Vec<N>>` per nested
 /// block), which the iteration being built fills.
 #[track_caller]
-pub fn last<T>(table: &mut Vec<T>) -> &mut T {
+pub fn last<T>(table: &mut [T]) -> &mut T {
     match table.last_mut() {
         Some(last) => last,
         None => unreachable!("a repeated block pushes its iteration's table first"),

@@ -84,11 +84,15 @@ fn parse_edge_label(input: ParseStream<'_>) -> syn::Result<EdgeLabel> {
         let k: syn::LitInt = content.parse().map_err(|_| wrong(&tokens))?;
         k.base10_parse::<usize>().map_err(|_| wrong(&tokens))?
     } else if content.peek(Token![+]) {
+        content.parse::<Token![+]>()?;
+        let k = content
+            .parse::<syn::LitInt>()
+            .map_or_else(|_| "k".to_string(), |k| k.base10_digits().to_string());
         return Err(syn::Error::new_spanned(
             &tokens,
             crate::diag::with_help(
-                format!("`{label}[{var}+..]` names a later iteration: an edge between iterations goes forward, from the earlier one"),
-                format!("write the later node on the right: `{label}[{var}-1] -> ...` instead of `... -> {label}[{var}+1]`"),
+                format!("`{label}[{var}+{k}]` names a later iteration: an edge between iterations goes forward, from the earlier one"),
+                format!("write the earlier node on the left: `... -> {label}[{var}+{k}]` is `...[{var}-{k}] -> {label}`"),
             ),
         ));
     } else {
