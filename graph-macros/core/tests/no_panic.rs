@@ -72,6 +72,14 @@ const VOCABULARY: &[&str] = &[
     "\"s\"",
     "f32",
     "u8",
+    "for",
+    "in",
+    "..",
+    "i",
+    "w",
+    "[",
+    "]",
+    "+",
 ];
 
 const VALID: &[&str] = &[
@@ -85,6 +93,9 @@ const VALID: &[&str] = &[
     "#[use_node_priority] graph G() { #[priority(1)] a: kernel k::K<<<1,1>>>(); #[disabled] b: kernel k::K<<<1,1>>>(); a -(programmatic)-> b; a -> [c, d] -(launch_order)-> e; c: kernel k::K<<<1,1>>>(); d: kernel k::K<<<1,1>>>(); e: kernel k::K<<<1,1>>>(); h: host move || (); r: record ev; w: wait ev; g: graph child; p: unsafe capture(&st) |s| { lib(s) }; }",
     "graph R(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>) { cond h; s: kernel k::S<<<1,1>>>(h); #[disjoint(x)] a: fill x = 0.0f32; b: copy y => x; s -> b; i: if h { c: kernel k::K<<<1,32>>>(x, y); } else { #[disjoint] d: fill x = 1.0f32; } b -> i; }",
     "graph P(x: &mut CudaSlice<f32>) { a: kernel k::P<<<1,32>>>(x); b: kernel k::P<<<1,32>>>(x); c: kernel k::P<<<1,32>>>(x); #[launch_order] a -> b -> c; #[programmatic] [a] -> c; }",
+    "graph L(xs: &mut [CudaSlice<f32>], n: usize) { z: empty; #[disjoint(xs)] lanes: for w in 0..xs.len() { chain: for i in 0..n { s: kernel k::K<<<1, 32>>>(xs[w], 32u32); s[i-1] -> s; } } e: empty; z -> lanes -> e; }",
+    "graph M(x: &mut CudaSlice<f32>, n: u32) { layer: for l in 0..n { cond go = 1; alloc t: f32[32] { a: kernel k::K<<<1,32>>>(t, x); } m: if go { b: kernel k::K<<<1,32>>>(x); } t -> m; m[l-1] -> t; } }",
+    "graph W(x: &mut CudaSlice<f32>, c: &mut CudaSlice<i32>, n: usize) { cond again = 1; o: while again { r: for s in 0..n { a: kernel k::K<<<1,32>>>(x); #[programmatic] a[s-1] -> a; } st: kernel k::S<<<1,1>>>(again, c); r -> st; } }",
 ];
 
 /// A token-ish text: a vocabulary word, or a group of them nested to `depth`.
