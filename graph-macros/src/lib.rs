@@ -15,7 +15,9 @@
 ///             | edge_attr? group (arrow group)+ ";"   // edges
 ///             | "cond" name ("=" EXPR)? ";"      // a conditional handle
 ///             | attr* "alloc" buf ":" TYPE "[" EXPR "]" block   // alloc scope
+///             | attr* label ":" "for" VAR "in" "0" ".." COUNT block // repeated block
 /// group      := label | "[" label ("," label)* "]"
+/// label      := LABEL | LABEL "[" VAR "]" | LABEL "[" VAR "-" INT "]"  // indexed: in a repeated block
 /// arrow      := "->" | "-(programmatic)->" | "-(launch_order)->"
 /// edge_attr  := "#[programmatic]" | "#[launch_order]"  // every "->" of the statement
 /// node       := "kernel" PATH "<<<" grid "," block ("," smem)? ">>>" "(" args ")" ";"
@@ -151,6 +153,74 @@
 /// }
 /// ```
 ///
+/// # Repeated blocks
+///
+/// `label: for i in 0..count { ... }` builds its body `count` times, `i`
+/// (a `usize`) from 0, in a loop: the expansion and the compile time do not
+/// grow with the count, which is any integer expression evaluated when the
+/// graph is built (a parameter, a constant, an enclosing block's variable).
+/// `i` may appear in the body's operands and launch configurations:
+/// `x.slice(i * n..(i + 1) * n)` is iteration `i`'s part of `x`, and a
+/// parameter of type `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` is a list of
+/// buffers, `xs[i]` one of them.
+///
+/// Inside the block, a label names this iteration's node, and `label[i-k]`
+/// (with the block's loop variable and a literal `k`) the node `k`
+/// iterations earlier: `step[i-1] -> step` chains the iterations (in the
+/// first iteration there is no earlier one, and no edge). Outside it, the
+/// block's label stands for all its iterations: as an edge's target, every
+/// node that starts an iteration; as a source, every node that ends one;
+/// with a count of 0, the nodes before the block come before those after
+/// it. Blocks nest (lanes of chains); alloc scopes, conditional nodes,
+/// captures and `cond` handles in a block are made in every iteration, and
+/// a block may sit in a conditional body. Nodes are labelled by their
+/// iterations (`step[3][17]` in errors, profiles and `Graph::labels`), and
+/// the exec's accessor takes them: `exec.step(3, 17)` (it panics, naming
+/// the node, for an iteration the graph does not have).
+///
+/// What the checks say holds for every count, reasoning on the body once:
+/// an edge between iterations goes forward (from the earlier one), so a
+/// block never cycles by itself; a label is named in edges of its own
+/// block only; an allocation made in a block lives in its iteration (used
+/// and freed there, never escaping), and one made outside is not freed in
+/// every iteration; a handle drives the conditional node of its own
+/// iteration; and two iterations that access one buffer, one writing (or
+/// that set one handle), must be ordered by edges between iterations, or
+/// marked `#[disjoint(x)]` (on a node, or on the block for all its nodes)
+/// when each iteration touches its own part.
+///
+/// ```
+/// use graph_runtime::cuda_graph;
+/// use graph_runtime::cudarc::driver::CudaSlice;
+///
+/// cuda_graph! {
+///     /// `lanes` lanes, each `length` steps on its 32 elements of `x`.
+///     graph Lanes(x: &mut CudaSlice<f32>, lanes: usize, length: usize) {
+///         zero: fill x = 0.0f32;
+///         // Each lane writes its own part of `x`.
+///         #[disjoint(x)]
+///         lane: for w in 0..lanes {
+///             chain: for i in 0..length {
+///                 step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * 32..(w + 1) * 32), 32u32);
+///                 step[i-1] -> step;
+///             }
+///         }
+///         total: kernel kernels::Scale<<<1, 256>>>(x, 2.0f32, (lanes * 32) as u32);
+///         zero -> lane -> total;
+///     }
+/// }
+///
+/// fn run(ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>) -> graph_runtime::Result<()> {
+///     let stream = ctx.new_stream().unwrap();
+///     let mut x = stream.alloc_zeros::<f32>(8 * 32).unwrap();
+///     let graph = Lanes::build(ctx, &mut x, 8, 1000)?; // 8,002 nodes
+///     let mut exec = graph.instantiate()?;
+///     exec.step(7, 999).set_enabled(false)?; // lane 7's last step
+///     exec.launch(&stream)?;
+///     exec.synchronize()
+/// }
+/// ```
+///
 /// # What is checked at compile time
 ///
 /// - labels are unique and known; no self-edges, duplicate edges or cycles
@@ -190,6 +260,9 @@
 /// Every error of one invocation is reported, each at the offending tokens.
 ///
 /// # What it generates
+///
+/// (A node in a repeated block has an accessor that takes its iterations,
+/// outermost first: `exec.step(w, i)`.)
 ///
 /// For `graph Name(params) { ... }`: a type `Name<'a>` with `build(&ctx,
 /// params)`, `rebuild` (same graph, other arguments, for updates),
