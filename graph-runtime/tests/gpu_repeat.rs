@@ -50,6 +50,22 @@ cuda_graph! {
         init -> layer;
     }
 
+    /// One step placed twice: as a prologue, then as a WHILE body; its
+    /// kernel sets the loop's handle (counter 3: x gains 3).
+    graph Placed(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>) {
+        cond again = 1;
+        fragment step {
+            bump: kernel kernels::AddOne<<<1, 32>>>(x, LANE as u32);
+            down: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+            bump -> down;
+        }
+        first: use step;
+        rest: while again {
+            body: use step;
+        }
+        first -> rest;
+    }
+
     /// A WHILE of `rounds` iterations whose body is `sweeps` chained add-ones.
     graph Rounds(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>, sweeps: usize) {
         cond again = 1;
@@ -218,6 +234,27 @@ fn a_repeated_block_in_a_while_body() {
     }
     let got = read(&stream, &x);
     assert!(got.iter().all(|&v| v == 15.0), "{got:?}");
+}
+
+/// A fragment placed as a prologue and as a WHILE body, driving the loop.
+#[test]
+fn a_fragment_placed_twice_drives_its_loop() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(LANE).unwrap();
+    let mut counter = stream.clone_htod(&[3i32]).unwrap();
+    {
+        let graph = Placed::build(&ctx, &mut x, &mut counter).unwrap();
+        let labels = graph.graph().labels();
+        assert!(labels.contains(&"first.bump".to_string()), "{labels:?}");
+        assert!(labels.contains(&"body.down".to_string()), "{labels:?}");
+        let mut exec = graph.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let got = read(&stream, &x);
+    assert!(got.iter().all(|&v| v == 3.0), "{got:?}");
+    assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
 }
 
 /// The expression form repeats too, binding `&mut x` once.

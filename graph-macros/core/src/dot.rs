@@ -75,6 +75,11 @@ fn render_members(
             let _ = writeln!(out, "{indent}}}");
             continue;
         }
+        if matches!(node.origin, Origin::PlaceStart(_) | Origin::PlaceEnd(_)) {
+            // A placed fragment's start and end: points its nodes hang from.
+            let _ = writeln!(out, "{indent}{} [shape=point];", quote(&node.name));
+            continue;
+        }
         let shape = match node.kind() {
             Kind::If | Kind::While | Kind::Switch => ", shape=diamond",
             Kind::Alloc | Kind::Free => ", shape=cylinder",

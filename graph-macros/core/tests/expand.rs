@@ -271,3 +271,26 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    fragment_placed_twice,
+    r#"
+    pub graph Placed(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>, n: usize) {
+        cond again = 1;
+        fragment step {
+            bump: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+            down: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+            bump -> down;
+        }
+        first: use step;
+        rest: while again {
+            body: use step;
+        }
+        more: for i in 0..n {
+            each: use step;
+            each[i-1] -> each;
+        }
+        first -> rest -> more;
+    }
+"#
+);

@@ -266,3 +266,54 @@ fn the_count_counts_from_zero() {
         &["a repeated block counts from 0"],
     );
 }
+
+#[test]
+fn fragments_are_checked_where_placed() {
+    // One solver iteration as a prologue and as a `while` body; its kernel
+    // sets the loop's handle.
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, c: &mut CudaSlice<i32>) {
+            cond again = 1;
+            fragment sweep {
+                a: kernel k::AddOne<<<1, 32>>>(x, 32u32);
+                b: kernel k::CountdownStep<<<1, 1>>>(again, c);
+                a -> b;
+            }
+            first: use sweep;
+            rest: while again { body: use sweep; }
+            first -> rest;
+        }",
+    );
+    // Two placements unordered race on what they write.
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>) {
+            fragment zero { z: fill x = 0.0f32; }
+            one: use zero;
+            two: use zero;
+        }",
+        &["data race on `x`: `one.z` writes it while `two.z` writes it"],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            fragment f { a: empty; inner: use f; }
+            p: use f;
+            q: use nothing;
+        }",
+        &[
+            "the fragment `f` is placed inside itself",
+            "unknown fragment `nothing`",
+        ],
+    );
+    assert_errors(
+        "graph G(n: usize) {
+            fragment f { cond go; t: alloc f32[4]; a: empty; b: empty; a -> outside; }
+            outside: empty;
+            p: use f;
+        }",
+        &[
+            "a `cond` handle cannot be in a fragment (`f`)",
+            "a graph memory node cannot be in a fragment (`f`)",
+            "unknown label `outside`",
+        ],
+    );
+}

@@ -50,6 +50,28 @@ cuda_graph! {
         }
     }
 
+    /// A fragment placed twice: a prologue and a WHILE body.
+    pub graph Placed(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>, n: usize) {
+        cond again = 1;
+        fragment step {
+            bump: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+            down: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+            bump -> down;
+        }
+        first: use step;
+        rest: while again {
+            body: use step;
+        }
+        more: for i in 0..n {
+            each: use step2;
+            each[i-1] -> each;
+        }
+        fragment step2 {
+            a: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+        }
+        first -> rest -> more;
+    }
+
     /// A capture per iteration.
     pub graph Captured(stream: &Arc<CudaStream>, x: &mut CudaSlice<f32>, n: usize) {
         rounds: for r in 0..n {

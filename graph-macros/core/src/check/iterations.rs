@@ -198,6 +198,10 @@ fn member_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<(NodeI
                 let inner = &model.repeats[r];
                 (inner.start, inner.end, inner.region)
             }
+            Region::Place(p) => {
+                let place = &model.places[p];
+                (place.start, place.end, place.region)
+            }
         };
         member = (entry, exit);
         region = parent;

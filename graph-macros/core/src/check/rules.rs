@@ -152,7 +152,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
                 Origin::ScopeAlloc(scope) => {
                     quote::ToTokens::to_token_stream(&model.scopes[scope].syntax.keyword)
                 }
-                Origin::ScopeFree(_) | Origin::RepeatStart(_) | Origin::RepeatEnd(_) => return,
+                _ => return,
             };
             diag.error_with_help(
                 tokens,

@@ -117,9 +117,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
         let node = &self.model.nodes[id];
         match node.origin {
             Origin::ScopeFree(_) => {
-                format_ident!("__free_{}", node.label, span = Span::mixed_site())
+                format_ident!("__free_{}", node.stem, span = Span::mixed_site())
             }
-            _ => format_ident!("__node_{}", node.label, span = Span::mixed_site()),
+            _ => format_ident!("__node_{}", node.stem, span = Span::mixed_site()),
         }
     }
 
@@ -172,7 +172,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub fn kernel_var(&self, id: NodeId) -> Ident {
         format_ident!(
             "__kernel_{}",
-            self.model.nodes[id].label,
+            self.model.nodes[id].stem,
             span = Span::mixed_site()
         )
     }
@@ -181,7 +181,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub fn slot_var(&self, id: NodeId) -> Ident {
         format_ident!(
             "__slot_{}",
-            self.model.nodes[id].label,
+            self.model.nodes[id].stem,
             span = Span::mixed_site()
         )
     }
@@ -192,7 +192,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
         matches!(
             (self.model.nodes[id].kind(), self.model.nodes[id].origin),
             (Kind::Kernel | Kind::Copy | Kind::Fill, Origin::Stmt(_))
-        )
+        ) && self.model.nodes[id].placed.is_none()
     }
 
     /// Statements building `level` into the graph variable `g`.
@@ -244,9 +244,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
         }
         for id in self.order_in(level, within) {
-            if let Origin::RepeatStart(block) = self.model.nodes[id].origin {
+            let origin = self.model.nodes[id].origin;
+            if let Origin::RepeatStart(block) = origin {
                 out.extend(settle.settle(self.rt));
                 out.extend(self.block(block, g, settle));
+            } else if origin.is_virtual() {
+                // A placed fragment's start and end build nothing: the
+                // dependencies through them are resolved (see `dep_list`).
             } else {
                 let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
                 if is_kernel {

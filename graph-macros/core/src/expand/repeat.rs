@@ -62,13 +62,13 @@ pub struct Dep {
 impl Emitter<'_, '_> {
     /// The loop counter of `block`.
     fn counter(&self, block: RepeatId) -> Ident {
-        let label = &self.model.repeats[block].syntax.label;
-        format_ident!("__i_{}", label, span = Span::mixed_site())
+        let stem = &self.model.repeats[block].stem;
+        format_ident!("__i_{}", stem, span = Span::mixed_site())
     }
 
     fn block_var(&self, prefix: &str, block: RepeatId) -> Ident {
-        let label = &self.model.repeats[block].syntax.label;
-        format_ident!("__{}_{}", prefix, label, span = Span::mixed_site())
+        let stem = &self.model.repeats[block].stem;
+        format_ident!("__{}_{}", prefix, stem, span = Span::mixed_site())
     }
 
     /// The variable with the earlier iterations' handles of a node (or a
@@ -76,7 +76,7 @@ impl Emitter<'_, '_> {
     fn history_var(&self, source: NodeId) -> Ident {
         format_ident!(
             "__history_{}",
-            self.model.nodes[source].label,
+            self.model.nodes[source].stem,
             span = Span::mixed_site()
         )
     }
@@ -192,7 +192,9 @@ impl Emitter<'_, '_> {
             seen.push(source);
             let history = self.history_var(source);
             let ty = match self.model.nodes[source].origin {
-                Origin::RepeatEnd(_) => quote!(::std::vec::Vec<::std::vec::Vec<#rt::Node>>),
+                Origin::RepeatEnd(_) | Origin::PlaceEnd(_) => {
+                    quote!(::std::vec::Vec<::std::vec::Vec<#rt::Node>>)
+                }
                 _ => quote!(::std::vec::Vec<#rt::Node>),
             };
             history_decls.extend(quote! {
@@ -249,7 +251,13 @@ impl Emitter<'_, '_> {
         let (exit, value, slice) = match self.model.nodes[id].origin {
             Origin::RepeatStart(inner) => {
                 let end = self.block_var("end", inner);
-                (self.model.repeats[inner].end, quote!(#end), true)
+                (self.model.repeats[inner].end, quote!(&#end), true)
+            }
+            // Its last nodes stand for it (its start leaves nothing to add).
+            Origin::PlaceStart(_) => return TokenStream::new(),
+            Origin::PlaceEnd(_) => {
+                let value = self.deps_value(id);
+                (id, quote!(#value.as_slice()), true)
             }
             _ => {
                 let var = self.node_var(id);
@@ -260,7 +268,7 @@ impl Emitter<'_, '_> {
         if self.topology.successors[exit].contains(&repeat.end) {
             let end = self.block_var("end", block);
             let add = match slice {
-                true => quote! { #end.extend_from_slice(&#value); },
+                true => quote! { #end.extend_from_slice(#value); },
                 false => quote! { #end.push(#value); },
             };
             let soonest = repeat
@@ -280,7 +288,7 @@ impl Emitter<'_, '_> {
         if self.carried_sources.contains(&exit) {
             let history = self.history_var(exit);
             out.extend(match slice {
-                true => quote! { #history.push(#value.clone()); },
+                true => quote! { #history.push(#value.to_vec()); },
                 false => quote! { #history.push(#value); },
             });
         }
@@ -291,8 +299,17 @@ impl Emitter<'_, '_> {
     /// then the edges between iterations that enter it.
     pub fn dep_list(&self, id: NodeId) -> Vec<Dep> {
         let node = &self.model.nodes[id];
-        let mut list = Vec::new();
+        let mut list: Vec<Dep> = Vec::new();
         for &p in &self.topology.predecessors[id] {
+            // A placed fragment builds no node for its start and end: a
+            // dependency on one is a dependency on what precedes it.
+            if matches!(
+                self.model.nodes[p].origin,
+                Origin::PlaceStart(_) | Origin::PlaceEnd(_)
+            ) {
+                list.extend(self.dep_list(p));
+                continue;
+            }
             let (kind, span) = self
                 .edge_kinds
                 .get(&(p, id))
@@ -328,6 +345,19 @@ impl Emitter<'_, '_> {
                 span,
             });
         }
+        if !self.model.places.is_empty() {
+            // Through an empty placement, one node may come twice.
+            let mut seen = Vec::new();
+            list.retain(|d| {
+                d.slice || d.condition.is_some() || {
+                    let key = d.value.to_string();
+                    !seen.contains(&key) && {
+                        seen.push(key);
+                        true
+                    }
+                }
+            });
+        }
         let Some(block) = node.repeat else {
             return list;
         };
@@ -338,7 +368,10 @@ impl Emitter<'_, '_> {
             .filter(|c| c.to == id)
         {
             let (history, back) = (self.history_var(c.from), c.back);
-            let slice = matches!(self.model.nodes[c.from].origin, Origin::RepeatEnd(_));
+            let slice = matches!(
+                self.model.nodes[c.from].origin,
+                Origin::RepeatEnd(_) | Origin::PlaceEnd(_)
+            );
             let value = match slice {
                 true => quote!(&#history[#counter - #back]),
                 false => quote!(#history[#counter - #back]),

@@ -18,6 +18,8 @@ pub(super) enum LabelTarget {
     Scope(ScopeId),
     /// A repeated block: as a source its end, as a target its start.
     Repeat(RepeatId),
+    /// A placed fragment, likewise.
+    Place(PlaceId),
 }
 
 /// Where a statement sits in its level: the innermost alloc scope and
@@ -27,6 +29,7 @@ pub(super) struct Context {
     pub scope: Option<ScopeId>,
     pub repeat: Option<RepeatId>,
     pub region: Option<Region>,
+    pub place: Option<PlaceId>,
 }
 
 /// Builds the model, reporting resolution errors into `diag`.
@@ -41,6 +44,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             handles: Vec::new(),
             buffers: Vec::new(),
             repeats: Vec::new(),
+            places: Vec::new(),
             handle_names: HashMap::new(),
             buffer_names: HashMap::new(),
         },
@@ -49,7 +53,15 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
         edge_stmts: Vec::new(),
         frees: Vec::new(),
         conditionals: Vec::new(),
+        fragments: HashMap::new(),
+        prefix: String::new(),
+        placing: Vec::new(),
     };
+    for stmt in &def.body.stmts {
+        if let Stmt::Fragment(fragment) = stmt {
+            lowering.declare_fragment(fragment);
+        }
+    }
     lowering.collect(&def.body, TOP, Context::default());
     lowering.resolve_handles();
     lowering.resolve_buffers();
@@ -62,8 +74,16 @@ pub(super) struct Lowering<'a, 'd> {
     pub(super) model: Model<'a>,
     pub(super) diag: &'d Diagnostics,
     pub(super) labels: HashMap<String, LabelTarget>,
-    /// Edge statements with the level and repeated block holding them.
-    pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId, Option<RepeatId>)>,
+    /// Edge statements with the level, repeated block and label prefix
+    /// (of the placed fragment) holding them.
+    pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId, Option<RepeatId>, String)>,
+    /// Fragments by name.
+    fragments: HashMap<String, &'a parse::Fragment>,
+    /// Prefix of labels collected now: `pro.` inside the placement `pro`.
+    pub(super) prefix: String,
+    /// Fragments being placed, outermost first (a fragment inside itself
+    /// would never end).
+    placing: Vec<String>,
     /// Free nodes with the buffer name they free.
     pub(super) frees: Vec<(NodeId, &'a Ident)>,
     /// Conditional nodes with the handle identifier they name.
@@ -75,12 +95,142 @@ impl<'a> Lowering<'a, '_> {
         for stmt in &block.stmts {
             match stmt {
                 Stmt::Node(node) => self.collect_node(node, level, ctx),
-                Stmt::Edge(edge) => self.edge_stmts.push((edge, level, ctx.repeat)),
-                Stmt::Cond(decl) => self.collect_handle(decl, level, ctx),
-                Stmt::Scope(syntax) => self.collect_scope(syntax, level, ctx),
+                Stmt::Edge(edge) => {
+                    self.edge_stmts
+                        .push((edge, level, ctx.repeat, self.prefix.clone()))
+                }
+                Stmt::Cond(decl) => {
+                    if self.refused_in_fragment(&decl.keyword, "a `cond` handle") {
+                        continue;
+                    }
+                    self.collect_handle(decl, level, ctx)
+                }
+                Stmt::Scope(syntax) => {
+                    if self.refused_in_fragment(&syntax.keyword, "an alloc scope") {
+                        continue;
+                    }
+                    self.collect_scope(syntax, level, ctx)
+                }
                 Stmt::Repeat(syntax) => self.collect_repeat(syntax, level, ctx),
+                Stmt::Fragment(fragment) => {
+                    // Declared before collection, at the graph's top.
+                    if level != TOP || ctx.region.is_some() || !self.prefix.is_empty() {
+                        self.diag.error_with_help(
+                            &fragment.keyword,
+                            "a fragment is declared at the top of the graph's body",
+                            "move `fragment name { ... }` out of this block; place it here with `label: use name;`",
+                        );
+                    }
+                }
+                Stmt::Place(syntax) => self.collect_place(syntax, level, ctx),
             }
         }
+    }
+
+    fn declare_fragment(&mut self, fragment: &'a parse::Fragment) {
+        if let Some(attr) = fragment.attrs.first() {
+            self.diag
+                .error(attr, "attributes are not allowed on a fragment");
+        }
+        let name = fragment.name.to_string();
+        if self.fragments.insert(name.clone(), fragment).is_some() {
+            self.diag.error(
+                &fragment.name,
+                format!("the fragment `{name}` is declared more than once"),
+            );
+        }
+    }
+
+    /// Graph memory and handle declarations belong to the graph, not to a
+    /// fragment placed in several spots (each placement would declare them
+    /// again under one name).
+    fn refused_in_fragment(&self, tokens: impl quote::ToTokens, what: &str) -> bool {
+        let Some(fragment) = self.placing.last() else {
+            return false;
+        };
+        self.diag.error_with_help(
+            tokens,
+            format!("{what} cannot be in a fragment (`{fragment}`)"),
+            "declare it in the graph, around the placements that use it",
+        );
+        true
+    }
+
+    /// The name of a label collected now (`pro.step` in placement `pro`),
+    /// and its stem for generated variable names (`pro__step`).
+    fn qualified(&self, label: &Ident) -> (String, String) {
+        let name = format!("{}{label}", self.prefix);
+        let stem = name.replace('.', "__");
+        (name, stem)
+    }
+
+    fn collect_place(&mut self, syntax: &'a parse::Placement, level: LevelId, ctx: Context) {
+        if let Some(attr) = syntax.attrs.first() {
+            self.diag
+                .error(attr, "attributes are not allowed on a placed fragment");
+        }
+        let fragment_name = syntax.fragment.to_string();
+        let Some(&fragment) = self.fragments.get(&fragment_name) else {
+            self.diag.error_with_help(
+                &syntax.fragment,
+                format!("unknown fragment `{fragment_name}`"),
+                "declare it at the top of the graph: `fragment name { ... }`",
+            );
+            return;
+        };
+        if self.placing.contains(&fragment_name) {
+            self.diag.error_with_help(
+                &syntax.fragment,
+                format!("the fragment `{fragment_name}` is placed inside itself"),
+                "a fragment placed in its own body would never end",
+            );
+            return;
+        }
+        let id = self.model.places.len();
+        let (name, stem) = self.qualified(&syntax.label);
+        let make = |origin, name: String, stem: String| Node {
+            label: syntax.label.clone(),
+            name,
+            stem,
+            placed: ctx.place,
+            op: Op::Empty,
+            origin,
+            level,
+            scope: ctx.scope,
+            repeat: ctx.repeat,
+            region: ctx.region,
+            attrs: NodeAttrs::default(),
+            uses: Vec::new(),
+            handle: None,
+            bodies: Vec::new(),
+            buffer: None,
+        };
+        let start = self.push_node(make(Origin::PlaceStart(id), name.clone(), stem.clone()));
+        self.register_label(&syntax.label, LabelTarget::Place(id));
+        self.model.places.push(Place {
+            syntax,
+            name: name.clone(),
+            level,
+            region: ctx.region,
+            start,
+            end: usize::MAX,
+        });
+        let inner = Context {
+            region: Some(Region::Place(id)),
+            place: Some(id),
+            ..ctx
+        };
+        let outer_prefix = std::mem::replace(&mut self.prefix, format!("{name}."));
+        self.placing.push(fragment_name);
+        self.collect(&fragment.body, level, inner);
+        self.placing.pop();
+        self.prefix = outer_prefix;
+        let end = self.push_node(make(
+            Origin::PlaceEnd(id),
+            format!("{name}.end"),
+            format!("{stem}__end"),
+        ));
+        self.model.places[id].end = end;
     }
 
     /// The repeated blocks around a statement at `level` in `ctx`,
@@ -137,10 +287,12 @@ impl<'a> Lowering<'a, '_> {
             );
         }
         let id = self.model.repeats.len();
-        let name = syntax.label.to_string();
+        let (name, stem) = self.qualified(&syntax.label);
         let make = |origin, name: String| Node {
             label: syntax.label.clone(),
+            stem: name.replace('.', "__"),
             name,
+            placed: ctx.place,
             op: Op::Empty,
             origin,
             level,
@@ -163,12 +315,13 @@ impl<'a> Lowering<'a, '_> {
             start,
             end: usize::MAX,
             carried: Vec::new(),
+            stem,
             disjoint: attrs.disjoint,
         });
         let inner = Context {
-            scope: ctx.scope,
             repeat: Some(id),
             region: Some(Region::Repeat(id)),
+            ..ctx
         };
         self.collect(&syntax.body, level, inner);
         let end = self.push_node(make(Origin::RepeatEnd(id), format!("{name}.end")));
@@ -176,7 +329,7 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn register_label(&mut self, label: &Ident, target: LabelTarget) {
-        match self.labels.entry(label.to_string()) {
+        match self.labels.entry(format!("{}{label}", self.prefix)) {
             std::collections::hash_map::Entry::Occupied(entry) => self.diag.error_with_help(
                 label,
                 format!("the label `{}` is defined more than once", entry.key()),
@@ -199,9 +352,12 @@ impl<'a> Lowering<'a, '_> {
         use parse::NodeKind as K;
         let op = Op::of(stmt);
         let attrs = node_attrs(&stmt.attrs, self.diag);
+        let (name, stem) = self.qualified(&stmt.label);
         let id = self.push_node(Node {
             label: stmt.label.clone(),
-            name: stmt.label.to_string(),
+            name,
+            stem,
+            placed: ctx.place,
             op,
             origin: Origin::Stmt(stmt),
             level,
@@ -216,6 +372,9 @@ impl<'a> Lowering<'a, '_> {
         });
         self.register_label(&stmt.label, LabelTarget::Node(id));
         match &stmt.kind {
+            K::Alloc { .. } | K::Free { .. } if !self.placing.is_empty() => {
+                self.refused_in_fragment(&stmt.label, "a graph memory node");
+            }
             K::Alloc { .. } => {
                 let escape = self.model.nodes[id].attrs.escape.is_some();
                 self.add_buffer(&stmt.label, id, None, escape);
@@ -320,7 +479,9 @@ impl<'a> Lowering<'a, '_> {
         let buffer_name = syntax.buffer.to_string();
         let make = |op: Op<'a>, origin, name: String| Node {
             label: syntax.buffer.clone(),
+            stem: syntax.buffer.to_string(),
             name,
+            placed: ctx.place,
             op,
             origin,
             level,
@@ -355,8 +516,8 @@ impl<'a> Lowering<'a, '_> {
         self.add_buffer(&syntax.buffer, alloc, Some(id), false);
         let inner = Context {
             scope: Some(id),
-            repeat: ctx.repeat,
             region: Some(Region::Scope(id)),
+            ..ctx
         };
         self.collect(&syntax.body, level, inner);
         let free = self.push_node(make(

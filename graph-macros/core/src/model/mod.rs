@@ -26,6 +26,7 @@ pub type ScopeId = usize;
 pub type HandleId = usize;
 pub type BufferId = usize;
 pub type RepeatId = usize;
+pub type PlaceId = usize;
 
 /// The top graph's level.
 pub const TOP: LevelId = 0;
@@ -41,6 +42,7 @@ pub struct Model<'a> {
     pub handles: Vec<Handle<'a>>,
     pub buffers: Vec<Buffer>,
     pub repeats: Vec<Repeat<'a>>,
+    pub places: Vec<Place<'a>>,
     /// Handles by name, per declaring level.
     handle_names: HashMap<(LevelId, String), HandleId>,
     /// Allocations by name (the first, where a name repeats).
@@ -220,13 +222,22 @@ pub enum Origin<'a> {
     /// Where a repeated block ends: the stand-in for the block as an edge's
     /// source (its last nodes precede it).
     RepeatEnd(RepeatId),
+    /// Where a placed fragment starts and ends (stand-ins like a block's).
+    PlaceStart(PlaceId),
+    PlaceEnd(PlaceId),
 }
 
 impl Origin<'_> {
-    /// Whether the node stands for a repeated block's start or end (and is
-    /// not built).
+    /// Whether the node stands for a repeated block's or a placed
+    /// fragment's start or end (and is not built).
     pub fn is_virtual(&self) -> bool {
-        matches!(self, Origin::RepeatStart(_) | Origin::RepeatEnd(_))
+        matches!(
+            self,
+            Origin::RepeatStart(_)
+                | Origin::RepeatEnd(_)
+                | Origin::PlaceStart(_)
+                | Origin::PlaceEnd(_)
+        )
     }
 }
 
@@ -234,8 +245,13 @@ impl Origin<'_> {
 pub struct Node<'a> {
     /// The user's label (for a scope's alloc and free nodes: the buffer name).
     pub label: Ident,
-    /// Unique name for DOT and error messages (`buf.free` for a scope's free).
+    /// Unique name for DOT and error messages (`buf.free` for a scope's
+    /// free, `pro.step` for `step` in the fragment placed as `pro`).
     pub name: String,
+    /// The name as a part of generated variable names (`pro__step`).
+    pub stem: String,
+    /// The innermost placed fragment holding it.
+    pub placed: Option<PlaceId>,
     /// What it does, with its operands.
     pub op: Op<'a>,
     pub origin: Origin<'a>,
@@ -301,6 +317,21 @@ pub struct Edge {
 pub enum Region {
     Scope(ScopeId),
     Repeat(RepeatId),
+    Place(PlaceId),
+}
+
+/// `label: use fragment;`
+#[derive(Debug)]
+pub struct Place<'a> {
+    pub syntax: &'a parse::Placement,
+    /// `label`, or `outer.label` in another placement.
+    pub name: String,
+    pub level: LevelId,
+    /// Enclosing region of the same level.
+    pub region: Option<Region>,
+    /// Its stand-ins in the level.
+    pub start: NodeId,
+    pub end: NodeId,
 }
 
 /// `label: for i in 0..n { ... }`
@@ -317,6 +348,8 @@ pub struct Repeat<'a> {
     pub end: NodeId,
     /// Edges between iterations (`a[i-k] -> b`).
     pub carried: Vec<Carried>,
+    /// The label as a part of generated variable names.
+    pub stem: String,
     /// `#[disjoint(x, ..)]` on the block: for every node in it.
     pub disjoint: Option<(Span, Vec<Ident>)>,
 }

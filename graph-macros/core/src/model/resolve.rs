@@ -134,10 +134,11 @@ impl<'a> Lowering<'a, '_> {
         label: &EdgeLabel,
         level: LevelId,
         repeat: Option<RepeatId>,
+        prefix: &str,
     ) -> Option<(LabelTarget, usize)> {
         let ident = &label.label;
         let name = ident.to_string();
-        let Some(&target) = self.labels.get(&name) else {
+        let Some(&target) = self.labels.get(&format!("{prefix}{name}")) else {
             self.report_unknown_label(ident, level);
             return None;
         };
@@ -240,6 +241,7 @@ impl<'a> Lowering<'a, '_> {
             LabelTarget::Node(id) => id,
             LabelTarget::Scope(scope) => self.model.scopes[scope].free,
             LabelTarget::Repeat(repeat) => self.model.repeats[repeat].end,
+            LabelTarget::Place(place) => self.model.places[place].end,
         }
     }
 
@@ -249,6 +251,7 @@ impl<'a> Lowering<'a, '_> {
             LabelTarget::Node(id) => id,
             LabelTarget::Scope(scope) => self.model.scopes[scope].alloc,
             LabelTarget::Repeat(repeat) => self.model.repeats[repeat].start,
+            LabelTarget::Place(place) => self.model.places[place].start,
         }
     }
 
@@ -343,7 +346,8 @@ impl<'a> Lowering<'a, '_> {
 
     pub(super) fn resolve_edges(&mut self) {
         let mut seen: HashMap<(NodeId, NodeId, usize), ()> = HashMap::new();
-        for &(stmt, level, repeat) in &self.edge_stmts {
+        for (stmt, level, repeat, prefix) in &self.edge_stmts {
+            let (stmt, level, repeat) = (*stmt, *level, *repeat);
             let resolved: Vec<Vec<(LabelTarget, usize, &EdgeLabel)>> = stmt
                 .groups
                 .iter()
@@ -352,7 +356,8 @@ impl<'a> Lowering<'a, '_> {
                         .labels
                         .iter()
                         .filter_map(|label| {
-                            let (target, back) = self.resolve_label(label, level, repeat)?;
+                            let (target, back) =
+                                self.resolve_label(label, level, repeat, prefix)?;
                             Some((target, back, label))
                         })
                         .collect()
@@ -429,6 +434,7 @@ impl<'a> Lowering<'a, '_> {
         match g {
             Region::Scope(s) => (self.model.scopes[s].alloc, self.model.scopes[s].free),
             Region::Repeat(r) => (self.model.repeats[r].start, self.model.repeats[r].end),
+            Region::Place(p) => (self.model.places[p].start, self.model.places[p].end),
         }
     }
 
@@ -436,6 +442,7 @@ impl<'a> Lowering<'a, '_> {
         match g {
             Region::Scope(s) => self.model.scopes[s].region,
             Region::Repeat(r) => self.model.repeats[r].region,
+            Region::Place(p) => self.model.places[p].region,
         }
     }
 
@@ -446,6 +453,7 @@ impl<'a> Lowering<'a, '_> {
         let regions: Vec<Region> = (0..self.model.scopes.len())
             .map(Region::Scope)
             .chain((0..self.model.repeats.len()).map(Region::Repeat))
+            .chain((0..self.model.places.len()).map(Region::Place))
             .collect();
         if regions.is_empty() {
             return;
@@ -471,7 +479,7 @@ impl<'a> Lowering<'a, '_> {
         for (id, node) in self.model.nodes.iter().enumerate() {
             let Some(region) = node.region else { continue };
             match node.origin {
-                Origin::ScopeFree(_) | Origin::RepeatEnd(_) => {}
+                Origin::ScopeFree(_) | Origin::RepeatEnd(_) | Origin::PlaceEnd(_) => {}
                 _ => members.entry(region).or_default().push(id),
             }
         }
@@ -487,6 +495,7 @@ impl<'a> Lowering<'a, '_> {
                 let (member_entry, member_exit) = match self.model.nodes[member].origin {
                     Origin::ScopeAlloc(inner) => self.region_ends(Region::Scope(inner)),
                     Origin::RepeatStart(inner) => self.region_ends(Region::Repeat(inner)),
+                    Origin::PlaceStart(inner) => self.region_ends(Region::Place(inner)),
                     _ => (member, member),
                 };
                 if !has_pred[member] {
@@ -523,6 +532,7 @@ impl<'a> Lowering<'a, '_> {
             match self.model.nodes[node].origin {
                 Origin::ScopeFree(s) => member = self.model.scopes[s].alloc,
                 Origin::RepeatEnd(r) => member = self.model.repeats[r].start,
+                Origin::PlaceEnd(p) => member = self.model.places[p].start,
                 _ => {}
             }
             let mut region = self.model.nodes[node].region;

@@ -32,6 +32,7 @@ pub mod kw {
     syn::custom_keyword!(switch);
     syn::custom_keyword!(programmatic);
     syn::custom_keyword!(launch_order);
+    syn::custom_keyword!(fragment);
 }
 
 /// A whole macro input: one or more named graph types, or one graph expression.
@@ -80,6 +81,28 @@ pub enum Stmt {
     Cond(CondDecl),
     Scope(AllocScope),
     Repeat(RepeatBlock),
+    Fragment(Fragment),
+    Place(Placement),
+}
+
+/// `fragment name { ... }`: nodes written once, placed where
+/// `label: use name;` says (each placement checked where it is).
+#[derive(Debug)]
+pub struct Fragment {
+    pub attrs: Vec<Attribute>,
+    pub keyword: kw::fragment,
+    pub name: Ident,
+    pub body: Block,
+}
+
+/// `label: use name;`: a copy of fragment `name`, its labels `label.x`; in
+/// edges, `label` stands for it as a block does.
+#[derive(Debug)]
+pub struct Placement {
+    pub attrs: Vec<Attribute>,
+    pub label: Ident,
+    pub use_token: Token![use],
+    pub fragment: Ident,
 }
 
 /// `label: for i in 0..count { ... }`: the body once per iteration, `i`
@@ -451,6 +474,17 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             default,
         }));
     }
+    if input.peek(kw::fragment) && input.peek2(Ident) {
+        let keyword = input.parse()?;
+        let name = input.parse()?;
+        let body = parse_block(input, errors)?;
+        return Ok(Stmt::Fragment(Fragment {
+            attrs,
+            keyword,
+            name,
+            body,
+        }));
+    }
     if input.peek(kw::alloc) && input.peek2(Ident) {
         let keyword = input.parse()?;
         let buffer = input.parse()?;
@@ -472,6 +506,17 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
         if input.peek(Token![for]) {
             return parse_repeat(input, attrs, label, errors).map(Stmt::Repeat);
         }
+        if input.peek(Token![use]) {
+            let use_token = input.parse()?;
+            let fragment = input.parse()?;
+            input.parse::<Token![;]>()?;
+            return Ok(Stmt::Place(Placement {
+                attrs,
+                label,
+                use_token,
+                fragment,
+            }));
+        }
         let kind = parse_node_kind(input, errors)?;
         if kind.ends_with_block() {
             if input.peek(Token![;]) {
@@ -488,7 +533,8 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     }
     Err(input.error(
         "expected a statement: a node `label: kind ...;`, an edge `a -> b;`, \
-         `cond name;`, `alloc buf: T[len] { ... }` or `label: for i in 0..n { ... }`",
+         `cond name;`, `alloc buf: T[len] { ... }`, `label: for i in 0..n { ... }`, \
+         `fragment name { ... }` or `label: use name;`",
     ))
 }
 
