@@ -16,6 +16,8 @@
 ///             | "cond" name ("=" EXPR)? ";"      // a conditional handle
 ///             | attr* "alloc" buf ":" TYPE "[" EXPR "]" block   // alloc scope
 ///             | attr* label ":" "for" VAR "in" "0" ".." COUNT block // repeated block
+///             | "fragment" NAME block                // nodes written once (graph top only)
+///             | label ":" "use" NAME ";"             // a fragment placed here
 /// group      := label | "[" label ("," label)* "]"
 /// label      := LABEL | LABEL "[" VAR "]" | LABEL "[" VAR "-" INT "]"  // indexed: in a repeated block
 /// arrow      := "->" | "-(programmatic)->" | "-(launch_order)->"
@@ -219,6 +221,39 @@
 ///     exec.launch(&stream)?;
 ///     exec.synchronize()
 /// }
+/// ```
+///
+/// # Fragments
+///
+/// `fragment name { ... }` (at the top of a graph's body) holds nodes and
+/// edges written once; `label: use name;` places a copy of them there, in
+/// any block or conditional body, as often as needed: one solver iteration
+/// as a straight-line prologue and as a `while` body, say. Each placement
+/// is checked where it is placed, like nodes written there; its nodes are
+/// named `label.node` (in errors, profiles and `Graph::labels`), and in
+/// edges `label` stands for the whole placement, as a repeated block's
+/// label does. Unlike a child graph, a fragment's kernels may set the
+/// handles of the graph around it, and its buffers are the graph's own.
+/// Handles (`cond`) and graph memory are declared in the graph, not in a
+/// fragment; fragment nodes have no accessor on the exec.
+///
+/// ```
+/// # use graph_runtime::cuda_graph;
+/// # use graph_runtime::cudarc::driver::CudaSlice;
+/// cuda_graph! {
+///     graph Solve(x: &mut CudaSlice<f32>, counter: &mut CudaSlice<i32>) {
+///         cond again = 1;
+///         fragment step {
+///             sweep: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+///             test: kernel kernels::CountdownStep<<<1, 1>>>(again, counter);
+///             sweep -> test;
+///         }
+///         first: use step;
+///         rest: while again { body: use step; }
+///         first -> rest;
+///     }
+/// }
+/// # assert!(Solve::DOT.contains("first.sweep"));
 /// ```
 ///
 /// # What is checked at compile time

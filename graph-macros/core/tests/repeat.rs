@@ -313,7 +313,7 @@ fn fragments_are_checked_where_placed() {
         &[
             "a `cond` handle cannot be in a fragment (`f`)",
             "a graph memory node cannot be in a fragment (`f`)",
-            "unknown label `outside`",
+            "`outside` is outside the fragment placed as `p`",
         ],
     );
 }

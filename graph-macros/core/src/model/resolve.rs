@@ -139,6 +139,15 @@ impl<'a> Lowering<'a, '_> {
         let ident = &label.label;
         let name = ident.to_string();
         let Some(&target) = self.labels.get(&format!("{prefix}{name}")) else {
+            if !prefix.is_empty() && self.labels.contains_key(&name) {
+                let placement = prefix.trim_end_matches('.');
+                self.diag.error_with_help(
+                    ident,
+                    format!("`{name}` is outside the fragment placed as `{placement}`: an edge in a fragment joins its own nodes"),
+                    format!("order the placement itself where it is placed (as in `{placement} -> {name}`)"),
+                );
+                return None;
+            }
             self.report_unknown_label(ident, level);
             return None;
         };
