@@ -169,6 +169,13 @@ impl<A> Unset for crate::node::KernelNode<A> {
     }
 }
 
+/// Runs one chunk of a long generated builder: a closure of its own, so
+/// that rustc checks and optimizes it apart from the other chunks.
+#[inline(always)]
+pub fn chunk<T>(build: impl FnOnce() -> Result<T>) -> Result<T> {
+    build()
+}
+
 /// A repeated node's table starts empty; each iteration adds to it.
 impl<T> Unset for Vec<T> {
     fn unset() -> Self {

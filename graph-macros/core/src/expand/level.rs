@@ -12,6 +12,9 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
 
+/// Nodes per closure in a long straight-line level (see `chunks`).
+const CHUNK: usize = 256;
+
 /// A local variable of the generated code. Its span is `mixed_site`, so
 /// no user token can name it (a kernel argument `__graph` is the caller's
 /// own `__graph`, never the graph being built).
@@ -243,7 +246,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
             };
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
         }
-        for id in self.order_in(level, within) {
+        let order = self.order_in(level, within);
+        if within.is_none() && order.len() > CHUNK && self.straight_line(level) {
+            return self.chunks(&order, g, settle, out);
+        }
+        for id in order {
             let origin = self.model.nodes[id].origin;
             if let Origin::RepeatStart(block) = origin {
                 out.extend(settle.settle(self.rt));
@@ -265,6 +272,54 @@ impl<'m, 'a> Emitter<'m, 'a> {
             if let Some(block) = within {
                 out.extend(self.after_member(id, block));
             }
+        }
+    }
+
+    /// Whether `level` is nodes only (no repeated block or placed fragment).
+    fn straight_line(&self, level: LevelId) -> bool {
+        !self.model.repeats.iter().any(|r| r.level == level)
+            && !self.model.places.iter().any(|p| p.level == level)
+    }
+
+    /// A long straight-line level, built in chunks of `CHUNK` nodes, each
+    /// in a closure of its own that hands on the node handles later chunks
+    /// depend on. rustc borrow-checks and optimizes each closure on its
+    /// own: one function of 16,000 nodes made those passes superlinear.
+    fn chunks(&self, order: &[NodeId], g: &Ident, settle: &mut Settle, out: &mut TokenStream) {
+        let rt = self.rt;
+        out.extend(settle.declare(rt));
+        let mut chunk_of = HashMap::new();
+        for (i, &id) in order.iter().enumerate() {
+            chunk_of.insert(id, i / CHUNK);
+        }
+        for (c, chunk) in order.chunks(CHUNK).enumerate() {
+            let mut body = TokenStream::new();
+            for &id in chunk {
+                let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
+                if !is_kernel {
+                    body.extend(settle.settle(rt));
+                }
+                settle.unsettled = is_kernel;
+                body.extend(self.node(id, g));
+                body.extend(self.keep_handle(id));
+            }
+            body.extend(settle.settle(rt));
+            let live: Vec<Ident> = chunk
+                .iter()
+                .filter(|&&id| {
+                    self.topology.successors[id]
+                        .iter()
+                        .any(|s| chunk_of.get(s).is_some_and(|&later| later > c))
+                })
+                .map(|&id| self.node_var(id))
+                .collect();
+            let types = live.iter().map(|_| quote!(#rt::Node));
+            out.extend(quote! {
+                let (#(#live,)*) = #rt::__private::chunk(|| -> #rt::Result<(#(#types,)*)> {
+                    #body
+                    ::core::result::Result::Ok((#(#live,)*))
+                })?;
+            });
         }
     }
 
