@@ -72,6 +72,19 @@ cuda_graph! {
         first -> rest -> more;
     }
 
+    /// The README's example: a list of buffers, one per tile.
+    pub graph TileLayers(xs: &mut [CudaSlice<f32>], layers: usize) {
+        #[disjoint(xs)]
+        tile: for t in 0..xs.len() {
+            layer: for l in 0..layers {
+                half: kernel kernels::Scale<<<1, 256>>>(xs[t], 0.5f32, 256u32);
+                plus: kernel kernels::AddOne<<<1, 256>>>(xs[t], 256u32);
+                half -> plus;
+                plus[l-1] -> half;
+            }
+        }
+    }
+
     /// A capture per iteration.
     pub graph Captured(stream: &Arc<CudaStream>, x: &mut CudaSlice<f32>, n: usize) {
         rounds: for r in 0..n {
@@ -91,6 +104,17 @@ fn accessors(ctx: &Arc<graph_runtime::cudarc::driver::CudaContext>, x: &mut Cuda
     exec.step(3, 9).set_enabled(false)?;
     let rebuilt = graph.rebuild(graph.bound().x, 4, 10)?;
     exec.update(&rebuilt)?;
+    Ok(())
+}
+
+#[allow(dead_code)]
+fn tiles(ctx: &Arc<graph_runtime::cudarc::driver::CudaContext>, tiles: &mut [CudaSlice<f32>]) -> graph_runtime::Result<()> {
+    let graph = TileLayers::build(ctx, tiles, 12)?;
+    let mut exec = graph.instantiate()?;
+    exec.plus(3, 11).set_enabled(false)?;
+    let bound = graph.bound();
+    let again = graph.rebuild(&bound.xs, 6)?;
+    exec.update(&again)?;
     Ok(())
 }
 

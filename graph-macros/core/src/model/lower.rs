@@ -100,13 +100,13 @@ impl<'a> Lowering<'a, '_> {
                         .push((edge, level, ctx.repeat, self.prefix.clone()))
                 }
                 Stmt::Cond(decl) => {
-                    if self.refused_in_fragment(&decl.keyword, "a `cond` handle") {
+                    if self.refused_in_fragment(decl.keyword, "a `cond` handle") {
                         continue;
                     }
                     self.collect_handle(decl, level, ctx)
                 }
                 Stmt::Scope(syntax) => {
-                    if self.refused_in_fragment(&syntax.keyword, "an alloc scope") {
+                    if self.refused_in_fragment(syntax.keyword, "an alloc scope") {
                         continue;
                     }
                     self.collect_scope(syntax, level, ctx)
@@ -116,7 +116,7 @@ impl<'a> Lowering<'a, '_> {
                     // Declared before collection, at the graph's top.
                     if level != TOP || ctx.region.is_some() || !self.prefix.is_empty() {
                         self.diag.error_with_help(
-                            &fragment.keyword,
+                            fragment.keyword,
                             "a fragment is declared at the top of the graph's body",
                             "move `fragment name { ... }` out of this block; place it here with `label: use name;`",
                         );
