@@ -180,6 +180,32 @@ fn indexed_nodes_update_and_whole_graph_updates_change_the_count() {
     assert!(got.iter().all(|&v| v == 18.0), "{got:?}");
 }
 
+/// The graph cache keyed by the count: a miss per count, then updates.
+#[test]
+fn the_graph_cache_keys_repeated_graphs_by_their_count() {
+    let Some(ctx) = gpu() else { return };
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(2 * LANE).unwrap();
+    {
+        let template = Lanes::build(&ctx, &mut x, 2, 1).unwrap();
+        let bound = template.bound();
+        let mut cache = graph_runtime::GraphCache::new(4);
+        let mut outcomes = Vec::new();
+        for length in [3usize, 5, 3, 5, 3] {
+            let outcome = cache
+                .launch(length, &stream, &Lanes::OPTIONS, || {
+                    Ok(template.rebuild(bound.x, 2, length)?.into_graph())
+                })
+                .unwrap();
+            outcomes.push(format!("{outcome:?}"));
+        }
+        assert_eq!(outcomes, ["Miss", "Miss", "Hit", "Hit", "Hit"]);
+        stream.synchronize().unwrap();
+    }
+    let got = read(&stream, &x);
+    assert!(got.iter().all(|&v| v == 6.0), "{got:?}");
+}
+
 /// An index past the last iteration panics, naming the node and iteration.
 #[test]
 #[should_panic(expected = "step[1][5] is out of range")]
