@@ -292,6 +292,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
         for (i, &id) in order.iter().enumerate() {
             chunk_of.insert(id, i / CHUNK);
         }
+        // The last chunk naming each buffer (an allocation's variable is
+        // handed on to the chunks after its own that use or free it).
+        let mut last_use: HashMap<String, usize> = HashMap::new();
+        for (i, &id) in order.iter().enumerate() {
+            let node = &self.model.nodes[id];
+            let freed = match node.op {
+                Op::Free { buffer } => Some(buffer),
+                _ => None,
+            };
+            for ident in node.uses.iter().chain(freed) {
+                let entry = last_use.entry(ident.to_string()).or_default();
+                *entry = (*entry).max(i / CHUNK);
+            }
+        }
         for (c, chunk) in order.chunks(CHUNK).enumerate() {
             let mut body = TokenStream::new();
             for &id in chunk {
@@ -304,18 +318,24 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 body.extend(self.keep_handle(id));
             }
             body.extend(settle.settle(rt));
-            let live: Vec<Ident> = chunk
-                .iter()
-                .filter(|&&id| {
-                    self.topology.successors[id]
-                        .iter()
-                        .any(|s| chunk_of.get(s).is_some_and(|&later| later > c))
-                })
-                .map(|&id| self.node_var(id))
-                .collect();
-            let types = live.iter().map(|_| quote!(#rt::Node));
+            let mut live: Vec<Ident> = Vec::new();
+            for &id in chunk {
+                let later = |c2: Option<&usize>| c2.is_some_and(|&later| later > c);
+                if self.topology.successors[id]
+                    .iter()
+                    .any(|s| later(chunk_of.get(s)))
+                {
+                    live.push(self.node_var(id));
+                }
+                if let Op::Alloc { buffer, .. } = self.model.nodes[id].op {
+                    if later(last_use.get(&buffer.to_string())) {
+                        live.push(buffer.clone());
+                    }
+                }
+            }
+            // The closure's result type comes from `chunk`'s bound.
             out.extend(quote! {
-                let (#(#live,)*) = #rt::__private::chunk(|| -> #rt::Result<(#(#types,)*)> {
+                let (#(#live,)*) = #rt::__private::chunk(|| {
                     #body
                     ::core::result::Result::Ok((#(#live,)*))
                 })?;
