@@ -188,8 +188,13 @@
 /// every iteration; a handle drives the conditional node of its own
 /// iteration; and two iterations that access one buffer, one writing (or
 /// that set one handle), must be ordered by edges between iterations, or
-/// marked `#[disjoint(x)]` (on a node, or on the block for all its nodes)
-/// when each iteration touches its own part.
+/// marked `#[disjoint(x)]` when each iteration touches its own part: on the
+/// block, that says its iterations are disjoint (races within one
+/// iteration, and with the nodes around the block, are still checked); on
+/// a node, as anywhere, it leaves the node's accesses to `x` out. A handle
+/// without a default that only a block sets is an error (a count of 0
+/// would leave it unset), and so is an allocation of another graph
+/// (`Escaped<T>`) freed in a block.
 ///
 /// ```
 /// use graph_runtime::cuda_graph;

@@ -5,7 +5,6 @@
 
 use crate::error::{GraphError, Result};
 use crate::node::{EdgeKind, Node};
-use std::fmt::Write;
 
 /// A repeated block's count: an integer evaluated when the graph is built.
 #[diagnostic::on_unimplemented(
@@ -69,10 +68,29 @@ impl Label {
     pub fn indexed(&mut self, base: &str, indices: &[usize]) -> &str {
         self.0.clear();
         self.0.push_str(base);
-        for i in indices {
-            let _ = write!(self.0, "[{i}]");
+        for &i in indices {
+            self.0.push('[');
+            push_decimal(&mut self.0, i);
+            self.0.push(']');
         }
         &self.0
+    }
+}
+
+/// Appends `n` in decimal (a label per repeated node: no formatter).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 
@@ -244,6 +262,10 @@ mod tests {
         let mut label = Label::new();
         assert_eq!(label.indexed("step", &[3, 17]), "step[3][17]");
         assert_eq!(label.indexed("x", &[]), "x");
+        assert_eq!(
+            label.indexed("y", &[0, 9, 10, usize::MAX]),
+            format!("y[0][9][10][{}]", usize::MAX)
+        );
         assert_eq!(count("lanes", 4u32).unwrap(), 4);
         let error = count("lanes", -1i32).unwrap_err().to_string();
         assert!(error.contains("lanes") && error.contains("-1"), "{error}");

@@ -26,7 +26,7 @@ cuda_graph! {
                 step[i-1] -> step;
             }
         }
-        double: kernel kernels::Scale<<<1, 256>>>(x, 2.0f32, (width.max(1) * LANE) as u32);
+        double: kernel kernels::Scale<<<(width.max(1) * LANE).div_ceil(256) as u32, 256>>>(x, 2.0f32, (width.max(1) * LANE) as u32);
         init -> lanes -> double;
     }
 

@@ -232,11 +232,14 @@ fn handles_repeat_with_their_conditional_nodes() {
             maybe: if go { a: empty; }
             l -> maybe;
         }",
-        &["the handle `go` is set by `set` of one iteration and `set` of the next"],
+        &[
+            "`maybe` reads the conditional handle `go`, which has no default and is set only in the repeated block `l`",
+            "the handle `go` is set by `set` of one iteration and `set` of the next",
+        ],
     );
     assert_ok(
         "graph G(n: usize) {
-            cond go;
+            cond go = 0;
             l: for i in 0..n {
                 set: kernel k::SetCondition<<<1, 1>>>(go, 1u32);
                 set[i-1] -> set;
@@ -315,5 +318,61 @@ fn fragments_are_checked_where_placed() {
             "a graph memory node cannot be in a fragment (`f`)",
             "`outside` is outside the fragment placed as `p`",
         ],
+    );
+}
+
+/// Findings of the attack review (issue 28): each as a regression case.
+#[test]
+fn attack_review_regressions() {
+    // Each iteration's allocation is its own buffer: no race between them.
+    assert_ok(
+        "graph G(n: usize) {
+            blk: for i in 0..n { t: alloc f32[32]; u: fill t = 0.0f32; f: free t; t -> u -> f; }
+        }",
+    );
+    // An edge between iterations that lands inside a scope or a fragment.
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) {
+            blk: for i in 0..n { alloc t: f32[32] { u: fill x = 0.0f32; } u[i-1] -> u; }
+        }",
+    );
+    assert_ok(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) {
+            fragment f { u: fill x = 0.0f32; u[i-1] -> u; }
+            blk: for i in 0..n { p: use f; }
+        }",
+    );
+    // A handle declared in a block and set outside it.
+    assert_errors(
+        "graph G(c: &mut CudaSlice<i32>, n: usize) {
+            blk: for i in 0..n { cond h = 0; w: if h { a: empty; } w[i-1] -> w; }
+            s: kernel k::CountdownStep<<<1, 1>>>(h, c);
+            blk -> s;
+        }",
+        &["the handle `h` is declared in the repeated block `blk`, which does not hold `s`"],
+    );
+    // An allocation of another graph freed in every iteration.
+    assert_errors(
+        "graph G(e: Escaped<f32>, n: usize) { blk: for i in 0..n { f: free e; f[i-1] -> f; } }",
+        &["`f` would free `e` in every iteration of `blk`"],
+    );
+    // A handle without a default set only in a block (a count of 0 sets nothing).
+    assert_errors(
+        "graph G(c: &mut CudaSlice<i32>, n: usize) {
+            cond h;
+            blk: for i in 0..n { s: kernel k::CountdownStep<<<1, 1>>>(h, c); s[i-1] -> s; }
+            w: if h { a: empty; }
+            blk -> w;
+        }",
+        &["`w` reads the conditional handle `h`, which has no default and is set only in the repeated block `blk`, which may run 0 times"],
+    );
+    // `#[disjoint]` on a block is about its iterations: within one, and
+    // against the nodes around it, races are still reported.
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) {
+            #[disjoint(x)]
+            blk: for i in 0..n { a: fill x.slice(i..i + 1) = 0.0f32; b: fill x.slice(i..i + 1) = 1.0f32; }
+        }",
+        &["data race on `x`: `a` writes it while `b` writes it"],
     );
 }

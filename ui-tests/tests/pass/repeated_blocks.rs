@@ -85,6 +85,31 @@ cuda_graph! {
         }
     }
 
+    /// Regressions from the attack review: a label like a mangled fragment
+    /// node (`p__b` beside `p.b`), a nested block as the source of an edge
+    /// between iterations, an allocation in every iteration.
+    pub graph Regressions(x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: usize) {
+        fragment f {
+            b: fill x = 0.0f32;
+        }
+        p: use f;
+        p__b: fill y = 1.0f32;
+        c: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
+        p -> c;
+        outer: for o in 0..n {
+            inner: for i in 0..n {
+                z: kernel kernels::AddOne<<<1, 32>>>(y, 32u32);
+                z[i-1] -> z;
+            }
+            inner[o-1] -> inner;
+            t: alloc f32[32];
+            u: fill t = 0.0f32;
+            done: free t;
+            t -> u -> done;
+        }
+        p__b -> outer;
+    }
+
     /// A capture per iteration.
     pub graph Captured(stream: &Arc<CudaStream>, x: &mut CudaSlice<f32>, n: usize) {
         rounds: for r in 0..n {

@@ -174,13 +174,42 @@ fn handles_set_within(model: &Model<'_>) -> BitMatrix {
     let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
     for id in (0..model.nodes.len()).rev() {
         for handle in model.handles_set_by(id) {
-            sets.set(id, handle);
+            // A setter in a repeated block the handle is declared outside
+            // may run 0 times: it is not relied on to set the handle.
+            let chain = if model.repeats.is_empty() {
+                Vec::new()
+            } else {
+                model.repeat_chain(id)
+            };
+            if chain
+                .iter()
+                .all(|r| model.handles[handle].repeats.contains(r))
+            {
+                sets.set(id, handle);
+            }
         }
         if let Some(parent) = model.levels[model.nodes[id].level].parent {
             sets.union_into(parent, id);
         }
     }
     sets
+}
+
+/// The repeated block (declared outside it) holding a setter of `handle`.
+fn set_in_block(model: &Model<'_>, handle: crate::model::HandleId) -> Option<String> {
+    if model.repeats.is_empty() {
+        return None;
+    }
+    (0..model.nodes.len()).find_map(|node| {
+        if !model.handles_set_by(node).any(|h| h == handle) {
+            return None;
+        }
+        let block = model
+            .repeat_chain(node)
+            .into_iter()
+            .find(|r| !model.handles[handle].repeats.contains(r))?;
+        Some(model.repeats[block].syntax.label.to_string())
+    })
 }
 
 fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics) {
@@ -233,6 +262,19 @@ fn check_set_before_read(
         }
         if !set_upstream(model, &upstream, id, handle) {
             let name = &model.handles[handle].syntax.name;
+            if let (Some(ident), Some(block)) =
+                (handle_ident(model, id), set_in_block(model, handle))
+            {
+                diag.error_with_help(
+                    ident,
+                    format!(
+                        "`{}` reads the conditional handle `{name}`, which has no default and is set only in the repeated block `{block}`, which may run 0 times",
+                        node.name
+                    ),
+                    format!("give it a default (`cond {name} = 0;`), or set it outside `{block}` too"),
+                );
+                continue;
+            }
             if let Some(ident) = handle_ident(model, id) {
                 diag.error_with_help(
                     ident,

@@ -28,11 +28,10 @@ use crate::diag::Diagnostics;
 use crate::model::{Model, NodeId, Region, RepeatId};
 use std::collections::HashMap;
 
-/// One access seen from a block: the member of its body that holds it.
+/// One access seen from a block: the node of the block's level that is
+/// or holds (in a conditional body) the accessing node.
 struct Member {
-    /// The member's entry and exit nodes (a nested region's start and end).
-    entry: NodeId,
-    exit: NodeId,
+    at: NodeId,
 }
 
 /// What an access conflicts over: a buffer, or a handle's setters.
@@ -143,13 +142,26 @@ fn accesses_under(
     let mut member_of: HashMap<NodeId, usize> = HashMap::new();
     let mut accesses = Vec::new();
     let mut member = |node: NodeId| -> Option<usize> {
-        let (entry, exit) = member_in(model, repeat, node)?;
-        Some(*member_of.entry(entry).or_insert_with(|| {
-            members.push(Member { entry, exit });
+        let at = holder_in(model, repeat, node)?;
+        Some(*member_of.entry(at).or_insert_with(|| {
+            members.push(Member { at });
             members.len() - 1
         }))
     };
+    let block = &model.repeats[repeat];
     for (t, touch) in touches.iter().enumerate() {
+        // Each iteration's allocation is a buffer of its own.
+        let per_iteration = model
+            .buffer_named(&touch.buffer)
+            .is_some_and(|b| model.is_repeated_by(model.buffers[b].alloc, repeat));
+        // `#[disjoint(x)]` on the block: its iterations touch their own parts.
+        let disjoint = block
+            .disjoint
+            .as_ref()
+            .is_some_and(|(_, only)| only.is_empty() || only.iter().any(|b| *b == touch.buffer));
+        if per_iteration || disjoint {
+            continue;
+        }
         if let Some(m) = member(touch.node) {
             accesses.push(Use {
                 member: m,
@@ -175,36 +187,25 @@ fn accesses_under(
     (members, accesses)
 }
 
-/// The member of `repeat`'s body holding `node` (through conditional
-/// bodies and nested regions), as its entry and exit nodes; None if the
-/// block does not hold it.
-fn member_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<(NodeId, NodeId)> {
+/// The node of `repeat`'s level that is or holds `node` (through
+/// conditional bodies), if the block holds it (through nested regions).
+/// Paths one iteration apart are found from it: a node inside a nested
+/// block or scope reaches that region's end, and is reached from its start.
+fn holder_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<NodeId> {
     let level = model.repeats[repeat].level;
     let at = model
         .holders(node)
         .find(|&n| model.nodes[n].level == level)?;
-    let mut member = (at, at);
     let mut region = model.nodes[at].region;
     while let Some(g) = region {
         if g == Region::Repeat(repeat) {
-            return Some(member);
+            return Some(at);
         }
-        let (entry, exit, parent) = match g {
-            Region::Scope(s) => {
-                let scope = &model.scopes[s];
-                (scope.alloc, scope.free, scope.region)
-            }
-            Region::Repeat(r) => {
-                let inner = &model.repeats[r];
-                (inner.start, inner.end, inner.region)
-            }
-            Region::Place(p) => {
-                let place = &model.places[p];
-                (place.start, place.end, place.region)
-            }
+        region = match g {
+            Region::Scope(s) => model.scopes[s].region,
+            Region::Repeat(r) => model.repeats[r].region,
+            Region::Place(p) => model.places[p].region,
         };
-        member = (entry, exit);
-        region = parent;
     }
     None
 }
@@ -230,22 +231,20 @@ impl NextIteration {
             .collect();
         let mut to_edge = BitMatrix::new(members.len(), edges.len());
         let mut from_edge = BitMatrix::new(members.len(), edges.len());
-        let mut by_exit: HashMap<NodeId, Vec<usize>> = HashMap::new();
-        let mut by_entry: HashMap<NodeId, Vec<usize>> = HashMap::new();
+        let mut by_node: HashMap<NodeId, Vec<usize>> = HashMap::new();
         for (m, member) in members.iter().enumerate() {
-            by_exit.entry(member.exit).or_default().push(m);
-            by_entry.entry(member.entry).or_default().push(m);
+            by_node.entry(member.at).or_default().push(m);
         }
         // The walks stay in the body: the block's start and end bound it.
         let stop = |v: NodeId| v == block.start || v == block.end;
         for (e, &(source, target)) in edges.iter().enumerate() {
             for v in walk(source, &topology.predecessors, stop) {
-                for &m in by_exit.get(&v).into_iter().flatten() {
+                for &m in by_node.get(&v).into_iter().flatten() {
                     to_edge.set(m, e);
                 }
             }
             for v in walk(target, &topology.successors, stop) {
-                for &m in by_entry.get(&v).into_iter().flatten() {
+                for &m in by_node.get(&v).into_iter().flatten() {
                     from_edge.set(m, e);
                 }
             }

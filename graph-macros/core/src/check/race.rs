@@ -224,14 +224,11 @@ fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
         Some((_, only)) => only.is_empty() || only.iter().any(|b| *b == buffer),
         None => false,
     };
+    // (`#[disjoint]` on a repeated block is about its iterations only:
+    // see `iterations`.)
     model
         .holders(node)
         .any(|n| leaves_out(&model.nodes[n].attrs.disjoint))
-        || (!model.repeats.is_empty()
-            && model
-                .repeat_chain(node)
-                .iter()
-                .any(|&r| leaves_out(&model.repeats[r].disjoint)))
 }
 
 /// The buffer an operand names: an allocation, a buffer parameter, or a

@@ -328,7 +328,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     live.push(self.node_var(id));
                 }
                 if let Op::Alloc { buffer, .. } = self.model.nodes[id].op {
-                    if later(last_use.get(&buffer.to_string())) {
+                    // An escaping buffer is also read after the chunks (`bound`).
+                    let escapes = self.model.nodes[id].attrs.escape.is_some();
+                    if escapes || later(last_use.get(&buffer.to_string())) {
                         live.push(buffer.clone());
                     }
                 }

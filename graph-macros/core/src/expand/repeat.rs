@@ -224,8 +224,23 @@ impl Emitter<'_, '_> {
         let mut body = TokenStream::new();
         self.units(repeat.level, Some(block), g, settle, &mut body);
         body.extend(settle.settle(rt));
+        // Room for the nodes built directly in the loop (nested blocks make
+        // room for theirs), as a straight-line build reserves its count.
+        let per_iteration = self.model.levels[repeat.level]
+            .nodes
+            .iter()
+            .filter(|&&n| {
+                let node = &self.model.nodes[n];
+                node.repeat == Some(block) && !node.origin.is_virtual()
+            })
+            .count();
+        let reserve = (per_iteration > 0).then(|| {
+            let per_iteration = proc_macro2::Literal::usize_unsuffixed(per_iteration);
+            quote! { #g.reserve(#count.saturating_mul(#per_iteration)); }
+        });
         quote! {
             let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;
+            #reserve
             let #start = #start_deps;
             let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new();
             #history_decls
@@ -288,7 +303,7 @@ impl Emitter<'_, '_> {
         if self.carried_sources.contains(&exit) {
             let history = self.history_var(exit);
             out.extend(match slice {
-                true => quote! { #history.push(#value.to_vec()); },
+                true => quote! { #history.push((#value).to_vec()); },
                 false => quote! { #history.push(#value); },
             });
         }

@@ -64,6 +64,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
     }
     lowering.collect(&def.body, TOP, Context::default());
     lowering.resolve_handles();
+    lowering.check_setters_in_blocks();
     lowering.resolve_buffers();
     lowering.resolve_edges();
     lowering.add_scope_edges();
@@ -287,7 +288,13 @@ impl<'a> Lowering<'a, '_> {
             );
         }
         let id = self.model.repeats.len();
-        let (name, stem) = self.qualified(&syntax.label);
+        let (name, _) = self.qualified(&syntax.label);
+        // Block variables (`__count_..`) take the label, or in a placed
+        // fragment one led by the block's index (see `push_node`).
+        let stem = match ctx.place {
+            Some(_) => format!("{id}_{}", syntax.label),
+            None => syntax.label.to_string(),
+        };
         let make = |origin, name: String| Node {
             label: syntax.label.clone(),
             stem: name.replace('.', "__"),
@@ -341,8 +348,14 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
-    fn push_node(&mut self, node: Node<'a>) -> NodeId {
+    fn push_node(&mut self, mut node: Node<'a>) -> NodeId {
         let id = self.model.nodes.len();
+        // A generated variable's name comes from the stem: the label where
+        // that is unique; else one led by the node's index, which no label
+        // can be (a placed fragment's nodes, the stand-ins of blocks).
+        if node.placed.is_some() || node.origin.is_virtual() {
+            node.stem = format!("{id}_{}", node.label);
+        }
         self.model.levels[node.level].nodes.push(id);
         self.model.nodes.push(node);
         id

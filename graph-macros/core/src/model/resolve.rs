@@ -33,6 +33,34 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
+    /// A kernel or capture that sets a handle is inside the repeated blocks
+    /// that declare it (each iteration declares its own; outside, the
+    /// handle of no one iteration is meant).
+    pub(super) fn check_setters_in_blocks(&self) {
+        if self.model.repeats.is_empty() {
+            return;
+        }
+        for node in 0..self.model.nodes.len() {
+            for handle in self.model.handles_set_by(node) {
+                let declared = &self.model.handles[handle].repeats;
+                let chain = self.model.repeat_chain(node);
+                let Some(&inner) = declared.iter().find(|r| !chain.contains(r)) else {
+                    continue;
+                };
+                let name = &self.model.handles[handle].syntax.name;
+                let Some(ident) = self.model.nodes[node].uses.iter().find(|i| *i == name) else {
+                    continue;
+                };
+                let block = &self.model.repeats[inner].syntax.label;
+                self.diag.error_with_help(
+                    ident,
+                    format!("the handle `{name}` is declared in the repeated block `{block}`, which does not hold `{}`", self.model.nodes[node].name),
+                    format!("each iteration of `{block}` declares its own `{name}`: set it inside the block"),
+                );
+            }
+        }
+    }
+
     /// A conditional node repeats exactly as its handle's declaration does:
     /// a handle of every iteration is seen only inside the block, and one
     /// declared outside a block would drive a node of every iteration.
@@ -72,6 +100,15 @@ impl<'a> Lowering<'a, '_> {
                 if param.is_some_and(|p| is_escaped_type(&p.ty)) {
                     // An allocation another graph made: freed here once (the
                     // runtime checks that its uses are ordered before).
+                    if let Some(&block) = self.model.repeat_chain(node).first() {
+                        let block = &self.model.repeats[block].syntax.label;
+                        self.diag.error_with_help(
+                            ident,
+                            format!("`{}` would free `{name}` in every iteration of `{block}`, but it is one allocation", self.model.nodes[node].name),
+                            format!("free it once: outside `{block}`, after it"),
+                        );
+                        continue;
+                    }
                     match freed_params.iter().find(|(n, _)| *n == name) {
                         Some(&(_, first)) => self.diag.error_with_help(
                             ident,
