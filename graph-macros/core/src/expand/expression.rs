@@ -4,7 +4,8 @@
 //! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
 //! a `Buf`; host slices, vectors and events pass through.
 
-use super::level::{bound_name, internal, race_checks, Emitter};
+use super::asserts::race_checks;
+use super::level::{bound_name, internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::place;

@@ -2,7 +2,8 @@
 //! a typed exec with one accessor per kernel, copy and fill node, and the
 //! graph's DOT text and labels as constants.
 
-use super::level::{internal, race_checks, Emitter};
+use super::asserts::{race_checks, read_only_checks};
+use super::level::{internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{Kind, Model, Op, Origin, TOP};
@@ -571,33 +572,4 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
             }
         }
     }
-}
-
-/// Module-level checks that no slice the graph binds read-only reaches a
-/// kernel parameter that writes (rustc evaluates them when checking, and
-/// points at the argument):
-///   error[E0080]: evaluation panicked: `x` is bound read-only ...
-fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
-    let mut out = TokenStream::new();
-    for node in &model.nodes {
-        let Op::Kernel(k) = node.op else {
-            continue;
-        };
-        let path = &k.function;
-        for (i, arg) in k.args.iter().enumerate() {
-            let Some(name) = model.read_only_param(arg) else {
-                continue;
-            };
-            let index = syn::Index::from(i);
-            let message = format!(
-                "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it: take `{name}: &mut CudaSlice<..>`"
-            );
-            let span = syn::spanned::Spanned::span(arg);
-            let rt = rt.at(span);
-            out.extend(quote::quote_spanned! {span=>
-                const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
-            });
-        }
-    }
-    out
 }

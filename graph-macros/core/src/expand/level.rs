@@ -1,7 +1,7 @@
 //! Statements that build one graph level (the top graph or a conditional
 //! body) into a `graph_runtime::Graph` variable.
 
-use super::repeat::{edge_kind, Dep, Settle};
+use super::repeat::{edge_kind, Dep};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
@@ -11,9 +11,6 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
-
-/// Nodes per closure in a long straight-line level (see `chunks`).
-const CHUNK: usize = 256;
 
 /// A local variable of the generated code. Its span is `mixed_site`, so
 /// no user token can name it (a kernel argument `__graph` is the caller's
@@ -198,182 +195,6 @@ impl<'m, 'a> Emitter<'m, 'a> {
         ) && self.model.nodes[id].placed.is_none()
     }
 
-    /// Statements building `level` into the graph variable `g`.
-    pub fn level(&self, level: LevelId, g: &Ident) -> TokenStream {
-        let rt = self.rt;
-        let mut out = TokenStream::new();
-        let nodes = &self.model.levels[level].nodes;
-        if nodes.iter().any(|&id| !self.chains[id].is_empty()) {
-            let label = internal("__label");
-            out.extend(quote! { let mut #label = #rt::__private::Label::new(); });
-        }
-        // Kernel nodes keep a failure in `__failed` rather than return it
-        // (see `Graph::__add_kernel`); every other node, the end of each
-        // iteration and the end of the level settle it first, so the first
-        // failure is returned.
-        let mut settle = Settle::default();
-        if self.model.repeats.iter().any(|r| r.level == level) {
-            // Declared before the first block: its loop may hold the first kernel.
-            out.extend(settle.declare(rt));
-        }
-        self.units(level, None, g, &mut settle, &mut out);
-        out.extend(settle.settle(rt));
-        out
-    }
-
-    /// Statements building the nodes of `level` directly in the repeated
-    /// block `within` (or outside every block), nested blocks as loops.
-    pub(super) fn units(
-        &self,
-        level: LevelId,
-        within: Option<crate::model::RepeatId>,
-        g: &Ident,
-        settle: &mut Settle,
-        out: &mut TokenStream,
-    ) {
-        for handle in self.model.handles.iter().filter(|h| {
-            h.level == level
-                && h.repeats
-                    .first()
-                    .filter(|&&r| self.model.repeats[r].level == level)
-                    .copied()
-                    == within
-        }) {
-            let name = &handle.syntax.name;
-            let default = match &handle.syntax.default {
-                Some(value) => quote!(::core::option::Option::Some(#value)),
-                None => quote!(::core::option::Option::None),
-            };
-            out.extend(quote! { let #name = #g.cond_handle(#default)?; });
-        }
-        let order = self.order_in(level, within);
-        if within.is_none() && order.len() > CHUNK && self.straight_line(level) {
-            return self.chunks(&order, g, settle, out);
-        }
-        for id in order {
-            let origin = self.model.nodes[id].origin;
-            if let Origin::RepeatStart(block) = origin {
-                out.extend(settle.settle(self.rt));
-                out.extend(self.block(block, g, settle));
-            } else if origin.is_virtual() {
-                // A placed fragment's start and end build nothing: the
-                // dependencies through them are resolved (see `dep_list`).
-            } else {
-                let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
-                if is_kernel {
-                    out.extend(settle.declare(self.rt));
-                } else {
-                    out.extend(settle.settle(self.rt));
-                }
-                settle.unsettled = is_kernel;
-                out.extend(self.node(id, g));
-                out.extend(self.keep_handle(id));
-            }
-            if let Some(block) = within {
-                out.extend(self.after_member(id, block));
-            }
-        }
-    }
-
-    /// Whether `level` is nodes only (no repeated block or placed fragment).
-    fn straight_line(&self, level: LevelId) -> bool {
-        !self.model.repeats.iter().any(|r| r.level == level)
-            && !self.model.places.iter().any(|p| p.level == level)
-    }
-
-    /// A long straight-line level, built in chunks of `CHUNK` nodes, each
-    /// in a closure of its own that hands on the node handles later chunks
-    /// depend on. rustc borrow-checks and optimizes each closure on its
-    /// own: one function of 16,000 nodes made those passes superlinear.
-    fn chunks(&self, order: &[NodeId], g: &Ident, settle: &mut Settle, out: &mut TokenStream) {
-        let rt = self.rt;
-        out.extend(settle.declare(rt));
-        let mut chunk_of = HashMap::new();
-        for (i, &id) in order.iter().enumerate() {
-            chunk_of.insert(id, i / CHUNK);
-        }
-        // The last chunk naming each buffer (an allocation's variable is
-        // handed on to the chunks after its own that use or free it).
-        let mut last_use: HashMap<String, usize> = HashMap::new();
-        for (i, &id) in order.iter().enumerate() {
-            let node = &self.model.nodes[id];
-            let freed = match node.op {
-                Op::Free { buffer } => Some(buffer),
-                _ => None,
-            };
-            for ident in node.uses.iter().chain(freed) {
-                let entry = last_use.entry(ident.to_string()).or_default();
-                *entry = (*entry).max(i / CHUNK);
-            }
-        }
-        for (c, chunk) in order.chunks(CHUNK).enumerate() {
-            let mut body = TokenStream::new();
-            for &id in chunk {
-                let is_kernel = self.model.nodes[id].kind() == Kind::Kernel;
-                if !is_kernel {
-                    body.extend(settle.settle(rt));
-                }
-                settle.unsettled = is_kernel;
-                body.extend(self.node(id, g));
-                body.extend(self.keep_handle(id));
-            }
-            body.extend(settle.settle(rt));
-            let mut live: Vec<Ident> = Vec::new();
-            for &id in chunk {
-                let later = |c2: Option<&usize>| c2.is_some_and(|&later| later > c);
-                if self.topology.successors[id]
-                    .iter()
-                    .any(|s| later(chunk_of.get(s)))
-                {
-                    live.push(self.node_var(id));
-                }
-                if let Op::Alloc { buffer, .. } = self.model.nodes[id].op {
-                    // An escaping buffer is also read after the chunks (`bound`).
-                    let escapes = self.model.nodes[id].attrs.escape.is_some();
-                    if escapes || later(last_use.get(&buffer.to_string())) {
-                        live.push(buffer.clone());
-                    }
-                }
-            }
-            // The closure's result type comes from `chunk`'s bound.
-            out.extend(quote! {
-                let (#(#live,)*) = #rt::__private::chunk(|| {
-                    #body
-                    ::core::result::Result::Ok((#(#live,)*))
-                })?;
-            });
-        }
-    }
-
-    /// Where an accessor's node handle goes once built: its slot (a body
-    /// node), the node table (a top-level node not built there in place),
-    /// or its repeated node table.
-    fn keep_handle(&self, id: NodeId) -> TokenStream {
-        let node = &self.model.nodes[id];
-        let nodes = internal("__nodes");
-        if !self.body_handles || !self.has_accessor(id) {
-            return TokenStream::new();
-        }
-        if !self.chains[id].is_empty() {
-            let (label, var) = (&node.label, self.handle_var(id));
-            let mut table = quote!(#nodes.#label);
-            for _ in 1..self.chains[id].len() {
-                let rt = self.rt;
-                table = quote!((*#rt::__private::last(&mut #table)));
-            }
-            return quote! { #table.push(#var); };
-        }
-        if node.level != crate::model::TOP {
-            let (slot, var) = (self.slot_var(id), self.handle_var(id));
-            return quote! { #slot = ::core::option::Option::Some(#var); };
-        }
-        if self.in_place(id) && node.kind() != Kind::Kernel {
-            let (label, var) = (&node.label, self.node_var(id));
-            return quote! { #nodes.#label = #var; };
-        }
-        TokenStream::new()
-    }
-
     /// Whether node `id`'s handle is built into the node table in place.
     pub fn in_place(&self, id: NodeId) -> bool {
         self.nodes_in_place
@@ -410,7 +231,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
         quote!(#value.as_slice())
     }
 
-    fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
+    pub(super) fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let node = &self.model.nodes[id];
         let var = self.node_binding(id);
@@ -683,26 +504,4 @@ fn alloc_len(len: &syn::Expr, rt: &Runtime) -> TokenStream {
     let span = syn::spanned::Spanned::span(len);
     let rt = rt.at(span);
     quote::quote_spanned! {span=> #rt::memory::AllocLen::to_len(#len) }
-}
-
-/// Const assertions that the kernel arguments the checker found unordered
-/// with another access of their buffer are read-only parameters (rustc
-/// knows the kernel's parameters; the error points at the argument):
-///   error[E0080]: evaluation panicked: data race on `x`: ...
-pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
-    let mut out = TokenStream::new();
-    for race in &topology.kernel_races {
-        let Op::Kernel(k) = model.nodes[race.node].op else {
-            continue;
-        };
-        let Some(arg) = k.args.iter().nth(race.index) else {
-            continue;
-        };
-        let (path, index, message) = (&k.function, syn::Index::from(race.index), &race.message);
-        let rt = rt.at(arg.span());
-        out.extend(quote_spanned! {arg.span()=>
-            const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
-        });
-    }
-    out
 }

@@ -7,10 +7,13 @@
 //! (so source order wherever the edges allow), dependencies in edge order.
 //! Two builds of one graph type therefore always have the same topology.
 
+mod asserts;
+mod chunk;
 mod expression;
 mod item;
 mod level;
 mod repeat;
+mod units;
 
 use crate::check::Topology;
 use crate::model::Model;

@@ -79,12 +79,12 @@ pub(super) struct Lowering<'a, 'd> {
     /// (of the placed fragment) holding them.
     pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId, Option<RepeatId>, String)>,
     /// Fragments by name.
-    fragments: HashMap<String, &'a parse::Fragment>,
+    pub(super) fragments: HashMap<String, &'a parse::Fragment>,
     /// Prefix of labels collected now: `pro.` inside the placement `pro`.
     pub(super) prefix: String,
     /// Fragments being placed, outermost first (a fragment inside itself
     /// would never end).
-    placing: Vec<String>,
+    pub(super) placing: Vec<String>,
     /// Free nodes with the buffer name they free.
     pub(super) frees: Vec<(NodeId, &'a Ident)>,
     /// Conditional nodes with the handle identifier they name.
@@ -92,7 +92,7 @@ pub(super) struct Lowering<'a, 'd> {
 }
 
 impl<'a> Lowering<'a, '_> {
-    fn collect(&mut self, block: &'a Block, level: LevelId, ctx: Context) {
+    pub(super) fn collect(&mut self, block: &'a Block, level: LevelId, ctx: Context) {
         for stmt in &block.stmts {
             match stmt {
                 Stmt::Node(node) => self.collect_node(node, level, ctx),
@@ -128,214 +128,7 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
-    fn declare_fragment(&mut self, fragment: &'a parse::Fragment) {
-        if let Some(attr) = fragment.attrs.first() {
-            self.diag
-                .error(attr, "attributes are not allowed on a fragment");
-        }
-        let name = fragment.name.to_string();
-        if self.fragments.insert(name.clone(), fragment).is_some() {
-            self.diag.error(
-                &fragment.name,
-                format!("the fragment `{name}` is declared more than once"),
-            );
-        }
-    }
-
-    /// Graph memory and handle declarations belong to the graph, not to a
-    /// fragment placed in several spots (each placement would declare them
-    /// again under one name).
-    fn refused_in_fragment(&self, tokens: impl quote::ToTokens, what: &str) -> bool {
-        let Some(fragment) = self.placing.last() else {
-            return false;
-        };
-        self.diag.error_with_help(
-            tokens,
-            format!("{what} cannot be in a fragment (`{fragment}`)"),
-            "declare it in the graph, around the placements that use it",
-        );
-        true
-    }
-
-    /// The name of a label collected now (`pro.step` in placement `pro`),
-    /// and its stem for generated variable names (`pro__step`).
-    fn qualified(&self, label: &Ident) -> (String, String) {
-        let name = format!("{}{label}", self.prefix);
-        let stem = name.replace('.', "__");
-        (name, stem)
-    }
-
-    fn collect_place(&mut self, syntax: &'a parse::Placement, level: LevelId, ctx: Context) {
-        if let Some(attr) = syntax.attrs.first() {
-            self.diag
-                .error(attr, "attributes are not allowed on a placed fragment");
-        }
-        let fragment_name = syntax.fragment.to_string();
-        let Some(&fragment) = self.fragments.get(&fragment_name) else {
-            self.diag.error_with_help(
-                &syntax.fragment,
-                format!("unknown fragment `{fragment_name}`"),
-                "declare it at the top of the graph: `fragment name { ... }`",
-            );
-            return;
-        };
-        if self.placing.contains(&fragment_name) {
-            self.diag.error_with_help(
-                &syntax.fragment,
-                format!("the fragment `{fragment_name}` is placed inside itself"),
-                "a fragment placed in its own body would never end",
-            );
-            return;
-        }
-        let id = self.model.places.len();
-        let (name, stem) = self.qualified(&syntax.label);
-        let make = |origin, name: String, stem: String| Node {
-            label: syntax.label.clone(),
-            name,
-            stem,
-            placed: ctx.place,
-            op: Op::Empty,
-            origin,
-            level,
-            scope: ctx.scope,
-            repeat: ctx.repeat,
-            region: ctx.region,
-            attrs: NodeAttrs::default(),
-            uses: Vec::new(),
-            handle: None,
-            bodies: Vec::new(),
-            buffer: None,
-        };
-        let start = self.push_node(make(Origin::PlaceStart(id), name.clone(), stem.clone()));
-        self.register_label(&syntax.label, LabelTarget::Place(id));
-        self.model.places.push(Place {
-            syntax,
-            name: name.clone(),
-            level,
-            region: ctx.region,
-            start,
-            end: usize::MAX,
-        });
-        let inner = Context {
-            region: Some(Region::Place(id)),
-            place: Some(id),
-            ..ctx
-        };
-        let outer_prefix = std::mem::replace(&mut self.prefix, format!("{name}."));
-        self.placing.push(fragment_name);
-        self.collect(&fragment.body, level, inner);
-        self.placing.pop();
-        self.prefix = outer_prefix;
-        let end = self.push_node(make(
-            Origin::PlaceEnd(id),
-            format!("{name}.end"),
-            format!("{stem}__end"),
-        ));
-        self.model.places[id].end = end;
-    }
-
-    /// The repeated blocks around a statement at `level` in `ctx`,
-    /// innermost first, across conditional bodies.
-    fn repeats_around(&self, level: LevelId, ctx: Context) -> Vec<RepeatId> {
-        let mut chain = Vec::new();
-        let mut at = ctx.repeat;
-        while let Some(r) = at {
-            chain.push(r);
-            at = self.model.repeats[r].parent;
-        }
-        if let Some(parent) = self.model.levels[level].parent {
-            chain.extend(self.model.repeat_chain(parent));
-        }
-        chain
-    }
-
-    fn collect_repeat(&mut self, syntax: &'a parse::RepeatBlock, level: LevelId, ctx: Context) {
-        let attrs = node_attrs(&syntax.attrs, self.diag);
-        let other = [
-            attrs.disabled,
-            attrs.escape,
-            attrs.priority.as_ref().map(|p| p.0),
-        ];
-        if let Some(span) = other.into_iter().flatten().next() {
-            self.diag.error_at(
-                span,
-                crate::diag::with_help(
-                    "a repeated block takes only `#[disjoint]`",
-                    "put other attributes on the nodes inside it",
-                ),
-            );
-        }
-        let outer = self.repeats_around(level, ctx);
-        if let Some(&same) = outer
-            .iter()
-            .find(|&&r| self.model.repeats[r].syntax.var == syntax.var)
-        {
-            let other = &self.model.repeats[same].syntax.label;
-            self.diag.error_with_help(
-                &syntax.var,
-                format!(
-                    "`{}` is already the loop variable of `{other}`, which holds this block",
-                    syntax.var
-                ),
-                "name each nested block's loop variable differently (`w` for lanes, `i` for steps)",
-            );
-        }
-        if self.model.def.params.iter().any(|p| p.name == syntax.var) {
-            self.diag.error_with_help(
-                &syntax.var,
-                format!("the loop variable `{}` has the name of a parameter", syntax.var),
-                "rename the loop variable or the parameter: inside the graph, one name means one thing",
-            );
-        }
-        let id = self.model.repeats.len();
-        let (name, _) = self.qualified(&syntax.label);
-        // Block variables (`__count_..`) take the label, or in a placed
-        // fragment one led by the block's index (see `push_node`).
-        let stem = match ctx.place {
-            Some(_) => format!("{id}_{}", syntax.label),
-            None => syntax.label.to_string(),
-        };
-        let make = |origin, name: String| Node {
-            label: syntax.label.clone(),
-            stem: name.replace('.', "__"),
-            name,
-            placed: ctx.place,
-            op: Op::Empty,
-            origin,
-            level,
-            scope: ctx.scope,
-            repeat: ctx.repeat,
-            region: ctx.region,
-            attrs: NodeAttrs::default(),
-            uses: Vec::new(),
-            handle: None,
-            bodies: Vec::new(),
-            buffer: None,
-        };
-        let start = self.push_node(make(Origin::RepeatStart(id), name.clone()));
-        self.register_label(&syntax.label, LabelTarget::Repeat(id));
-        self.model.repeats.push(Repeat {
-            syntax,
-            level,
-            parent: ctx.repeat,
-            region: ctx.region,
-            start,
-            end: usize::MAX,
-            carried: Vec::new(),
-            stem,
-            disjoint: attrs.disjoint,
-        });
-        let inner = Context {
-            repeat: Some(id),
-            region: Some(Region::Repeat(id)),
-            ..ctx
-        };
-        self.collect(&syntax.body, level, inner);
-        let end = self.push_node(make(Origin::RepeatEnd(id), format!("{name}.end")));
-        self.model.repeats[id].end = end;
-    }
-
-    fn register_label(&mut self, label: &Ident, target: LabelTarget) {
+    pub(super) fn register_label(&mut self, label: &Ident, target: LabelTarget) {
         match self.labels.entry(format!("{}{label}", self.prefix)) {
             std::collections::hash_map::Entry::Occupied(entry) => self.diag.error_with_help(
                 label,
@@ -348,7 +141,7 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
-    fn push_node(&mut self, mut node: Node<'a>) -> NodeId {
+    pub(super) fn push_node(&mut self, mut node: Node<'a>) -> NodeId {
         let id = self.model.nodes.len();
         // A generated variable's name comes from the stem: the label where
         // that is unique; else one led by the node's index, which no label

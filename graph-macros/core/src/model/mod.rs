@@ -8,6 +8,8 @@
 //! bad attributes (`attrs`). Ordering rules live in `check`.
 
 pub(crate) mod attrs;
+mod blocks;
+mod fragment;
 mod lower;
 mod op;
 mod resolve;

@@ -6,10 +6,12 @@
 
 mod edge;
 mod node;
+mod repeat;
 
 use edge::parse_edge;
 use node::{parse_element_type_and_len, parse_node_kind};
 use proc_macro2::{Span, TokenStream, TokenTree};
+use repeat::parse_repeat;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
@@ -536,54 +538,6 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
          `cond name;`, `alloc buf: T[len] { ... }`, `label: for i in 0..n { ... }`, \
          `fragment name { ... }` or `label: use name;`",
     ))
-}
-
-/// `for VAR in 0..COUNT { ... }` after `label:`.
-fn parse_repeat(
-    input: ParseStream<'_>,
-    attrs: Vec<Attribute>,
-    label: Ident,
-    errors: &mut Vec<syn::Error>,
-) -> syn::Result<RepeatBlock> {
-    let for_token: Token![for] = input.parse()?;
-    let var: Ident = input.parse().map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "expected the loop variable: a repeated block is written `label: for i in 0..n { ... }`",
-        )
-    })?;
-    input.parse::<Token![in]>()?;
-    let range = Expr::parse_without_eager_brace(input)?;
-    let tokens = quote::ToTokens::to_token_stream(&range);
-    let count = match range {
-        Expr::Range(syn::ExprRange {
-            start: Some(start),
-            limits: syn::RangeLimits::HalfOpen(_),
-            end: Some(end),
-            ..
-        }) if matches!(&*start, Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(zero), .. }) if zero.base10_digits() == "0") => {
-            *end
-        }
-        _ => {
-            return Err(syn::Error::new_spanned(
-                tokens,
-                crate::diag::with_help(
-                    "a repeated block counts from 0: write `for i in 0..count`",
-                    "the count is any expression evaluated when the graph is built (a parameter, a constant)",
-                ),
-            ))
-        }
-    };
-    let body = parse_block(input, errors)?;
-    Ok(RepeatBlock {
-        attrs,
-        label,
-        for_token,
-        var,
-        range: tokens,
-        count,
-        body,
-    })
 }
 
 /// The kind an edge statement's `#[programmatic]` or `#[launch_order]`
