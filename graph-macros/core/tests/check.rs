@@ -1,29 +1,10 @@
 //! The checker's verdicts on small graphs: valid graphs pass, and each rule
 //! reports its message (the ui-tests pin the spans and rendering).
 
-fn errors(src: &str) -> Vec<String> {
-    let tokens: proc_macro2::TokenStream = src.parse().expect("test input tokenizes");
-    match graph_macros_core::analyze(tokens) {
-        Ok(()) => Vec::new(),
-        Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
-    }
-}
-
-fn assert_ok(src: &str) {
-    let errs = errors(src);
-    assert!(errs.is_empty(), "expected no errors, got {errs:#?}");
-}
-
-fn assert_errors(src: &str, expected: &[&str]) {
-    let errs = errors(src);
-    assert_eq!(errs.len(), expected.len(), "got {errs:#?}");
-    for (err, want) in errs.iter().zip(expected) {
-        assert!(
-            err.contains(want),
-            "expected `{want}` in `{err}`; all: {errs:#?}"
-        );
-    }
-}
+#[path = "common/verdicts.rs"]
+#[allow(dead_code)]
+mod verdicts;
+use verdicts::*;
 
 const FULL: &str = r#"
     /// Every construct once.

@@ -3,7 +3,7 @@
 //! handle drives and is set by nodes of the iterations that declare it.
 
 use super::attrs::node_attrs;
-use super::lower::{Context, LabelTarget, Lowering};
+use super::lower::{region_node, Context, LabelTarget, Lowering};
 use super::*;
 use crate::parse::EdgeLabel;
 
@@ -206,30 +206,15 @@ impl<'a> Lowering<'a, '_> {
             );
         }
         let id = self.model.repeats.len();
-        let (name, _) = self.qualified(&syntax.label);
+        let name = self.qualified(&syntax.label);
         // Block variables (`__count_..`) take the label, or in a placed
         // fragment one led by the block's index (see `push_node`).
         let stem = match ctx.place {
             Some(_) => format!("{id}_{}", syntax.label),
             None => syntax.label.to_string(),
         };
-        let make = |origin, name: String| Node {
-            label: syntax.label.clone(),
-            stem: name.replace('.', "__"),
-            name,
-            placed: ctx.place,
-            op: Op::Empty,
-            origin,
-            level,
-            scope: ctx.scope,
-            repeat: ctx.repeat,
-            region: ctx.region,
-            attrs: NodeAttrs::default(),
-            uses: Vec::new(),
-            handle: None,
-            bodies: Vec::new(),
-            buffer: None,
-        };
+        let make =
+            |origin, name: String| region_node(&syntax.label, name, Op::Empty, origin, level, ctx);
         let start = self.push_node(make(Origin::RepeatStart(id), name.clone()));
         self.register_label(&syntax.label, LabelTarget::Repeat(id));
         self.model.repeats.push(Repeat {

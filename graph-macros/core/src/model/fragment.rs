@@ -2,7 +2,7 @@
 //! placement collected again under its label's prefix (`pro.step`), with
 //! a start and an end standing for it in edges.
 
-use super::lower::{Context, LabelTarget, Lowering};
+use super::lower::{region_node, Context, LabelTarget, Lowering};
 use super::*;
 
 impl<'a> Lowering<'a, '_> {
@@ -35,12 +35,9 @@ impl<'a> Lowering<'a, '_> {
         true
     }
 
-    /// The name of a label collected now (`pro.step` in placement `pro`),
-    /// and its stem for generated variable names (`pro__step`).
-    pub(super) fn qualified(&self, label: &Ident) -> (String, String) {
-        let name = format!("{}{label}", self.prefix);
-        let stem = name.replace('.', "__");
-        (name, stem)
+    /// The name of a label collected now (`pro.step` in placement `pro`).
+    pub(super) fn qualified(&self, label: &Ident) -> String {
+        format!("{}{label}", self.prefix)
     }
 
     pub(super) fn collect_place(
@@ -71,25 +68,10 @@ impl<'a> Lowering<'a, '_> {
             return;
         }
         let id = self.model.places.len();
-        let (name, stem) = self.qualified(&syntax.label);
-        let make = |origin, name: String, stem: String| Node {
-            label: syntax.label.clone(),
-            name,
-            stem,
-            placed: ctx.place,
-            op: Op::Empty,
-            origin,
-            level,
-            scope: ctx.scope,
-            repeat: ctx.repeat,
-            region: ctx.region,
-            attrs: NodeAttrs::default(),
-            uses: Vec::new(),
-            handle: None,
-            bodies: Vec::new(),
-            buffer: None,
-        };
-        let start = self.push_node(make(Origin::PlaceStart(id), name.clone(), stem.clone()));
+        let name = self.qualified(&syntax.label);
+        let make =
+            |origin, name: String| region_node(&syntax.label, name, Op::Empty, origin, level, ctx);
+        let start = self.push_node(make(Origin::PlaceStart(id), name.clone()));
         self.register_label(&syntax.label, LabelTarget::Place(id));
         self.model.places.push(Place {
             syntax,
@@ -109,11 +91,7 @@ impl<'a> Lowering<'a, '_> {
         self.collect(&fragment.body, level, inner);
         self.placing.pop();
         self.prefix = outer_prefix;
-        let end = self.push_node(make(
-            Origin::PlaceEnd(id),
-            format!("{name}.end"),
-            format!("{stem}__end"),
-        ));
+        let end = self.push_node(make(Origin::PlaceEnd(id), format!("{name}.end")));
         self.model.places[id].end = end;
     }
 }

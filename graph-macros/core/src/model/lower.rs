@@ -158,7 +158,8 @@ impl<'a> Lowering<'a, '_> {
         use parse::NodeKind as K;
         let op = Op::of(stmt);
         let attrs = node_attrs(&stmt.attrs, self.diag);
-        let (name, stem) = self.qualified(&stmt.label);
+        let name = self.qualified(&stmt.label);
+        let stem = stmt.label.to_string();
         let id = self.push_node(Node {
             label: stmt.label.clone(),
             name,
@@ -283,22 +284,8 @@ impl<'a> Lowering<'a, '_> {
         }
         let id = self.model.scopes.len();
         let buffer_name = syntax.buffer.to_string();
-        let make = |op: Op<'a>, origin, name: String| Node {
-            label: syntax.buffer.clone(),
-            stem: syntax.buffer.to_string(),
-            name,
-            placed: ctx.place,
-            op,
-            origin,
-            level,
-            scope: ctx.scope,
-            repeat: ctx.repeat,
-            region: ctx.region,
-            attrs: NodeAttrs::default(),
-            uses: Vec::new(),
-            handle: None,
-            bodies: Vec::new(),
-            buffer: None,
+        let make = |op: Op<'a>, origin, name: String| {
+            region_node(&syntax.buffer, name, op, origin, level, ctx)
         };
         let alloc = self.push_node(make(
             Op::Alloc {
@@ -337,6 +324,35 @@ impl<'a> Lowering<'a, '_> {
         self.model.nodes[free].buffer = Some(buffer);
         self.model.buffers[buffer].frees.push(free);
         self.model.scopes[id].free = free;
+    }
+}
+
+/// A node a region makes for itself in `ctx`: an alloc scope's alloc and
+/// free nodes, a repeated block's or a placement's start and end.
+pub(super) fn region_node<'a>(
+    label: &Ident,
+    name: String,
+    op: Op<'a>,
+    origin: Origin<'a>,
+    level: LevelId,
+    ctx: Context,
+) -> Node<'a> {
+    Node {
+        label: label.clone(),
+        stem: label.to_string(),
+        name,
+        placed: ctx.place,
+        op,
+        origin,
+        level,
+        scope: ctx.scope,
+        repeat: ctx.repeat,
+        region: ctx.region,
+        attrs: NodeAttrs::default(),
+        uses: Vec::new(),
+        handle: None,
+        bodies: Vec::new(),
+        buffer: None,
     }
 }
 
