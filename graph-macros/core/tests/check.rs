@@ -317,7 +317,10 @@ fn several_errors_in_one_call() {
     let errs = errors(
         "graph G() { a: empty; a: empty; b: empty; b -> c; b -> b; cond x; i: if x { h: host || (); } }",
     );
-    assert_eq!(errs.len(), 5, "{errs:#?}");
+    // Duplicate label, unknown label, self-edge, host node in a body; the
+    // unset handle `x` is an ordering verdict, left out while the edge to
+    // the unknown `c` is missing (it would be the missing edge's doing).
+    assert_eq!(errs.len(), 4, "{errs:#?}");
 }
 
 #[test]

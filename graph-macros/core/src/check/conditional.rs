@@ -11,7 +11,9 @@ use super::Topology;
 use crate::diag::Diagnostics;
 use crate::model::{HandleId, Kind, Model, NodeId, Op};
 
-pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+/// Every rule; with `ordering` false (an edge was dropped), only those
+/// that do not depend on the edges.
+pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diagnostics) {
     check_one_node_per_handle(model, diag);
     check_switch_arms(model, diag);
     if model.handles.is_empty() {
@@ -19,8 +21,10 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
     }
     let sets = handles_set_within(model);
     check_while_can_stop(model, &sets, diag);
-    check_set_before_read(model, topology, &sets, diag);
-    check_setters_ordered(model, topology, diag);
+    if ordering {
+        check_set_before_read(model, topology, &sets, diag);
+        check_setters_ordered(model, topology, diag);
+    }
 }
 
 /// Two kernels that set one handle must be ordered: CUDA leaves concurrent

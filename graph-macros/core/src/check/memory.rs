@@ -12,9 +12,14 @@ use crate::diag::Diagnostics;
 use crate::model::{BufferId, Model, NodeId, Op, Origin, ScopeId, TOP};
 use std::collections::HashMap;
 
-pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+/// Every rule; with `ordering` false (an edge was dropped), only those
+/// that do not depend on the edges.
+pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diagnostics) {
     check_freed(model, diag);
     let repeated_uses = check_repeated(model, diag);
+    if !ordering {
+        return;
+    }
     let names: HashMap<String, BufferId> = model
         .buffers
         .iter()

@@ -6,7 +6,7 @@ use crate::parse::EdgeKind;
 
 /// Methods of a generated exec type: a node with an accessor may not take
 /// these names.
-const EXEC_METHODS: &[&str] = &[
+pub(crate) const EXEC_METHODS: &[&str] = &[
     "launch",
     "upload",
     "update",

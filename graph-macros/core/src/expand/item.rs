@@ -7,7 +7,7 @@ use super::level::{internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{Kind, Model, Op, Origin, TOP};
-use crate::parse::{GraphDef, Param};
+use crate::parse::Param;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::visit_mut::VisitMut;
@@ -432,14 +432,14 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 }
 
 /// Generated type names for graph `name`.
-struct Names {
-    nodes: Ident,
-    bound: Ident,
-    exec: Ident,
+pub(super) struct Names {
+    pub(super) nodes: Ident,
+    pub(super) bound: Ident,
+    pub(super) exec: Ident,
 }
 
 impl Names {
-    fn new(name: &Ident) -> Self {
+    pub(super) fn new(name: &Ident) -> Self {
         Names {
             nodes: format_ident!("__{}Nodes", name),
             bound: format_ident!("{}Bound", name),
@@ -474,7 +474,7 @@ fn options(model: &Model<'_>, rt: &Runtime) -> TokenStream {
 }
 
 /// `&CudaSlice<T>` or `&mut CudaSlice<T>` -> `T`.
-fn slice_element(ty: &Type) -> Option<Type> {
+pub(super) fn slice_element(ty: &Type) -> Option<Type> {
     let (path, wanted) = match ty {
         Type::Reference(reference) => match &*reference.elem {
             Type::Path(path) => (path, "CudaSlice"),
@@ -498,7 +498,7 @@ fn slice_element(ty: &Type) -> Option<Type> {
 }
 
 /// `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` -> `T`.
-pub(crate) fn list_element(ty: &Type) -> Option<Type> {
+pub(super) fn list_element(ty: &Type) -> Option<Type> {
     let Type::Reference(reference) = ty else {
         return None;
     };
@@ -522,7 +522,7 @@ pub(crate) fn list_element(ty: &Type) -> Option<Type> {
 }
 
 /// The parameter type with every elided reference lifetime made `'a`.
-fn with_lifetime(ty: &Type) -> Type {
+pub(super) fn with_lifetime(ty: &Type) -> Type {
     struct AddLifetime;
     impl VisitMut for AddLifetime {
         fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
@@ -535,41 +535,4 @@ fn with_lifetime(ty: &Type) -> Type {
     let mut ty = ty.clone();
     AddLifetime.visit_type_mut(&mut ty);
     ty
-}
-
-/// The items of a graph with errors: same names, bodies never reached.
-pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
-    let Some(name) = &def.name else {
-        return TokenStream::new();
-    };
-    let names = Names::new(name);
-    let (vis, exec_name) = (&def.vis, &names.exec);
-    let ctx = internal("ctx");
-    let params = def.params.iter().map(|p| {
-        let (n, t) = (&p.name, with_lifetime(&p.ty));
-        quote!(#n: #t)
-    });
-    quote! {
-        #vis struct #name<'a>(::core::marker::PhantomData<&'a ()>);
-        #vis struct #exec_name<'a>(::core::marker::PhantomData<&'a ()>);
-        impl<'a> #name<'a> {
-            pub const LABELS: &'static [&'static str] = &[];
-            pub const DOT: &'static str = "";
-            #[allow(unused_variables, clippy::too_many_arguments)]
-            pub fn build(
-                #ctx: &::std::sync::Arc<#rt::cudarc::driver::CudaContext>,
-                #(#params),*
-            ) -> #rt::Result<Self> {
-                ::core::unreachable!("cuda_graph! reported errors")
-            }
-            pub fn instantiate(&self) -> #rt::Result<#exec_name<'a>> {
-                ::core::unreachable!("cuda_graph! reported errors")
-            }
-        }
-        impl<'a> #exec_name<'a> {
-            pub fn launch(&mut self, stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>) -> #rt::Result<()> {
-                ::core::unreachable!("cuda_graph! reported errors")
-            }
-        }
-    }
 }

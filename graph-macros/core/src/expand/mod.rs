@@ -10,6 +10,7 @@
 mod asserts;
 mod chunk;
 mod expression;
+mod fallback;
 mod item;
 mod level;
 mod repeat;
@@ -34,7 +35,7 @@ pub fn graph(model: &Model<'_>, topology: &Topology) -> TokenStream {
 pub fn fallback(def: &GraphDef) -> TokenStream {
     let rt = Runtime::of(def);
     match &def.name {
-        Some(_) => cfg_items(def, item::fallback(def, &rt)),
+        Some(_) => cfg_items(def, fallback::fallback(def, &rt)),
         None => expression::fallback(&rt),
     }
 }

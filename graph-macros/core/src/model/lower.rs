@@ -45,6 +45,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             buffers: Vec::new(),
             repeats: Vec::new(),
             places: Vec::new(),
+            dropped_edges: false,
             handle_names: HashMap::new(),
             buffer_names: HashMap::new(),
         },

@@ -45,6 +45,9 @@ pub struct Model<'a> {
     pub buffers: Vec<Buffer>,
     pub repeats: Vec<Repeat<'a>>,
     pub places: Vec<Place<'a>>,
+    /// Whether an edge was dropped for a label that did not resolve: the
+    /// ordering checks would then report errors of the missing edge.
+    pub dropped_edges: bool,
     /// Handles by name, per declaring level.
     handle_names: HashMap<(LevelId, String), HandleId>,
     /// Allocations by name (the first, where a name repeats).

@@ -258,6 +258,7 @@ impl<'a> Lowering<'a, '_> {
 
     pub(super) fn resolve_edges(&mut self) {
         let mut seen: HashMap<(NodeId, NodeId, usize), ()> = HashMap::new();
+        let mut dropped = false;
         for (stmt, level, repeat, prefix) in &self.edge_stmts {
             let (stmt, level, repeat) = (*stmt, *level, *repeat);
             let resolved: Vec<Vec<(LabelTarget, usize, &EdgeLabel)>> = stmt
@@ -268,8 +269,11 @@ impl<'a> Lowering<'a, '_> {
                         .labels
                         .iter()
                         .filter_map(|label| {
-                            let (target, back) =
-                                self.resolve_label(label, level, repeat, prefix)?;
+                            let resolved = self.resolve_label(label, level, repeat, prefix);
+                            if resolved.is_none() {
+                                dropped = true;
+                            }
+                            let (target, back) = resolved?;
                             Some((target, back, label))
                         })
                         .collect()
@@ -339,6 +343,7 @@ impl<'a> Lowering<'a, '_> {
                 }
             }
         }
+        self.model.dropped_edges = dropped;
     }
 
     /// The region `g`'s entry and exit nodes.

@@ -1,0 +1,168 @@
+//! What a named graph with errors expands to: the items a caller names
+//! (the graph and exec types, their methods, the bound buffers, one
+//! accessor per kernel, copy and fill node) with bodies never reached, so
+//! that the errors shown are the checker's, not "no method named ..." at
+//! every use. The crate does not compile either way.
+
+use super::item::{list_element, slice_element, with_lifetime, Names};
+use super::level::internal;
+use super::Runtime;
+use crate::parse::{Block, GraphDef, NodeKind, Stmt};
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Ident;
+
+pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
+    let Some(name) = &def.name else {
+        return TokenStream::new();
+    };
+    let names = Names::new(name);
+    let (vis, exec_name, bound_name) = (&def.vis, &names.exec, &names.bound);
+    let ctx = internal("ctx");
+    let params = def.params.iter().map(|p| {
+        let (n, t) = (&p.name, with_lifetime(&p.ty));
+        quote!(#n: #t)
+    });
+    let rebuild_params = def.params.iter().map(|p| {
+        let n = &p.name;
+        match (slice_element(&p.ty), list_element(&p.ty)) {
+            (Some(elem), _) => quote!(#n: #rt::Buf<'a, #elem>),
+            (_, Some(elem)) => quote!(#n: &[#rt::Buf<'a, #elem>]),
+            _ => {
+                let t = with_lifetime(&p.ty);
+                quote!(#n: #t)
+            }
+        }
+    });
+    let mut bound_fields = Vec::new();
+    for p in &def.params {
+        let n = &p.name;
+        if let Some(elem) = slice_element(&p.ty) {
+            bound_fields.push(quote!(pub #n: #rt::Buf<'a, #elem>));
+        } else if let Some(elem) = list_element(&p.ty) {
+            bound_fields.push(quote!(pub #n: ::std::vec::Vec<#rt::Buf<'a, #elem>>));
+        }
+    }
+    let mut accessors = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    walk(
+        &def.body,
+        &mut Vec::new(),
+        &mut |stmt, vars| match &stmt.kind {
+            NodeKind::Kernel(_) | NodeKind::Copy { .. } | NodeKind::Fill { .. } => {
+                let label = &stmt.label;
+                // A label named like an exec method was reported; its accessor
+                // would be a second definition.
+                let clashes = crate::check::EXEC_METHODS.contains(&label.to_string().as_str());
+                if clashes || seen.contains(&label.to_string()) {
+                    return;
+                }
+                seen.push(label.to_string());
+                accessors.push(quote! {
+                    pub fn #label(&mut self, #(#vars: usize),*) -> #rt::__private::Unchecked {
+                        ::core::unreachable!("cuda_graph! reported errors")
+                    }
+                });
+            }
+            NodeKind::Alloc { ty, .. }
+                if stmt.attrs.iter().any(|a| a.path().is_ident("escape")) =>
+            {
+                let label = &stmt.label;
+                bound_fields.push(quote!(pub #label: #rt::Buf<'a, #ty>));
+            }
+            _ => {}
+        },
+    );
+    let unreached = quote!(::core::unreachable!("cuda_graph! reported errors"));
+    quote! {
+        #vis struct #name<'a>(::core::marker::PhantomData<&'a ()>);
+        #vis struct #exec_name<'a>(::core::marker::PhantomData<&'a ()>);
+        #[derive(Debug, Clone)]
+        #vis struct #bound_name<'a> {
+            #(#bound_fields,)*
+            #[doc(hidden)]
+            pub __borrow: ::core::marker::PhantomData<&'a ()>,
+        }
+        #[allow(unused_variables, clippy::too_many_arguments)]
+        impl<'a> #name<'a> {
+            pub const LABELS: &'static [&'static str] = &[];
+            pub const DOT: &'static str = "";
+            pub const OPTIONS: #rt::InstantiateOptions<'static> = #rt::InstantiateOptions::new();
+            pub fn build(
+                #ctx: &::std::sync::Arc<#rt::cudarc::driver::CudaContext>,
+                #(#params),*
+            ) -> #rt::Result<Self> { #unreached }
+            pub fn rebuild(&self, #(#rebuild_params),*) -> #rt::Result<Self> { #unreached }
+            pub fn bound(&self) -> #bound_name<'a> { #unreached }
+            pub fn graph(&self) -> &#rt::Graph<'a> { #unreached }
+            pub fn graph_mut(&mut self) -> &mut #rt::Graph<'a> { #unreached }
+            pub fn into_graph(self) -> #rt::Graph<'a> { #unreached }
+            pub fn instantiate(&self) -> #rt::Result<#exec_name<'a>> { #unreached }
+            pub fn instantiate_with(
+                &self,
+                options: &#rt::InstantiateOptions<'_>,
+            ) -> #rt::Result<#exec_name<'a>> { #unreached }
+        }
+        impl<'a> #rt::__private::IntoChild<'a> for #name<'a> {
+            fn into_child(self) -> #rt::Graph<'a> { #unreached }
+        }
+        #[allow(unused_variables)]
+        impl<'a> #exec_name<'a> {
+            pub fn launch(&mut self, stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>) -> #rt::Result<()> { #unreached }
+            pub fn upload(&mut self, stream: &#rt::cudarc::driver::CudaStream) -> #rt::Result<()> { #unreached }
+            pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> { #unreached }
+            pub fn synchronize(&mut self) -> #rt::Result<()> { #unreached }
+            pub fn bound_mut<T: 'static>(
+                &mut self,
+                buf: #rt::Buf<'a, T>,
+            ) -> #rt::Result<#rt::BoundMut<'_, 'a, T>> { #unreached }
+            pub fn take_escaped<T>(&mut self, buf: #rt::Buf<'a, T>) -> #rt::Result<#rt::Escaped<T>> { #unreached }
+            pub fn exec(&mut self) -> &mut #rt::Exec<'a> { #unreached }
+            pub fn device_handle(&self) -> #rt::Result<#rt::DeviceExec<'_>> { #unreached }
+            #(#accessors)*
+        }
+    }
+}
+
+/// Calls `visit` for every node statement of `block` and the blocks in it
+/// (not fragments: their nodes have no accessor), with the loop variables
+/// of the repeated blocks around it.
+fn walk<'s>(
+    block: &'s Block,
+    vars: &mut Vec<&'s Ident>,
+    visit: &mut impl FnMut(&'s crate::parse::NodeStmt, &[&'s Ident]),
+) {
+    for stmt in &block.stmts {
+        match stmt {
+            Stmt::Node(node) => {
+                visit(node, vars);
+                match &node.kind {
+                    NodeKind::If {
+                        then_body,
+                        else_body,
+                        ..
+                    } => {
+                        walk(then_body, vars, visit);
+                        if let Some(body) = else_body {
+                            walk(body, vars, visit);
+                        }
+                    }
+                    NodeKind::While { body, .. } => walk(body, vars, visit),
+                    NodeKind::Switch { arms, .. } => {
+                        for arm in arms {
+                            walk(&arm.body, vars, visit);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Stmt::Scope(scope) => walk(&scope.body, vars, visit),
+            Stmt::Repeat(repeat) => {
+                vars.push(&repeat.var);
+                walk(&repeat.body, vars, visit);
+                vars.pop();
+            }
+            Stmt::Edge(_) | Stmt::Cond(_) | Stmt::Fragment(_) | Stmt::Place(_) => {}
+        }
+    }
+}
