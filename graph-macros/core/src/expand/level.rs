@@ -227,6 +227,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
             let vars = list.iter().map(|d| &d.value);
             return quote!(&[#(#vars),*]);
         }
+        if let Some(direct) = self.direct(list) {
+            return direct;
+        }
         let value = self.deps_value(id);
         quote!(#value.as_slice())
     }
@@ -281,7 +284,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
                 let dynamic = internal("__deps");
-                let (deps_decl, deps, edges) = if !Self::static_deps(&dep_list) {
+                let direct = self.direct(&dep_list);
+                let (deps_decl, deps, edges) = if let Some(direct) = direct {
+                    (
+                        quote! { let #dynamic: &[#rt::Node] = #direct; },
+                        quote!(#dynamic),
+                        quote!(::core::option::Option::None),
+                    )
+                } else if !Self::static_deps(&dep_list) {
                     let value = self.deps_value(id);
                     (
                         quote! { let #dynamic = #value; },

@@ -47,6 +47,17 @@ impl Settle {
     }
 }
 
+/// Where a dependency comes from, for `direct`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A node built before it, or a nested block's last nodes.
+    Other,
+    /// The nodes before its block, in iterations below `back` (or all).
+    Start(RepeatId, Option<usize>),
+    /// A node `back` iterations earlier, from iteration `back` on.
+    Earlier(RepeatId, usize),
+}
+
 /// One dependency of a node as the generated code finds it.
 pub struct Dep {
     /// A `Node` expression, or (`slice`) a `&[Node]` one.
@@ -54,6 +65,8 @@ pub struct Dep {
     pub slice: bool,
     /// Present only in the iterations where this holds.
     pub condition: Option<TokenStream>,
+    /// What it is, for the shapes built without a `Deps` (see `direct`).
+    pub shape: Shape,
     pub kind: EdgeKind,
     /// Where a programmatic edge was written.
     pub span: Option<Span>,
@@ -330,6 +343,7 @@ impl Emitter<'_, '_> {
                 .get(&(p, id))
                 .copied()
                 .unwrap_or((EdgeKind::Full, None));
+            let mut shape = Shape::Other;
             let (value, slice, condition) = match self.model.nodes[p].origin {
                 Origin::RepeatStart(block) => {
                     let start = self.block_var("start", block);
@@ -341,6 +355,7 @@ impl Emitter<'_, '_> {
                         .min();
                     let counter = self.counter(block);
                     let condition = latest.map(|back| quote!(#counter < #back));
+                    shape = Shape::Start(block, latest);
                     (quote!(#start.as_slice()), true, condition)
                 }
                 Origin::RepeatEnd(block) => {
@@ -356,6 +371,7 @@ impl Emitter<'_, '_> {
                 value,
                 slice,
                 condition,
+                shape,
                 kind,
                 span,
             });
@@ -395,6 +411,10 @@ impl Emitter<'_, '_> {
                 value,
                 slice,
                 condition: Some(quote!(#counter >= #back)),
+                shape: match slice {
+                    true => Shape::Other,
+                    false => Shape::Earlier(block, back),
+                },
                 kind: c.kind,
                 span: Some(c.kind_span),
             });
@@ -405,6 +425,38 @@ impl Emitter<'_, '_> {
     /// Whether the dependencies are a fixed list of node variables.
     pub fn static_deps(list: &[Dep]) -> bool {
         list.iter().all(|d| !d.slice && d.condition.is_none())
+    }
+
+    /// The dependencies as a `&[Node]` without assembling a `Deps`, for
+    /// the two shapes of a chain (edge kinds all full): the nodes before
+    /// the block alone (a block's first node), or those in the first
+    /// iteration and the node one step back after it (`step[i-1] -> step`).
+    pub fn direct(&self, list: &[Dep]) -> Option<TokenStream> {
+        if list.iter().any(|d| d.kind != EdgeKind::Full) {
+            return None;
+        }
+        match list {
+            [Dep {
+                shape: Shape::Start(_, None),
+                value,
+                ..
+            }] => Some(quote!(#value)),
+            [Dep {
+                shape: Shape::Start(a, Some(k)),
+                value: start,
+                ..
+            }, Dep {
+                shape: Shape::Earlier(b, back),
+                value: earlier,
+                ..
+            }] if a == b && k == back => {
+                let counter = self.counter(*a);
+                Some(quote! {
+                    if #counter >= #back { ::core::slice::from_ref(&#earlier) } else { #start }
+                })
+            }
+            _ => None,
+        }
     }
 
     /// An expression of a `Deps` holding node `id`'s dependencies, for
