@@ -148,9 +148,19 @@ impl Deps {
         false
     }
 
+    /// A node listed again with an ordinary edge: that edge is full (an
+    /// ordinary path to it is the stronger dependency).
+    fn make_full(&mut self, node: Node) {
+        let at = self.as_slice().iter().position(|n| *n == node);
+        if let (Some(kinds), Some(at)) = (&mut self.kinds, at) {
+            kinds[at] = EdgeKind::Full;
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, node: Node) {
         if self.repeats(node) {
+            self.make_full(node);
             return;
         }
         if let Some(kinds) = &mut self.kinds {
@@ -255,6 +265,21 @@ mod tests {
         deps.extend(&(0..40).map(node).collect::<Vec<_>>());
         let indices: Vec<u32> = deps.as_slice().iter().map(|n| n.index).collect();
         assert_eq!(indices, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_node_listed_again_with_an_ordinary_edge_keeps_a_full_edge() {
+        let node = |index| Node {
+            graph: 1,
+            level: 1,
+            index,
+        };
+        let mut deps = Deps::new();
+        deps.push_kind(node(0), EdgeKind::Programmatic);
+        deps.push(node(1));
+        deps.push(node(0));
+        assert_eq!(deps.as_slice().len(), 2);
+        assert_eq!(deps.edges().unwrap(), [EdgeKind::Full, EdgeKind::Full]);
     }
 
     #[test]

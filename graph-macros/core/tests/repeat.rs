@@ -357,3 +357,32 @@ fn attack_review_regressions() {
         &["data race on `x`: `a` writes it while `b` writes it"],
     );
 }
+
+/// Findings of the second attack review (issue 28).
+#[test]
+fn second_attack_review_regressions() {
+    // A fragment never placed is an error (its body would compile unseen).
+    assert_errors(
+        "graph G(n: usize) { fragment f { a: empty; a -> zzz; } b: empty; }",
+        &["the fragment `f` is never placed"],
+    );
+    // A handle set only in a conditional body (which may not run).
+    assert_errors(
+        "graph G() {
+            cond g = 0;
+            cond h;
+            b: if g { s: kernel k::SetCondition<<<1, 1>>>(h, 1u32); }
+            w: if h { a: empty; }
+            b -> w;
+        }",
+        &["`w` reads the conditional handle `h`, which has no default and is set only in the body of `b`, which may not run"],
+    );
+    // A handle refused in a fragment is still declared: its uses resolve.
+    assert_errors(
+        "graph G(c: &mut CudaSlice<i32>) {
+            fragment f { cond h = 1; s: kernel k::CountdownStep<<<1, 1>>>(h, c); w: if h { a: empty; } s -> w; }
+            p: use f;
+        }",
+        &["a `cond` handle cannot be in a fragment (`f`)"],
+    );
+}

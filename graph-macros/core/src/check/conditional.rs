@@ -22,7 +22,8 @@ pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diag
     let sets = handles_set_within(model);
     check_while_can_stop(model, &sets, diag);
     if ordering {
-        check_set_before_read(model, topology, &sets, diag);
+        let direct = handles_set_directly(model);
+        check_set_before_read(model, topology, &direct, diag);
         check_setters_ordered(model, topology, diag);
     }
 }
@@ -174,6 +175,29 @@ fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
 /// `sets[v]`: handles that v, or a node in one of v's bodies, takes as a
 /// kernel argument. Bodies come after their conditional node in id order,
 /// so one reverse pass folds every body into its parent.
+/// The handles each node itself sets, for "set before it is read": a
+/// setter in a conditional body (which may not run) or in a repeated
+/// block (which may run 0 times) is not relied on outside it.
+fn handles_set_directly(model: &Model<'_>) -> BitMatrix {
+    let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
+    for id in 0..model.nodes.len() {
+        for handle in model.handles_set_by(id) {
+            let chain = if model.repeats.is_empty() {
+                Vec::new()
+            } else {
+                model.repeat_chain(id)
+            };
+            if chain
+                .iter()
+                .all(|r| model.handles[handle].repeats.contains(r))
+            {
+                sets.set(id, handle);
+            }
+        }
+    }
+    sets
+}
+
 fn handles_set_within(model: &Model<'_>) -> BitMatrix {
     let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
     for id in (0..model.nodes.len()).rev() {
@@ -199,20 +223,31 @@ fn handles_set_within(model: &Model<'_>) -> BitMatrix {
     sets
 }
 
-/// The repeated block (declared outside it) holding a setter of `handle`.
-fn set_in_block(model: &Model<'_>, handle: crate::model::HandleId) -> Option<String> {
-    if model.repeats.is_empty() {
-        return None;
-    }
+/// Where the setters of `handle` are, if all may not run: "the repeated
+/// block `b`, which may run 0 times" or "the body of `c`, which may not run".
+fn set_only_in(model: &Model<'_>, handle: crate::model::HandleId) -> Option<String> {
+    let declared = &model.handles[handle];
     (0..model.nodes.len()).find_map(|node| {
         if !model.handles_set_by(node).any(|h| h == handle) {
             return None;
         }
-        let block = model
-            .repeat_chain(node)
-            .into_iter()
-            .find(|r| !model.handles[handle].repeats.contains(r))?;
-        Some(model.repeats[block].syntax.label.to_string())
+        if !model.repeats.is_empty() {
+            let block = model
+                .repeat_chain(node)
+                .into_iter()
+                .find(|r| !declared.repeats.contains(r));
+            if let Some(block) = block {
+                let label = &model.repeats[block].syntax.label;
+                return Some(format!(
+                    "the repeated block `{label}`, which may run 0 times"
+                ));
+            }
+        }
+        let holder = model.levels[model.nodes[node].level].parent?;
+        Some(format!(
+            "the body of `{}`, which may not run",
+            model.nodes[holder].name
+        ))
     })
 }
 
@@ -266,16 +301,16 @@ fn check_set_before_read(
         }
         if !set_upstream(model, &upstream, id, handle) {
             let name = &model.handles[handle].syntax.name;
-            if let (Some(ident), Some(block)) =
-                (handle_ident(model, id), set_in_block(model, handle))
+            if let (Some(ident), Some(place)) =
+                (handle_ident(model, id), set_only_in(model, handle))
             {
                 diag.error_with_help(
                     ident,
                     format!(
-                        "`{}` reads the conditional handle `{name}`, which has no default and is set only in the repeated block `{block}`, which may run 0 times",
+                        "`{}` reads the conditional handle `{name}`, which has no default and is set only in {place}",
                         node.name
                     ),
-                    format!("give it a default (`cond {name} = 0;`), or set it outside `{block}` too"),
+                    format!("give it a default (`cond {name} = 0;`), or set it upstream outside that too"),
                 );
                 continue;
             }

@@ -35,6 +35,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         }
     });
     let mut bound_fields = Vec::new();
+    let mut bound_names: Vec<String> = def.params.iter().map(|p| p.name.to_string()).collect();
     for p in &def.params {
         let n = &p.name;
         if let Some(elem) = slice_element(&p.ty) {
@@ -58,6 +59,9 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
                     return;
                 }
                 seen.push(label.to_string());
+                // Parameters by position: a loop variable named twice was
+                // reported, and would be a parameter named twice.
+                let vars = (0..vars.len()).map(|i| quote::format_ident!("i{}", i));
                 accessors.push(quote! {
                     pub fn #label(&mut self, #(#vars: usize),*) -> #rt::__private::Unchecked {
                         ::core::unreachable!("cuda_graph! reported errors")
@@ -67,8 +71,13 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
             NodeKind::Alloc { ty, .. }
                 if stmt.attrs.iter().any(|a| a.path().is_ident("escape")) =>
             {
+                // One field a name (a clash with a parameter or another
+                // escaping allocation was reported).
                 let label = &stmt.label;
-                bound_fields.push(quote!(pub #label: #rt::Buf<'a, #ty>));
+                if !bound_names.contains(&label.to_string()) {
+                    bound_names.push(label.to_string());
+                    bound_fields.push(quote!(pub #label: #rt::Buf<'a, #ty>));
+                }
             }
             _ => {}
         },

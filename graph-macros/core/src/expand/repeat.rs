@@ -377,17 +377,29 @@ impl Emitter<'_, '_> {
             });
         }
         if !self.model.places.is_empty() {
-            // Through an empty placement, one node may come twice.
-            let mut seen = Vec::new();
-            list.retain(|d| {
-                d.slice || d.condition.is_some() || {
-                    let key = d.value.to_string();
-                    !seen.contains(&key) && {
-                        seen.push(key);
-                        true
+            // Through an empty placement, one node may come twice: listed
+            // once, with a full edge if either path is ordinary.
+            let mut kept: Vec<Dep> = Vec::new();
+            for dep in list {
+                let same = (!dep.slice && dep.condition.is_none())
+                    .then(|| {
+                        let key = dep.value.to_string();
+                        kept.iter_mut().find(|d| {
+                            !d.slice && d.condition.is_none() && d.value.to_string() == key
+                        })
+                    })
+                    .flatten();
+                match same {
+                    Some(existing) => {
+                        if dep.kind == EdgeKind::Full {
+                            existing.kind = EdgeKind::Full;
+                            existing.span = None;
+                        }
                     }
+                    None => kept.push(dep),
                 }
-            });
+            }
+            list = kept;
         }
         let Some(block) = node.repeat else {
             return list;

@@ -87,11 +87,30 @@ impl<'a> Lowering<'a, '_> {
             ..ctx
         };
         let outer_prefix = std::mem::replace(&mut self.prefix, format!("{name}."));
+        self.placed_fragments.push(fragment_name.clone());
         self.placing.push(fragment_name);
         self.collect(&fragment.body, level, inner);
         self.placing.pop();
         self.prefix = outer_prefix;
         let end = self.push_node(make(Origin::PlaceEnd(id), format!("{name}.end")));
         self.model.places[id].end = end;
+    }
+
+    /// A fragment never placed is never checked (its nodes are checked
+    /// where placed): an error, rather than text that compiles unseen.
+    pub(super) fn check_fragments_placed(&self, def: &'a GraphDef) {
+        for stmt in &def.body.stmts {
+            let crate::parse::Stmt::Fragment(fragment) = stmt else {
+                continue;
+            };
+            let name = fragment.name.to_string();
+            if !self.placed_fragments.contains(&name) {
+                self.diag.error_with_help(
+                    &fragment.name,
+                    format!("the fragment `{name}` is never placed"),
+                    format!("place it with `label: use {name};`, or remove it (a fragment is checked where it is placed)"),
+                );
+            }
+        }
     }
 }

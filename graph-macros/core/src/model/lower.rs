@@ -57,6 +57,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
         fragments: HashMap::new(),
         prefix: String::new(),
         placing: Vec::new(),
+        placed_fragments: Vec::new(),
     };
     for stmt in &def.body.stmts {
         if let Stmt::Fragment(fragment) = stmt {
@@ -64,6 +65,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
         }
     }
     lowering.collect(&def.body, TOP, Context::default());
+    lowering.check_fragments_placed(def);
     lowering.resolve_handles();
     lowering.check_setters_in_blocks();
     lowering.resolve_buffers();
@@ -86,6 +88,8 @@ pub(super) struct Lowering<'a, 'd> {
     /// Fragments being placed, outermost first (a fragment inside itself
     /// would never end).
     pub(super) placing: Vec<String>,
+    /// Fragments placed at least once.
+    pub(super) placed_fragments: Vec<String>,
     /// Free nodes with the buffer name they free.
     pub(super) frees: Vec<(NodeId, &'a Ident)>,
     /// Conditional nodes with the handle identifier they name.
@@ -103,6 +107,12 @@ impl<'a> Lowering<'a, '_> {
                 }
                 Stmt::Cond(decl) => {
                     if self.refused_in_fragment(decl.keyword, "a `cond` handle") {
+                        // Declared once all the same, so that its uses
+                        // resolve (no error for each of them).
+                        let key = (level, decl.name.to_string());
+                        if !self.model.handle_names.contains_key(&key) {
+                            self.collect_handle(decl, level, ctx);
+                        }
                         continue;
                     }
                     self.collect_handle(decl, level, ctx)
