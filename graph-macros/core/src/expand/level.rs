@@ -42,6 +42,9 @@ pub struct Emitter<'m, 'a> {
     /// Nodes an edge between iterations leaves from (their handles are
     /// kept for later iterations).
     pub(super) carried_sources: std::collections::HashSet<NodeId>,
+    /// Declarations the repeated blocks being built hoist before their
+    /// enclosing block's loop, one frame per block (see `repeat::block`).
+    pub(super) hoisted: std::cell::RefCell<Vec<TokenStream>>,
     /// The runtime's path (`#rt::Graph`).
     pub(super) rt: &'m Runtime,
 }
@@ -85,6 +88,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             topology,
             chains,
             carried_sources,
+            hoisted: std::cell::RefCell::default(),
             edge_kinds,
             bound_references: false,
             body_handles: false,

@@ -94,6 +94,14 @@ impl Emitter<'_, '_> {
         )
     }
 
+    /// Declares a vector before the loop of the block being built (see
+    /// `block`).
+    fn hoist(&self, decl: TokenStream) {
+        if let Some(frame) = self.hoisted.borrow_mut().last_mut() {
+            frame.extend(decl);
+        }
+    }
+
     /// A node's label in the generated code: its name, or for a repeated
     /// node its name indexed by its iterations (`step[3][17]`).
     pub fn label_expr(&self, id: NodeId) -> TokenStream {
@@ -194,6 +202,18 @@ impl Emitter<'_, '_> {
         let label = syntax.label.to_string();
         let count_expr = &syntax.count;
         let start_deps = self.deps_value(repeat.start);
+        // In a block of the same level, the vectors one instance of this
+        // block uses are declared once, before the outer loop, and cleared
+        // here: no allocation per lane of lanes of chains.
+        let hoisted = repeat.parent.is_some();
+        let end_decl = if hoisted {
+            self.hoist(
+                quote! { let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new(); },
+            );
+            quote! { #end.clear(); }
+        } else {
+            quote! { let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new(); }
+        };
         // Histories of the members edges between iterations leave from.
         let histories = repeat.carried.iter().map(|c| c.from).collect::<Vec<_>>();
         let mut history_decls = TokenStream::new();
@@ -210,9 +230,30 @@ impl Emitter<'_, '_> {
                 }
                 _ => quote!(::std::vec::Vec<#rt::Node>),
             };
-            history_decls.extend(quote! {
-                let mut #history: #ty = ::std::vec::Vec::with_capacity(#count);
-            });
+            if hoisted {
+                self.hoist(quote! { let mut #history: #ty = ::std::vec::Vec::new(); });
+                history_decls.extend(quote! { #history.clear(); #history.reserve(#count); });
+            } else {
+                history_decls.extend(quote! {
+                    let mut #history: #ty = ::std::vec::Vec::with_capacity(#count);
+                });
+            }
+        }
+        // The tables of accessor nodes directly in this block: room for
+        // this instance's iterations.
+        if self.body_handles {
+            let nodes = internal("__nodes");
+            for (id, chain) in self.chains.iter().enumerate() {
+                if chain.last() != Some(&block) || !self.has_accessor(id) {
+                    continue;
+                }
+                let field = &self.model.nodes[id].label;
+                let mut table = quote!(#nodes.#field);
+                for _ in 1..chain.len() {
+                    table = quote!((*#rt::__private::last(&mut #table)));
+                }
+                history_decls.extend(quote! { #table.reserve(#count); });
+            }
         }
         // Item form: the repeated node tables of nodes in blocks nested in
         // this one get this iteration's table.
@@ -235,7 +276,9 @@ impl Emitter<'_, '_> {
             }
         }
         let mut body = TokenStream::new();
+        self.hoisted.borrow_mut().push(TokenStream::new());
         self.units(repeat.level, Some(block), g, settle, &mut body);
+        let inner_decls = self.hoisted.borrow_mut().pop().unwrap_or_default();
         body.extend(settle.settle(rt));
         // Room for the nodes built directly in the loop (nested blocks make
         // room for theirs), as a straight-line build reserves its count.
@@ -255,8 +298,9 @@ impl Emitter<'_, '_> {
             let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;
             #reserve
             let #start = #start_deps;
-            let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new();
+            #end_decl
             #history_decls
+            #inner_decls
             for #counter in 0..#count {
                 #[allow(unused_variables)]
                 let #var: usize = #counter;
