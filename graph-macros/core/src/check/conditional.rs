@@ -172,12 +172,10 @@ fn check_switch_arms(model: &Model<'_>, diag: &Diagnostics) {
     }
 }
 
-/// `sets[v]`: handles that v, or a node in one of v's bodies, takes as a
-/// kernel argument. Bodies come after their conditional node in id order,
-/// so one reverse pass folds every body into its parent.
 /// The handles each node itself sets, for "set before it is read": a
 /// setter in a conditional body (which may not run) or in a repeated
-/// block (which may run 0 times) is not relied on outside it.
+/// block the handle is declared outside (which may run 0 times) is not
+/// relied on outside it.
 fn handles_set_directly(model: &Model<'_>) -> BitMatrix {
     let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
     for id in 0..model.nodes.len() {
@@ -198,24 +196,12 @@ fn handles_set_directly(model: &Model<'_>) -> BitMatrix {
     sets
 }
 
+/// `sets[v]`: handles that v, or a node in one of v's bodies, sets (as
+/// `handles_set_directly`). Bodies come after their conditional node in
+/// id order, so one reverse pass folds every body into its parent.
 fn handles_set_within(model: &Model<'_>) -> BitMatrix {
-    let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
+    let mut sets = handles_set_directly(model);
     for id in (0..model.nodes.len()).rev() {
-        for handle in model.handles_set_by(id) {
-            // A setter in a repeated block the handle is declared outside
-            // may run 0 times: it is not relied on to set the handle.
-            let chain = if model.repeats.is_empty() {
-                Vec::new()
-            } else {
-                model.repeat_chain(id)
-            };
-            if chain
-                .iter()
-                .all(|r| model.handles[handle].repeats.contains(r))
-            {
-                sets.set(id, handle);
-            }
-        }
         if let Some(parent) = model.levels[model.nodes[id].level].parent {
             sets.union_into(parent, id);
         }

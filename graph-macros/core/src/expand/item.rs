@@ -484,6 +484,11 @@ pub(super) fn slice_element(ty: &Type) -> Option<Type> {
         Type::Path(path) => (path, "Escaped"),
         _ => return None,
     };
+    type_argument(path, wanted)
+}
+
+/// `T` of a path type `Name<T>` whose last segment is `wanted`.
+fn type_argument(path: &syn::TypePath, wanted: &str) -> Option<Type> {
     let last = path.path.segments.last()?;
     if last.ident != wanted {
         return None;
@@ -508,17 +513,7 @@ pub(super) fn list_element(ty: &Type) -> Option<Type> {
     let Type::Path(path) = &*slice.elem else {
         return None;
     };
-    let last = path.path.segments.last()?;
-    if last.ident != "CudaSlice" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first()? {
-        syn::GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    }
+    type_argument(path, "CudaSlice")
 }
 
 /// The parameter type with every elided reference lifetime made `'a`.
