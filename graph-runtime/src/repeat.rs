@@ -65,33 +65,39 @@ impl Label {
     }
 
     /// `base` followed by `[i]` for each index, outermost first.
+    #[inline]
     pub fn indexed(&mut self, base: &str, indices: &[usize]) -> &str {
         self.0.clear();
         self.0.push_str(base);
         for &i in indices {
-            self.0.push('[');
-            push_decimal(&mut self.0, i);
-            self.0.push(']');
+            push_index(&mut self.0, i);
         }
         &self.0
     }
 }
 
-/// Appends `n` in decimal (a label per repeated node: no formatter).
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
+/// Appends `[n]`, `n` in decimal: built on the stack and appended at once
+/// (a label per repeated node: no formatter, no push per digit).
+#[inline]
+fn push_index(out: &mut String, mut n: usize) {
+    // "[" + up to 20 digits + "]".
+    let mut text = [0u8; 22];
+    let mut at = text.len() - 1;
+    text[at] = b']';
     loop {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
+        text[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
-    }
+    at -= 1;
+    text[at] = b'[';
+    // SAFETY: `text[at..]` holds only ASCII (brackets and digits written
+    // above), which is valid UTF-8. (The checked conversion, a call per
+    // index, was a tenth of a repeated kernel node's build.)
+    out.push_str(unsafe { std::str::from_utf8_unchecked(&text[at..]) });
 }
 
 /// Nodes kept inline before a dependency list spills to the heap.

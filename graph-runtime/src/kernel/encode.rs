@@ -123,6 +123,21 @@ impl<'a> ArgEncoder<'a> {
         self.len += 1;
     }
 
+    /// Pushes a value of at most one word (scalars, addresses, handles):
+    /// the word path of [`Self::push_bytes`], without a copy call per node.
+    #[inline]
+    pub(super) fn push_scalar<const N: usize>(&mut self, bytes: [u8; N]) {
+        if N > 8 || self.len >= MAX_PARAMS || self.used >= VALUE_WORDS {
+            return self.push_bytes(&bytes);
+        }
+        let mut word = [0u8; 8];
+        word[..N].copy_from_slice(&bytes);
+        self.words[self.used] = u64::from_ne_bytes(word);
+        self.starts[self.len] = self.used as u8;
+        self.used += 1;
+        self.len += 1;
+    }
+
     /// The encoded values and where each parameter starts in them, for
     /// `kernelParams` to point into.
     pub(crate) fn values(&self) -> (&[u64; VALUE_WORDS], &[u8]) {
@@ -189,7 +204,7 @@ impl<'a> ArgEncoder<'a> {
 
     /// Passes a buffer's address and reports its use.
     pub(super) fn push_buffer<T>(&mut self, buffer: &Buf<'a, T>, write: bool) {
-        self.push_bytes(&buffer.device_ptr().to_ne_bytes());
+        self.push_scalar(buffer.device_ptr().to_ne_bytes());
         self.push_use(buffer.as_use(write));
     }
 

@@ -42,7 +42,7 @@ macro_rules! scalar_params {
         unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
             fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
-                out.push_bytes(&arg.to_ne_bytes());
+                out.push_scalar(arg.to_ne_bytes());
                 Ok(())
             }
         }
@@ -203,7 +203,7 @@ unsafe impl KernelParam for Len {
         index: usize,
         out: &mut ArgEncoder<'_>,
     ) -> std::result::Result<(), String> {
-        out.push_bytes(&arg.to_ne_bytes());
+        out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.bounds.count, u64::from(*arg), index);
         Ok(())
     }
@@ -217,7 +217,7 @@ unsafe impl KernelParam for Index {
         index: usize,
         out: &mut ArgEncoder<'_>,
     ) -> std::result::Result<(), String> {
-        out.push_bytes(&arg.to_ne_bytes());
+        out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.bounds.index_end, u64::from(*arg) + 1, index);
         Ok(())
     }
@@ -271,7 +271,7 @@ unsafe impl KernelParam for Cond {
         _: usize,
         out: &mut ArgEncoder<'_>,
     ) -> std::result::Result<(), String> {
-        out.push_bytes(&arg.raw().to_ne_bytes());
+        out.push_scalar(arg.raw().to_ne_bytes());
         out.push_cond(*arg);
         Ok(())
     }
@@ -285,7 +285,7 @@ unsafe impl KernelParam for ExecParam {
         _: usize,
         out: &mut ArgEncoder<'a>,
     ) -> std::result::Result<(), String> {
-        out.push_bytes(&arg.raw().to_ne_bytes());
+        out.push_scalar(arg.raw().to_ne_bytes());
         out.push_exec(arg.target());
         Ok(())
     }

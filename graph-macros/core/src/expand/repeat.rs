@@ -290,9 +290,19 @@ impl Emitter<'_, '_> {
                 node.repeat == Some(block) && !node.origin.is_virtual()
             })
             .count();
+        // A nested block reserves for the enclosing blocks' iterations still
+        // to come too (guessing they repeat this count), so the records
+        // grow once rather than by doubling from lane to lane.
         let reserve = (per_iteration > 0).then(|| {
             let per_iteration = proc_macro2::Literal::usize_unsuffixed(per_iteration);
-            quote! { #g.reserve(#count.saturating_mul(#per_iteration)); }
+            let mut nodes = quote!(#count.saturating_mul(#per_iteration));
+            let mut outer = repeat.parent;
+            while let Some(parent) = outer {
+                let (count, counter) = (self.block_var("count", parent), self.counter(parent));
+                nodes = quote!(#nodes.saturating_mul(#count - #counter));
+                outer = self.model.repeats[parent].parent;
+            }
+            quote! { #g.reserve(#nodes); }
         });
         quote! {
             let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;

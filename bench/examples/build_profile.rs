@@ -1,0 +1,41 @@
+//! The macro's per-node build path without a GPU, for a profiler: builds
+//! the benchmark's `Chains` graph (`width` x `length` AddOne kernels) over
+//! a do-nothing driver (`scripts/build-profile` makes one and runs this
+//! under callgrind). Prints nanoseconds per node, which says nothing about
+//! a real driver; the instruction counts are what to compare.
+//!
+//! `build_profile WIDTH LENGTH REPS`
+
+use graph_bench::chains::build_chain;
+use graph_runtime::cudarc::driver::{CudaContext, CudaSlice};
+use std::sync::Arc;
+
+/// One build and drop: what callgrind's `--toggle-collect` counts.
+#[inline(never)]
+fn build(ctx: &Arc<CudaContext>, xs: &mut [CudaSlice<f32>], length: usize) {
+    let width = xs.len();
+    let graph = build_chain(ctx, xs, width, length).expect("a build over the do-nothing driver");
+    std::hint::black_box(&graph);
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("WIDTH LENGTH REPS, numbers"))
+        .collect();
+    let [width, length, reps] = args[..] else {
+        panic!("usage: build_profile WIDTH LENGTH REPS");
+    };
+    let ctx = graph_runtime::driver::context(0).expect("a context of the do-nothing driver");
+    let stream = ctx.default_stream();
+    let mut xs: Vec<CudaSlice<f32>> = (0..width)
+        .map(|_| stream.alloc_zeros::<f32>(32).expect("an allocation"))
+        .collect();
+    build(&ctx, &mut xs, length);
+    let start = std::time::Instant::now();
+    for _ in 0..reps {
+        build(&ctx, &mut xs, length);
+    }
+    let per_node = start.elapsed().as_nanos() as f64 / (reps * width * length) as f64;
+    println!("{width}x{length}: {per_node:.1} ns/node over the do-nothing driver");
+}
