@@ -437,6 +437,12 @@
 /// # assert!(Control::LABELS.contains(&"step"));
 /// ```
 ///
+/// A kernel of one's own sets a handle with `cudaGraphSetConditional(handle,
+/// value)`, its parameter declared `graph_runtime::kernel::Cond`
+/// (`cudaGraphConditionalHandle` in CUDA C): the runtime prepends both
+/// declarations to every CUDA C source; `graph_runtime::kernel::DEVICE_PRELUDE`
+/// shows a loop driven by one.
+///
 /// Attributes, and programmatic dependent launch (PDL) edges between
 /// kernels. `-(programmatic)->` lets the next kernel launch once every block
 /// of the previous one has called `pdl_trigger()` (or exited);

@@ -470,3 +470,73 @@ fn pdl_chains_match_ordinary_edges_and_take_updates() {
         .collect();
     assert!(bits(&x) == prologue_chain_expected(&once, [11; 4]));
 }
+
+/// A user's own loop-driving kernels: CUDA C that calls
+/// `cudaGraphSetConditional` with no declaration of its own (the runtime's
+/// `DEVICE_PRELUDE` gives it), and one that declares it again (harmless).
+mod user_conditional_kernels {
+    use super::*;
+    use graph_runtime::kernel::{Cond, OutFirst};
+
+    const HALVING: &str = r#"
+extern "C" __global__ void halve_until_small(cudaGraphConditionalHandle again, float* x, int* steps) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        x[0] *= 0.5f;
+        steps[0] += 1;
+        cudaGraphSetConditional(again, x[0] > 1.0f);
+    }
+}"#;
+
+    const DECLARING: &str = r#"
+extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
+extern "C" __global__ void pick_arm(unsigned long long which, const int* arm) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) cudaGraphSetConditional(which, (unsigned) arm[0]);
+}"#;
+
+    graph_runtime::declare_kernel! {
+        // SAFETY: matches `halve_until_small(unsigned long long, float*, int*)`;
+        // it touches x[0] and steps[0] only, which OutFirst<_, 1> checks.
+        HalveUntilSmall: (Cond, OutFirst<f32, 1>, OutFirst<i32, 1>) =
+            unsafe cuda_c(HALVING, "halve_until_small");
+        // SAFETY: matches `pick_arm(unsigned long long, const int*)`; reads arm[0].
+        PickArm: (Cond, graph_runtime::kernel::InFirst<i32, 1>) = unsafe cuda_c(DECLARING, "pick_arm");
+    }
+
+    cuda_graph! {
+        graph Halving(x: &mut CudaSlice<f32>, steps: &mut CudaSlice<i32>, arm: &CudaSlice<i32>,
+                      hits: &mut CudaSlice<f32>) {
+            cond again = 1;
+            halving: while again {
+                step: kernel HalveUntilSmall<<<1, 32>>>(again, x, steps);
+            }
+            cond which;
+            pick: kernel PickArm<<<1, 1>>>(which, arm);
+            choose: switch which {
+                0 => { zero: kernel kernels::Iota<<<1, 32>>>(hits, 1u32); }
+                1 => { one: kernel kernels::AddOne<<<1, 32>>>(hits, 1u32); }
+            }
+            halving -> pick -> choose;
+        }
+    }
+
+    #[test]
+    fn a_users_kernel_drives_a_while_loop_and_a_switch() {
+        let Some(ctx) = gpu() else { return };
+        let stream = ctx.new_stream().unwrap();
+        let mut x = stream.clone_htod(&[100.0f32]).unwrap();
+        let mut steps = stream.alloc_zeros::<i32>(1).unwrap();
+        let arm = stream.clone_htod(&[1i32]).unwrap();
+        let mut hits = stream.clone_htod(&[5.0f32]).unwrap();
+        {
+            let g = Halving::build(&ctx, &mut x, &mut steps, &arm, &mut hits).unwrap();
+            let mut exec = g.instantiate().unwrap();
+            exec.launch(&stream).unwrap();
+            exec.synchronize().unwrap();
+        }
+        // 100 -> 50 -> 25 -> 12.5 -> 6.25 -> 3.125 -> 1.5625 -> 0.78125: 7 steps.
+        assert_eq!(stream.clone_dtoh(&x).unwrap(), [0.78125]);
+        assert_eq!(stream.clone_dtoh(&steps).unwrap(), [7]);
+        // Arm 1 (AddOne) ran, arm 0 (Iota, which would write 0) did not.
+        assert_eq!(stream.clone_dtoh(&hits).unwrap(), [6.0]);
+    }
+}

@@ -1,6 +1,6 @@
-// Kernels that drive conditional nodes. Compiled by NVRTC without -rdc: the
-// device runtime's entry point is declared here and resolved by the driver.
-extern "C" __device__ void cudaGraphSetConditional(unsigned long long handle, unsigned int value);
+// Kernels that drive conditional nodes. Compiled by NVRTC without -rdc:
+// `cudaGraphSetConditional` is declared by the runtime's prelude
+// (graph_runtime::kernel::DEVICE_PRELUDE) and resolved by the driver.
 
 extern "C" __global__ void set_condition(unsigned long long handle, unsigned value) {
     if (blockIdx.x == 0 && threadIdx.x == 0) cudaGraphSetConditional(handle, value);

@@ -82,6 +82,9 @@ fn compile(src: &str, name: &str, ctx: &Arc<CudaContext>) -> Result<cudarc::nvrt
         arch: Some(arch_name(major, minor)),
         ..Default::default()
     };
+    // The prelude first; `#line 1` keeps NVRTC's line numbers those of
+    // the user's source.
+    let src = format!("{DEVICE_PRELUDE}#line 1\n{src}");
     cudarc::nvrtc::compile_ptx_with_opts(src, options).map_err(|e| {
         let (reason, log) = match e {
             cudarc::nvrtc::CompileError::CompileError { nvrtc, log, .. } => {

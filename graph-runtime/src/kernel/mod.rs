@@ -12,6 +12,56 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+/// What every CUDA C kernel declared with [`KernelDecl::cuda_c`] gets
+/// before its source, as NVRTC has no CUDA runtime headers: the device-side
+/// API a kernel needs to drive the graph's conditional nodes.
+///
+/// - `cudaGraphConditionalHandle`: the type of a [`Cond`] parameter
+///   (`unsigned long long`);
+/// - `cudaGraphSetConditional(handle, value)`: sets the handle, so an IF
+///   body runs (non-zero), a WHILE body runs again (non-zero) or a SWITCH
+///   picks arm `value`. The driver resolves it (no `-rdc` needed).
+///
+/// Declaring them again in a source is harmless (the same declaration
+/// twice is valid C++). NVRTC's error lines stay those of the source.
+///
+/// A kernel of one's own driving a WHILE loop, with no declaration of its
+/// own:
+///
+/// ```
+/// use graph_runtime::kernel::{Cond, OutFirst};
+///
+/// const HALVE_UNTIL_SMALL: &str = r#"
+/// extern "C" __global__ void halve_until_small(cudaGraphConditionalHandle again, float* x) {
+///     if (threadIdx.x == 0 && blockIdx.x == 0) {
+///         x[0] *= 0.5f;
+///         cudaGraphSetConditional(again, x[0] > 1.0f);
+///     }
+/// }"#;
+///
+/// graph_runtime::declare_kernel! {
+///     // SAFETY: matches `halve_until_small(unsigned long long, float*)`; it
+///     // touches x[0] only, which `OutFirst<f32, 1>` has the runtime check.
+///     pub HalveUntilSmall: (Cond, OutFirst<f32, 1>) =
+///         unsafe cuda_c(HALVE_UNTIL_SMALL, "halve_until_small");
+/// }
+///
+/// graph_runtime::cuda_graph! {
+///     graph Halve(x: &mut graph_runtime::cudarc::driver::CudaSlice<f32>) {
+///         cond again = 1;
+///         halving: while again {
+///             step: kernel HalveUntilSmall<<<1, 32>>>(again, x);
+///         }
+///     }
+/// }
+/// assert!(graph_runtime::kernel::DEVICE_PRELUDE.contains("cudaGraphSetConditional"));
+/// ```
+pub const DEVICE_PRELUDE: &str = "\
+// graph_runtime::kernel::DEVICE_PRELUDE
+typedef unsigned long long cudaGraphConditionalHandle;
+extern \"C\" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
+";
+
 mod config;
 mod encode;
 mod load;
