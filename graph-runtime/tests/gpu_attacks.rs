@@ -51,8 +51,8 @@
 //! (`callbacks::a_host_closure_calling_cuda_survives_a_concurrent_exec_destruction`):
 //! a hang, not undefined behaviour, but host closures should not call CUDA.
 //!
-//! Without a CUDA driver every test is skipped (it prints "skipped"), unless
-//! CUDA_GRAPH_REQUIRE_GPU=1, which makes them fail instead.
+//! Every test is ignored unless asked for (`cargo test --
+//! --include-ignored`); then a missing driver fails it.
 
 #[path = "gpu_runtime/common.rs"]
 #[allow(dead_code)]

@@ -71,8 +71,9 @@ impl Drop for DropCounter {
 /// CUDA calls succeeded (it read back `[4, 5, 6]`), no error was recorded in
 /// the context, and the graph's own result is there.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_kept_value_whose_drop_calls_cuda_is_dropped() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let iota = kernels::Iota::load(&ctx).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
@@ -129,8 +130,9 @@ fn a_kept_value_whose_drop_calls_cuda_is_dropped() {
 /// below), and the other tests of this binary synchronize the primary
 /// context (cudarc's `new_stream` does, on a fresh `CudaContext` handle).
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_host_node_may_call_cuda_on_another_stream() {
-    let Some(ctx) = own_context() else { return };
+    let ctx = own_context();
     let stream = ctx.new_stream().unwrap();
     let side = ctx.new_stream().unwrap();
     let (iota, scale) = (
@@ -192,8 +194,9 @@ fn a_host_node_may_call_cuda_on_another_stream() {
 /// after it runs once per launch; the runtime's host-node thread survives
 /// (a second graph's host node runs too).
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_panicking_host_closure_does_not_stop_the_graph() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (iota, scale) = (
         kernels::Iota::load(&ctx).unwrap(),
@@ -261,9 +264,12 @@ fn a_panicking_host_closure_does_not_stop_the_graph() {
 /// closure's calls succeeded. On failure the hung threads and the execs are
 /// leaked.
 #[test]
-#[ignore = "open hole: a host closure's CUDA call can deadlock with another thread's cuGraphExecDestroy (seen with an exec holding an IF node)"]
+#[ignore = "open hole: a host closure's CUDA call can deadlock with another thread's cuGraphExecDestroy (seen with an exec holding an IF node); runs with CUDA_GRAPH_RUN_OPEN_HOLES=1"]
 fn a_host_closure_calling_cuda_survives_a_concurrent_exec_destruction() {
-    let Some(ctx) = own_context() else { return };
+    if std::env::var("CUDA_GRAPH_RUN_OPEN_HOLES").is_err() {
+        return;
+    }
+    let ctx = own_context();
     let (set, mark) = (
         kernels::SetCondition::load(&ctx).unwrap(),
         kernels::Mark::load(&ctx).unwrap(),

@@ -30,8 +30,9 @@ fn one() -> LaunchConfig {
 /// before the attack keeps working (its own snapshot of the records), and
 /// a healthy graph cannot take the poisoned one as a child.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn swapping_an_if_body_out_poisons_the_graph_and_the_escaped_body() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mark = kernels::Mark::load(&ctx).unwrap();
     let mut visits = stream.alloc_zeros::<i32>(3).unwrap();
@@ -90,8 +91,9 @@ fn swapping_an_if_body_out_poisons_the_graph_and_the_escaped_body() {
 /// refuse later calls with `Poisoned`; after the panic, that graph and its
 /// escaped body are poisoned too. Nothing was launched: the buffer stays 0.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn replacing_a_while_body_or_panicking_after_a_swap_poisons() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (countdown, mark) = (
         kernels::CountdownStep::load(&ctx).unwrap(),
@@ -151,8 +153,9 @@ fn replacing_a_while_body_or_panicking_after_a_swap_poisons() {
 /// Must happen: both `add_if` calls return `Poisoned` (the inner one as
 /// well), and both graphs refuse every later call, instantiation included.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn swapping_the_bodies_of_two_graphs_poisons_both() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mark = kernels::Mark::load(&ctx).unwrap();
     let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
@@ -222,8 +225,9 @@ fn swapping_the_bodies_of_two_graphs_poisons_both() {
 /// built through the real body; the stand-in is an ordinary healthy graph
 /// afterwards; the launch runs `first` once and both body nodes once.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn swapping_a_body_out_and_back_is_harmless() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mark = kernels::Mark::load(&ctx).unwrap();
     let mut visits = stream.alloc_zeros::<i32>(3).unwrap();
@@ -259,8 +263,9 @@ fn swapping_a_body_out_and_back_is_harmless() {
 
 /// `Poisoned` is a variant of its own, with a message that says what happened.
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn the_poisoned_error_says_what_happened() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let mut g = Graph::new(&ctx).unwrap();
     let h = g.cond_handle(Some(0)).unwrap();
     let mut other = Graph::new(&ctx).unwrap();

@@ -7,8 +7,9 @@ fn one() -> LaunchConfig {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn if_runs_its_body_only_when_set() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
         kernels::SetCondition::load(&ctx).unwrap(),
@@ -33,8 +34,9 @@ fn if_runs_its_body_only_when_set() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn if_else_selects_one_branch() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
         kernels::SetCondition::load(&ctx).unwrap(),
@@ -72,8 +74,9 @@ fn if_else_selects_one_branch() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn while_countdown_from_1000_ends_exactly() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let countdown = kernels::Countdown::load(&ctx).unwrap();
     let mut counter = stream.clone_htod(&[1000i32]).unwrap();
@@ -95,8 +98,9 @@ fn while_countdown_from_1000_ends_exactly() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn switch_selects_each_of_four_arms_and_none_out_of_range() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (set, mark) = (
         kernels::SetCondition::load(&ctx).unwrap(),
@@ -130,8 +134,9 @@ fn switch_selects_each_of_four_arms_and_none_out_of_range() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn if_nested_in_while_runs_every_iteration() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (countdown, mark) = (
         kernels::Countdown::load(&ctx).unwrap(),
@@ -167,8 +172,9 @@ fn if_nested_in_while_runs_every_iteration() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn handle_of_another_graph_is_rejected() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let mut a = Graph::new(&ctx).unwrap();
     let mut b = Graph::new(&ctx).unwrap();
     let h = a.cond_handle(Some(1)).unwrap();
@@ -178,8 +184,9 @@ fn handle_of_another_graph_is_rejected() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_failing_or_panicking_body_hands_the_records_back() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mark = kernels::Mark::load(&ctx).unwrap();
     let mut visits = stream.alloc_zeros::<i32>(2).unwrap();

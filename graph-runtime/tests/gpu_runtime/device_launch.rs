@@ -9,8 +9,9 @@ fn device_launch() -> InstantiateOptions<'static> {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn tail_fire_and_forget_and_sibling_launch_from_a_kernel() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let (add_one, launch) = (
         kernels::AddOne::load(&ctx).unwrap(),
@@ -59,8 +60,9 @@ fn tail_fire_and_forget_and_sibling_launch_from_a_kernel() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn self_relaunch_loop_of_1000_steps() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let step = kernels::RelaunchCountdown::load(&ctx).unwrap();
     let mut counter = stream.clone_htod(&[1000i32]).unwrap();

@@ -1,7 +1,8 @@
 //! GPU tests of the runtime: every node kind, conditionals, graph memory,
 //! updates, device launch, user objects and cudarc's event tracking. Each
-//! test reads its result back from the GPU and asserts it. Without a CUDA
-//! driver they are skipped, unless CUDA_GRAPH_REQUIRE_GPU=1 (then they fail).
+//! test reads its result back from the GPU and asserts it. Ignored unless
+//! asked for (`cargo test -- --include-ignored`); then a missing driver
+//! fails them.
 
 mod common;
 mod conditional;

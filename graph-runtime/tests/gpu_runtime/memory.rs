@@ -7,8 +7,9 @@ const N: u32 = 4096;
 const MIB: u64 = 1 << 20;
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn alloc_use_free_relaunched_100_times() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let _lock = graph_memory_lock();
     let stream = ctx.new_stream().unwrap();
     let (iota, add, mark) = (
@@ -56,8 +57,9 @@ fn alloc_use_free_relaunched_100_times() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_graph_with_memory_nodes_has_one_live_exec() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let _lock = graph_memory_lock();
     let mut g = Graph::new(&ctx).unwrap();
     let (alloc, buf) = g.add_alloc::<u8>("buf", 256, &[]).unwrap();
@@ -69,8 +71,9 @@ fn a_graph_with_memory_nodes_has_one_live_exec() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn builder_rejects_uses_outside_an_allocation_lifetime() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let iota = kernels::Iota::load(&ctx).unwrap();
     let cfg = LaunchConfig::for_elements(N, 256);
     let mut g = Graph::new(&ctx).unwrap();
@@ -165,8 +168,9 @@ fn reserved_for_allocations(
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn disjoint_allocations_reserve_one_allocation() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let _lock = graph_memory_lock();
     let disjoint = reserved_for_allocations(&ctx, 8, true);
     let overlapping = reserved_for_allocations(&ctx, 8, false);
@@ -208,8 +212,9 @@ mod alone {
     use super::*;
 
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn auto_free_on_launch_allows_relaunch() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
         let iota = kernels::Iota::load(&ctx).unwrap();
@@ -240,8 +245,9 @@ mod alone {
     /// never freed in the graph) frees them when it is dropped: the driver
     /// would not, and they would leak (compute-sanitizer's leak check saw 16 KiB).
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn dropping_an_auto_free_exec_frees_its_last_allocations() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
         let iota = kernels::Iota::load(&ctx).unwrap();
@@ -282,8 +288,9 @@ mod alone {
     }
 
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn relaunch_without_auto_free_frees_the_untaken_allocation_first() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
         let iota = kernels::Iota::load(&ctx).unwrap();
@@ -320,8 +327,9 @@ mod alone {
     /// An `Escaped` dropped frees its allocation; one held by the caller keeps
     /// a graph that would free it from launching.
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_held_by_the_caller_is_not_freed_under_it() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
         let (mut maker, data) = escaping_iota(&ctx, N);
@@ -358,8 +366,9 @@ mod alone {
     /// allocation keeps its address). cudarc reads the taken allocation
     /// safely; every out-of-turn launch is refused with an error naming it.
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_is_used_and_freed_by_another_graph() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let (stream, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
         let add_one = kernels::AddOne::load(&ctx).unwrap();
@@ -416,8 +425,9 @@ mod alone {
     /// An exec frees the allocation its last launch made and nobody took:
     /// before making the next (a relaunch), and when it is dropped.
     #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_exec_frees_the_escaping_allocation_nobody_took() {
-        let Some(ctx) = gpu() else { return };
+        let ctx = gpu();
         let _lock = graph_memory_lock();
         let stream = ctx.new_stream().unwrap();
         trim_graph_memory(&ctx).unwrap();

@@ -76,8 +76,9 @@ fn bits(values: &[f32]) -> Vec<u32> {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn tiny_chains_match_ordinary_edges_bit_for_bit() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
     let n = 128u32;
@@ -96,8 +97,9 @@ fn tiny_chains_match_ordinary_edges_bit_for_bit() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn prologue_heavy_chains_match_ordinary_edges_bit_for_bit() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let kernel = kernels::PdlPrologueStep::load(&ctx).unwrap();
     let (blocks, threads, work, len) = (132u32, 256u32, 512u32, 64);
@@ -122,8 +124,9 @@ fn prologue_heavy_chains_match_ordinary_edges_bit_for_bit() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn pdl_graphs_take_per_node_and_whole_graph_updates() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
     let n = 256u32;
@@ -166,8 +169,9 @@ fn pdl_graphs_take_per_node_and_whole_graph_updates() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn programmatic_edge_into_a_kernel_not_pdl_aware_is_refused() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let pdl = kernels::PdlAddOne::load(&ctx).unwrap();
     let plain = kernels::AddOne::load(&ctx).unwrap();
@@ -237,8 +241,9 @@ fn driver_edge_data(g: &Graph<'_>) -> Vec<(u8, u8)> {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn edges_reach_the_driver_with_their_kind() {
-    let Some(ctx) = gpu() else { return };
+    let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
     let config = LaunchConfig::new(1, 32);
