@@ -242,6 +242,10 @@ pub mod user_object;
 #[path = "private.rs"]
 pub mod __private;
 
+#[doc(hidden)]
+#[path = "doc_kernels.rs"]
+pub mod __doc_kernels;
+
 pub use buffer::{BoundMut, Buf};
 pub use cache::{CacheOutcome, GraphCache};
 pub use conditional::CondHandle;
@@ -260,4 +264,5 @@ pub use bytemuck;
 /// cudarc, re-exported so users and generated code name one version.
 pub use cudarc;
 
+#[doc = include_str!("../docs/cuda_graph.md")]
 pub use graph_macros::cuda_graph;

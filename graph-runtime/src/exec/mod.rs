@@ -408,6 +408,7 @@ impl<'a> Exec<'a> {
     ///
     /// ```no_run
     /// # use graph_runtime::{kernel::KernelDef, Graph, LaunchConfig};
+    /// # use graph_runtime::__doc_kernels as kernels;
     /// # fn main() -> graph_runtime::Result<()> {
     /// let ctx = graph_runtime::driver::context(0)?;
     /// let (stream, reader) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
