@@ -30,6 +30,24 @@ where
     <<K::Args as crate::kernel::ParamAt<I>>::Param as crate::kernel::KernelParam>::WRITES
 }
 
+/// A boolean as a type, for the compile-time checks of kernel arguments
+/// (`Bool<{ param_writes::<K, I>() }>`).
+#[derive(Debug)]
+pub struct Bool<const B: bool>;
+
+/// How a parameter accesses its buffer, from [`param_writes`] as a type.
+pub trait ParameterAccess {
+    type Kind;
+}
+
+impl ParameterAccess for Bool<true> {
+    type Kind = crate::kernel::WritingParameter;
+}
+
+impl ParameterAccess for Bool<false> {
+    type Kind = crate::kernel::ReadingParameter;
+}
+
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 

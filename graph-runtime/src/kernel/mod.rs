@@ -62,6 +62,21 @@ typedef unsigned long long cudaGraphConditionalHandle;
 extern \"C\" __device__ void cudaGraphSetConditional(cudaGraphConditionalHandle handle, unsigned int value);
 ";
 
+/// A kernel parameter that only reads its buffer ([`In`], [`InFirst`]).
+/// `cuda_graph!`'s compile-time checks name it: a buffer bound read-only,
+/// or one that another node may access at the same time, may only go to
+/// such a parameter. (Hidden from the docs, which also keeps rustc from
+/// listing it in those errors.)
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ReadingParameter;
+
+/// A kernel parameter that writes its buffer ([`Out`], [`OutFirst`],
+/// [`OutPerBlock`]): what rustc names when `cuda_graph!` finds one where
+/// only a [`ReadingParameter`] may go.
+#[derive(Debug)]
+pub struct WritingParameter;
+
 mod config;
 mod encode;
 mod load;
@@ -103,7 +118,7 @@ pub struct KernelDecl<A> {
     _args: PhantomData<fn(A)>,
 }
 
-impl<A: KernelArgs> KernelDecl<A> {
+impl<A> KernelDecl<A> {
     /// A kernel in CUDA C source, compiled by NVRTC on first use.
     ///
     /// # Safety
@@ -310,7 +325,7 @@ pub struct LoadedKernels<A> {
     loaded: Mutex<Vec<(usize, Kernel<A>)>>,
 }
 
-impl<A: KernelArgs> LoadedKernels<A> {
+impl<A> LoadedKernels<A> {
     pub const fn new() -> Self {
         LoadedKernels {
             loaded: Mutex::new(Vec::new()),
@@ -333,7 +348,7 @@ impl<A: KernelArgs> LoadedKernels<A> {
     }
 }
 
-impl<A: KernelArgs> Default for LoadedKernels<A> {
+impl<A> Default for LoadedKernels<A> {
     fn default() -> Self {
         Self::new()
     }
@@ -377,7 +392,7 @@ impl<A> Clone for Kernel<A> {
     }
 }
 
-impl<A: KernelArgs> Kernel<A> {
+impl<A> Kernel<A> {
     /// Wraps a function loaded with cudarc.
     ///
     /// # Safety

@@ -321,7 +321,9 @@ fn report(
                 Access::Kernel(index) => races.push(KernelRace {
                     node: touch.node,
                     index,
-                    message: format!("{message} (its kernel's parameter writes); {help}"),
+                    message,
+                    label: format!("`{me}`'s kernel writes `{buffer}` through this parameter"),
+                    help,
                 }),
                 Access::Read => reported_touches[t] = false,
             }

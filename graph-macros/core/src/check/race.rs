@@ -35,8 +35,11 @@ pub struct KernelRace {
     pub node: NodeId,
     /// The argument's index.
     pub index: usize,
-    /// The error rustc shows if the parameter writes.
+    /// The error rustc shows if the parameter writes, its label at the
+    /// argument, and a hint.
     pub message: String,
+    pub label: String,
+    pub help: String,
 }
 
 /// How a node accesses a buffer.
@@ -121,7 +124,12 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
                 node: touch.node,
                 index,
                 message: format!(
-                    "data race on `{buffer}`: `{}` writes it (its kernel's parameter writes) while `{peer_name}` {peer_access}{more}, and no path orders them; add an edge between them, or mark one `#[disjoint({buffer})]` if their accesses never overlap",
+                    "data race on `{buffer}`: `{}` writes it while `{peer_name}` {peer_access}{more}, and no path orders them",
+                    node.name
+                ),
+                label: format!("`{}`'s kernel writes `{buffer}` through this parameter", node.name),
+                help: format!(
+                    "add an edge ({0} -> {peer_name} or {peer_name} -> {0}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap",
                     node.name
                 ),
             }),

@@ -1,17 +1,59 @@
-//! Const assertions the expansion puts at the user's tokens, where only
-//! rustc knows the answer (whether a kernel's parameter writes).
+//! Compile-time checks the expansion puts at the user's tokens, where only
+//! rustc knows the answer (whether a kernel's parameter writes). Each is a
+//! trait bound that holds for a reading parameter only, with the rule as
+//! the trait's `on_unimplemented` message, so a breach reads as rustc's
+//! own error at the argument:
+//!   error[E0277]: data race on `x`: `a` writes it while `b` ...
 
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{Model, Op};
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
 use syn::spanned::Spanned;
 
-/// Const assertions that the kernel arguments the checker found unordered
-/// with another access of their buffer are read-only parameters (rustc
-/// knows the kernel's parameters; the error points at the argument):
-///   error[E0080]: evaluation panicked: data race on `x`: ...
+/// What one check says when the parameter writes.
+struct Rule<'r> {
+    /// The trait's name in rustc's help lines.
+    name: &'static str,
+    message: &'r str,
+    label: &'r str,
+    note: &'r str,
+}
+
+/// That parameter `index` of kernel `path` only reads, or `rule`'s error
+/// at `span` (the argument).
+fn reads_only(
+    rt: &Runtime,
+    path: &syn::Path,
+    index: usize,
+    span: Span,
+    rule: Rule<'_>,
+) -> TokenStream {
+    let rt = rt.at(span);
+    let index = syn::Index::from(index);
+    let Rule {
+        name,
+        message,
+        label,
+        note,
+    } = rule;
+    let name = syn::Ident::new(name, span);
+    quote_spanned! {span=>
+        const _: () = {
+            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+            trait #name {
+                const HOLDS: () = ();
+            }
+            impl #name for #rt::kernel::ReadingParameter {}
+            <<#rt::__private::Bool<{ #rt::__private::param_writes::<#path, #index>() }>
+                as #rt::__private::ParameterAccess>::Kind as #name>::HOLDS
+        };
+    }
+}
+
+/// That the kernel arguments the checker found unordered with another
+/// access of their buffer are read-only parameters.
 pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
     let mut out = TokenStream::new();
     for race in &topology.kernel_races {
@@ -21,39 +63,41 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> Toke
         let Some(arg) = k.args.iter().nth(race.index) else {
             continue;
         };
-        let (path, index, message) = (&k.function, syn::Index::from(race.index), &race.message);
-        let rt = rt.at(arg.span());
-        out.extend(quote_spanned! {arg.span()=>
-            const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
-        });
+        let rule = Rule {
+            name: "NoDataRace",
+            message: &race.message,
+            label: &race.label,
+            note: &race.help,
+        };
+        out.extend(reads_only(rt, &k.function, race.index, arg.span(), rule));
     }
     out
 }
 
-/// Module-level checks that no slice the graph binds read-only reaches a
-/// kernel parameter that writes (rustc evaluates them when checking, and
-/// points at the argument):
-///   error[E0080]: evaluation panicked: `x` is bound read-only ...
+/// That no slice the graph binds read-only reaches a kernel parameter
+/// that writes.
 pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
     let mut out = TokenStream::new();
     for node in &model.nodes {
         let Op::Kernel(k) = node.op else {
             continue;
         };
-        let path = &k.function;
         for (i, arg) in k.args.iter().enumerate() {
             let Some(name) = model.read_only_param(arg) else {
                 continue;
             };
-            let index = syn::Index::from(i);
             let message = format!(
-                "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it: take `{name}: &mut CudaSlice<..>`"
+                "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it"
             );
-            let span = syn::spanned::Spanned::span(arg);
-            let rt = rt.at(span);
-            out.extend(quote::quote_spanned! {span=>
-                const _: () = ::core::assert!(!#rt::__private::param_writes::<#path, #index>(), #message);
-            });
+            let label = format!("the kernel writes `{name}` through this parameter");
+            let note = format!("take `{name}: &mut CudaSlice<..>` to let the graph write it");
+            let rule = Rule {
+                name: "ReadOnlyBinding",
+                message: &message,
+                label: &label,
+                note: &note,
+            };
+            out.extend(reads_only(rt, &k.function, i, arg.span(), rule));
         }
     }
     out
