@@ -3,17 +3,11 @@
 use crate::buffer::Buf;
 use crate::error::{GraphError, Result};
 use crate::graph::Graph;
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
+use cudarc::driver::{CudaContext, CudaSlice};
 use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
 pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label};
-
-/// Emitted at every programmatic edge, spanned there: rustc's error (from
-/// [`PdlAware`](crate::kernel::PdlAware)'s message) points at the edge when
-/// the kernel after it is not declared PDL-aware.
-#[inline(always)]
-pub const fn require_pdl_aware<K: crate::kernel::PdlAware>() {}
 
 /// A fill node's value, checked where it is written (see `FillValue`).
 #[inline(always)]
@@ -51,80 +45,7 @@ impl ParameterAccess for Bool<false> {
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 
-/// Turns an operand of the DSL into what a node takes: a `&CudaSlice<T>`
-/// (read) or `&mut CudaSlice<T>` (write) is bound to the graph and becomes
-/// a [`Buf`]; host slices, vectors and events pass through.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be used as a graph operand",
-    note = "operands are `&CudaSlice<T>`, `&mut CudaSlice<T>`, `Buf<T>`, host slices or vectors, and `&CudaEvent`"
-)]
-pub trait Operand<'a> {
-    type Out;
-    fn into_operand(self, graph: &mut Graph<'a>) -> Self::Out;
-}
-
-impl<'a, T> Operand<'a> for &'a CudaSlice<T> {
-    type Out = Buf<'a, T>;
-    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
-        graph.bind(self)
-    }
-}
-
-impl<'a, T: 'static> Operand<'a> for &'a mut CudaSlice<T> {
-    type Out = Buf<'a, T>;
-    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
-        graph.bind_mut(self)
-    }
-}
-
-impl<'a, T> Operand<'a> for crate::escape::Escaped<T> {
-    type Out = Buf<'a, T>;
-    fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
-        graph.bind_escaped(self)
-    }
-}
-
-impl<'a, T> Operand<'a> for Buf<'a, T> {
-    type Out = Buf<'a, T>;
-    fn into_operand(self, _graph: &mut Graph<'a>) -> Buf<'a, T> {
-        self
-    }
-}
-
-impl<'a, T> Operand<'a> for &'a [T] {
-    type Out = &'a [T];
-    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
-        self
-    }
-}
-
-impl<'a, T> Operand<'a> for &'a Vec<T> {
-    type Out = &'a [T];
-    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
-        self
-    }
-}
-
-impl<'a, T> Operand<'a> for &'a mut [T] {
-    type Out = &'a mut [T];
-    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
-        self
-    }
-}
-
-impl<'a, T> Operand<'a> for &'a mut Vec<T> {
-    type Out = &'a mut [T];
-    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
-        self
-    }
-}
-
-impl<'a> Operand<'a> for &'a CudaEvent {
-    type Out = &'a CudaEvent;
-    fn into_operand(self, _graph: &mut Graph<'a>) -> &'a CudaEvent {
-        self
-    }
-}
+pub use crate::graph::Operand;
 
 /// What a `graph EXPR` node accepts: a `Graph` or a generated graph type.
 pub trait IntoChild<'a> {

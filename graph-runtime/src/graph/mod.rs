@@ -25,9 +25,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod kernel_node;
+mod operand;
 mod raw;
 mod registry;
 mod structure;
+
+pub use operand::Operand;
 
 pub(crate) use kernel_node::with_kernel_params;
 pub(crate) use raw::RawGraph;

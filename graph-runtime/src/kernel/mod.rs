@@ -314,7 +314,12 @@ macro_rules! declare_kernel {
 /// As for [`KernelDecl::pdl_aware`]: every thread of the kernel waits on its
 /// predecessors before touching their memory. `cuda_graph!` trusts this
 /// trait at compile time (the runtime checks the declaration again).
-pub unsafe trait PdlAware: KernelDef {}
+pub unsafe trait PdlAware: KernelDef {
+    /// What `cuda_graph!` names after a programmatic edge, so that rustc's
+    /// error for an undeclared kernel is the trait's message alone.
+    #[doc(hidden)]
+    const DECLARED: () = ();
+}
 
 /// The kernels a declaration has loaded, one per context: a graph build
 /// finds its kernel with one short lock instead of a module lookup.

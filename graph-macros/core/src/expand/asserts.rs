@@ -83,14 +83,22 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
             continue;
         };
         for (i, arg) in k.args.iter().enumerate() {
-            let Some(name) = model.read_only_param(arg) else {
+            let (message, note, name) = if let Some(name) = model.read_only_param(arg) {
+                (
+                    format!("`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it"),
+                    format!("take `{name}: &mut CudaSlice<..>` to let the graph write it"),
+                    name.to_string(),
+                )
+            } else if let Some(name) = shared_operand(model, arg) {
+                (
+                    format!("`{name}` is passed shared (`&{name}`), but this parameter of the kernel writes it"),
+                    format!("pass `&mut {name}` to let the graph write it"),
+                    name,
+                )
+            } else {
                 continue;
             };
-            let message = format!(
-                "`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it"
-            );
             let label = format!("the kernel writes `{name}` through this parameter");
-            let note = format!("take `{name}: &mut CudaSlice<..>` to let the graph write it");
             let rule = Rule {
                 name: "ReadOnlyBinding",
                 message: &message,
@@ -101,4 +109,16 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
         }
     }
     out
+}
+
+/// In the expression form, an operand written `&x` (bound read-only): its
+/// text.
+fn shared_operand(model: &Model<'_>, arg: &syn::Expr) -> Option<String> {
+    model.def.context.as_ref()?;
+    match arg {
+        syn::Expr::Reference(r) if r.mutability.is_none() => {
+            Some(quote::ToTokens::to_token_stream(&r.expr).to_string())
+        }
+        _ => None,
+    }
 }

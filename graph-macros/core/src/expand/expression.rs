@@ -4,7 +4,7 @@
 //! variable (`x` itself keeps its meaning elsewhere): a `CudaSlice` becomes
 //! a `Buf`; host slices, vectors and events pass through.
 
-use super::asserts::race_checks;
+use super::asserts::{race_checks, read_only_checks};
 use super::level::{bound_name, internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
@@ -46,9 +46,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             let #bound = #rt::__private::Operand::into_operand(#var, #graph_here);
         }
     });
+    let read_only_checks = read_only_checks(model, rt);
     let race_checks = race_checks(model, topology, rt);
     quote! {
         {
+            #read_only_checks
             #race_checks
             #(#captures)*
             #rt::__private::build_graph(#ctx, |#graph_var| {

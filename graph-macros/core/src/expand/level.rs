@@ -283,7 +283,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     let path = respan(path.to_token_stream(), span);
                     let rt = rt.at(span);
                     Some(quote_spanned! {span=>
-                        #rt::__private::require_pdl_aware::<#path>();
+                        let () = <#path as #rt::kernel::PdlAware>::DECLARED;
                     })
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
