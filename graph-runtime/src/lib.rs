@@ -266,3 +266,6 @@ pub use cudarc;
 
 #[doc = include_str!("../docs/cuda_graph.md")]
 pub use graph_macros::cuda_graph;
+
+#[doc = include_str!("../docs/errors.md")]
+pub mod compile_errors {}
