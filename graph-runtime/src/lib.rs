@@ -1,23 +1,7 @@
 //! CUDA graphs for Rust: the `cuda_graph!` macro, checked at compile time,
 //! and the safe runtime it expands to, over [cudarc]'s driver API.
 //!
-//! The runtime is layered like cudarc: [`result`] holds thin `unsafe`
-//! wrappers over the `cuGraph*` driver calls; the safe types — [`Graph`],
-//! [`Exec`], [`Node`], [`CondHandle`], [`Buf`] — own or borrow what the
-//! driver handles refer to, so no safe call can leave an exec pointing at
-//! freed memory.
-//!
-//! Modules import downward only (`tests/module_layers.rs` checks it): the
-//! driver layer (`error`, `result`, `driver`); what a graph holds (`escape`,
-//! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
-//! `handle`); `node`; [`graph`] and the node kinds that extend it
-//! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
-//! [`host`], [`memory`], [`cache`] and [`profile`] (a graph's launch timed
-//! per node), which use execs.
-//!
-//! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
-//! older driver refuses them when they are added, with an error naming the
-//! node).
+#![doc = include_str!("../docs/tutorial.md")]
 //!
 //! # Features
 //!
@@ -58,6 +42,26 @@
 //! assert_eq!(stream.clone_dtoh(&y).unwrap(), [2.0, 4.0, 6.0]);
 //! # Ok(()) }
 //! ```
+//!
+//! # How the crate is organised
+//!
+//! The runtime is layered like cudarc: [`result`] holds thin `unsafe`
+//! wrappers over the `cuGraph*` driver calls; the safe types — [`Graph`],
+//! [`Exec`], [`Node`], [`CondHandle`], [`Buf`] — own or borrow what the
+//! driver handles refer to, so no safe call can leave an exec pointing at
+//! freed memory.
+//!
+//! Modules import downward only (`tests/module_layers.rs` checks it): the
+//! driver layer (`error`, `result`, `driver`); what a graph holds (`escape`,
+//! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
+//! `handle`); `node`; [`graph`] and the node kinds that extend it
+//! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
+//! [`host`], [`memory`], [`cache`] and [`profile`] (a graph's launch timed
+//! per node), which use execs.
+//!
+//! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
+//! older driver refuses them when they are added, with an error naming the
+//! node).
 //!
 //! # Safety
 //!

@@ -234,6 +234,12 @@ pub trait KernelDef {
 /// `u32` count that the kernel trusts would let safe code write out of
 /// bounds. Write the promise in a `// SAFETY:` comment.
 ///
+/// A `Len` is one count checked against every `In` and `Out` buffer of the
+/// node: it must not exceed the shortest. A kernel whose buffers have
+/// lengths of their own (CSR's row offsets of n + 1 against n values)
+/// declares the buffers it indexes otherwise as `InFirst<T, N>` /
+/// `OutFirst<T, N>` or checks its indices itself.
+///
 /// ```
 /// use graph_runtime::kernel::{In, Len, Out};
 /// const SOURCE: &str = r#"extern "C" __global__ void twice(const float* x, float* y, unsigned n) {
