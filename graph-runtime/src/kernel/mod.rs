@@ -77,11 +77,13 @@ pub struct ReadingParameter;
 #[derive(Debug)]
 pub struct WritingParameter;
 
+mod arity;
 mod config;
 mod encode;
 mod load;
 mod params;
 
+pub use arity::*;
 pub use config::{Dim3, LaunchConfig};
 pub use encode::ArgEncoder;
 pub(crate) use encode::MAX_PARAMS;

@@ -12,6 +12,8 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
 
+/// The most parameters a kernel declaration has (the runtime's tuples).
+const MAX_KERNEL_PARAMS: usize = 12;
 /// A local variable of the generated code. Its span is `mixed_site`, so
 /// no user token can name it (a kernel argument `__graph` is the caller's
 /// own `__graph`, never the graph being built).
@@ -341,14 +343,23 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let node_handle = self
                     .is_dependency(id)
                     .then(|| quote! { let #var = #handle.node(); });
-                // The argument list as the kernel's parameter tuple, so a
-                // wrong count is reported at the user's parentheses:
-                //   error[E0308]: mismatched types ... expected a tuple with 2 elements, found one with 1 element
+                // The argument list as the kernel's parameter tuple, through
+                // `GivenN` for N arguments, so another count is an error at
+                // the user's parentheses naming the kernel and its parameters:
+                //   error[E0277]: kernel `AddOne` takes the parameters `(Out<f32>, Len)`, not 1 argument
                 let args = internal("__args");
                 let parens = k.paren.span.join();
                 let rt_here = rt.at(parens);
-                let args_check = quote_spanned! {parens=>
-                    let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
+                let args_check = if arg_vars.len() <= MAX_KERNEL_PARAMS {
+                    let given = quote::format_ident!("Given{}", arg_vars.len(), span = parens);
+                    quote_spanned! {parens=>
+                        let #args = <<#path as #rt_here::kernel::KernelDef>::Args
+                            as #rt_here::kernel::#given<#path>>::args((#(#arg_vars,)*));
+                    }
+                } else {
+                    quote_spanned! {parens=>
+                        let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
+                    }
                 };
                 quote! {
                     #target = {
