@@ -258,7 +258,8 @@ impl<'a> Graph<'a> {
         // build + instantiate on four shapes, BENCHMARKS.md runs 22-23.)
         const INLINE: usize = 8;
         let mut inline_deps = [std::ptr::null_mut(); INLINE];
-        let mut inline_edges = [EdgeKind::Full.edge_data(); INLINE];
+        // Made only for nodes with edge kinds (most have none).
+        let mut inline_edges;
         let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
         let raw_deps: &[sys::CUgraphNode] = if deps.len() <= INLINE {
             for (slot, dep) in inline_deps.iter_mut().zip(deps) {
@@ -275,6 +276,7 @@ impl<'a> Graph<'a> {
         let edge_data: Option<&[sys::CUgraphEdgeData]> = match edges {
             None => None,
             Some(kinds) if kinds.len() <= INLINE => {
+                inline_edges = [EdgeKind::Full.edge_data(); INLINE];
                 for (slot, kind) in inline_edges.iter_mut().zip(kinds) {
                     *slot = kind.edge_data();
                 }

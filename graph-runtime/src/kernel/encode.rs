@@ -15,7 +15,9 @@ pub(crate) const VALUE_WORDS: usize = 32;
 /// (scalars, addresses and handles take one; a [`Val`] struct as many as
 /// it needs).
 pub struct ArgEncoder<'a> {
-    pub(super) words: [u64; VALUE_WORDS],
+    /// The values, the first `used` words written (left uninitialised past
+    /// that: zeroing 256 bytes was a sixth of a kernel node's own cost).
+    pub(super) words: [std::mem::MaybeUninit<u64>; VALUE_WORDS],
     /// Words used so far.
     pub(super) used: usize,
     /// Where each parameter starts in `words`.
@@ -80,7 +82,7 @@ impl Default for Bounds {
 impl std::fmt::Debug for ArgEncoder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ArgEncoder")
-            .field("words", &&self.words[..self.used])
+            .field("words", &self.values().0)
             .field("params", &self.len)
             .field("buffers", &self.use_count)
             .field("conds", &self.cond_count)
@@ -92,14 +94,14 @@ impl std::fmt::Debug for ArgEncoder<'_> {
 impl Default for ArgEncoder<'_> {
     fn default() -> Self {
         ArgEncoder {
-            words: [0; VALUE_WORDS],
+            words: [const { std::mem::MaybeUninit::uninit() }; VALUE_WORDS],
             used: 0,
             starts: [0; MAX_PARAMS],
             len: 0,
             overflow: false,
-            use_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
+            use_slots: [const { std::mem::MaybeUninit::uninit() }; MAX_PARAMS],
             use_count: 0,
-            cond_slots: [std::mem::MaybeUninit::uninit(); MAX_PARAMS],
+            cond_slots: [const { std::mem::MaybeUninit::uninit() }; MAX_PARAMS],
             cond_count: 0,
             execs: Vec::new(),
             bounds: Bounds::default(),
@@ -115,9 +117,15 @@ impl<'a> ArgEncoder<'a> {
             return;
         }
         let start = self.used;
-        let target: &mut [u8] = bytemuck::cast_slice_mut(&mut self.words[start..start + needed]);
-        target[..bytes.len()].copy_from_slice(bytes);
-        target[bytes.len()..].fill(0);
+        let mut chunks = bytes.chunks(8);
+        for slot in &mut self.words[start..start + needed] {
+            // The last word zero-padded (a parameter of no bytes: one zero word).
+            let mut word = [0u8; 8];
+            if let Some(chunk) = chunks.next() {
+                word[..chunk.len()].copy_from_slice(chunk);
+            }
+            *slot = std::mem::MaybeUninit::new(u64::from_ne_bytes(word));
+        }
         self.starts[self.len] = start as u8;
         self.used += needed;
         self.len += 1;
@@ -132,7 +140,7 @@ impl<'a> ArgEncoder<'a> {
         }
         let mut word = [0u8; 8];
         word[..N].copy_from_slice(&bytes);
-        self.words[self.used] = u64::from_ne_bytes(word);
+        self.words[self.used] = std::mem::MaybeUninit::new(u64::from_ne_bytes(word));
         self.starts[self.len] = self.used as u8;
         self.used += 1;
         self.len += 1;
@@ -140,8 +148,12 @@ impl<'a> ArgEncoder<'a> {
 
     /// The encoded values and where each parameter starts in them, for
     /// `kernelParams` to point into.
-    pub(crate) fn values(&self) -> (&[u64; VALUE_WORDS], &[u8]) {
-        (&self.words, &self.starts[..self.len])
+    pub(crate) fn values(&self) -> (&[u64], &[u8]) {
+        let written = &self.words[..self.used];
+        // SAFETY: `push_bytes` and `push_scalar` wrote the first `used`
+        // words, and MaybeUninit<u64> has u64's layout.
+        let words = unsafe { &*(written as *const [std::mem::MaybeUninit<u64>] as *const [u64]) };
+        (words, &self.starts[..self.len])
     }
 
     pub(super) fn push_use(&mut self, used: BufferUse) {
