@@ -203,6 +203,11 @@ for t in ${tools//,/ }; do
 done
 
 export RUST_BACKTRACE=1
+# Ignored tests that run only when an environment variable asks (a racy
+# control, an open hole, the trap test's child): skipped, so that none
+# reports a pass for work it did not do.
+switched_off=(--skip control_raw_launch_without_tracking_races
+  --skip a_host_closure_calling_cuda_survives_a_concurrent_exec_destruction --skip trap_child)
 if [ "$mode" = sanitize ]; then
   # The soak and the concurrency test exist to run long; under the
   # sanitizers (10-100x slower) a short run checks the same code paths.
@@ -320,7 +325,7 @@ if [ "$mode" = run ]; then
     grep -E 'test result|panicked|FAILED|error|--- ok' "$part" | tail -n 12
     rm -f "$part"
   }
-  for t in "$here"/tests/*; do [ -x "$t" ] && run "test ${t##*/}" "$t" --test-threads=4 --include-ignored; done
+  for t in "$here"/tests/*; do [ -x "$t" ] && run "test ${t##*/}" "$t" --test-threads=4 --include-ignored "${switched_off[@]}"; done
   for e in "$here"/examples/*; do [ -x "$e" ] && run "example ${e##*/}" "$e"; done
   # Binaries linked against libcuda and libnvrtc (cudarc's dynamic-linking),
   # not loading them: the loader must find the real libraries.
@@ -462,7 +467,7 @@ for tool in ${tools//,/ }; do
     # (a sanitizer artifact they provoke would fail the tests after them;
     # the module's doc says which).
     alone=$("$t" --list 2>/dev/null | sed -n 's/^\(.*alone::[^ ]*\): test$/\1/p')
-    sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1 --include-ignored --skip alone::
+    sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1 --include-ignored "${switched_off[@]}" --skip alone::
     for a in $alone; do
       sanitize "test ${t##*/} $a" "$test_limit" "$t" --test-threads=1 --include-ignored --exact "$a"
     done

@@ -27,7 +27,7 @@ extern "C" __global__ void reduce_partial(const float* x, double* partial, unsig
     __shared__ double sums[256];
     if (blockDim.x > 256 || blockDim.y * blockDim.z != 1) return;
     double sum = 0.0;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x)
         sum += x[i];
     sums[threadIdx.x] = sum;
     __syncthreads();

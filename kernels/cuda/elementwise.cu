@@ -25,6 +25,6 @@ extern "C" __global__ void iota(float* x, unsigned n) {
 extern "C" __global__ void slow_fill(float* x, float value, unsigned n, long long cycles) {
     long long start = clock64();
     while (clock64() - start < cycles) { }
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (unsigned long long)gridDim.x * blockDim.x)
         x[i] = value;
 }

@@ -27,7 +27,7 @@ extern "C" __global__ void jacobi_sweep(const float* u, const float* f, float* o
 extern "C" __global__ void sq_diff_sum(const float* a, const float* b, double* out, unsigned len) {
     if (blockDim.x % 32 != 0 || blockDim.y * blockDim.z != 1) return;
     double acc = 0.0;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < len; i += gridDim.x * blockDim.x) {
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < len; i += (unsigned long long)gridDim.x * blockDim.x) {
         double d = (double)a[i] - (double)b[i];
         acc += d * d;
     }

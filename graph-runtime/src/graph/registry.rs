@@ -89,10 +89,16 @@ impl Registry {
     }
 
     /// Room for `nodes` more records (labels and dependencies estimated).
+    /// A hint: generated builders guess (a nested block guesses that every
+    /// lane repeats this one's count), so it is capped, and room that
+    /// cannot be had is left for the records to grow into one by one.
     pub(super) fn reserve(&mut self, nodes: usize) {
-        self.nodes.reserve(nodes);
-        self.labels.reserve(nodes * 8);
-        self.dep_list.reserve(nodes * 2);
+        /// About 90 MB of records; a larger graph grows past it.
+        const MOST: usize = 1 << 20;
+        let nodes = nodes.min(MOST);
+        let _ = self.nodes.try_reserve(nodes);
+        let _ = self.labels.try_reserve(nodes * 8);
+        let _ = self.dep_list.try_reserve(nodes * 2);
     }
 
     /// Every node's label, in the order they were added.

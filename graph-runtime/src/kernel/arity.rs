@@ -9,17 +9,26 @@
 
 use super::{KernelArgs, KernelParam};
 
+/// Only the runtime's parameter tuples take arguments: a user's impl of
+/// `GivenN` for another tuple could hand a node arguments other than the
+/// ones the macro checked.
+mod sealed {
+    pub trait Arity<const N: usize> {}
+}
+
 #[diagnostic::on_unimplemented(
     message = "kernel `{K}` takes the parameters `{Self}`, not 0 arguments",
     label = "0 arguments"
 )]
 #[doc(hidden)]
-pub trait Given0<K>: KernelArgs {
+pub trait Given0<K>: KernelArgs + sealed::Arity<0> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
 }
+
+impl sealed::Arity<0> for () {}
 
 impl<K> Given0<K> for () {
     type Given<'a> = ();
@@ -33,12 +42,14 @@ impl<K> Given0<K> for () {
     label = "1 argument"
 )]
 #[doc(hidden)]
-pub trait Given1<K>: KernelArgs {
+pub trait Given1<K>: KernelArgs + sealed::Arity<1> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
 }
+
+impl<P0: KernelParam> sealed::Arity<1> for (P0,) {}
 
 impl<K, P0: KernelParam> Given1<K> for (P0,) {
     type Given<'a> = (P0::Arg<'a>,);
@@ -52,12 +63,14 @@ impl<K, P0: KernelParam> Given1<K> for (P0,) {
     label = "2 arguments"
 )]
 #[doc(hidden)]
-pub trait Given2<K>: KernelArgs {
+pub trait Given2<K>: KernelArgs + sealed::Arity<2> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
 }
+
+impl<P0: KernelParam, P1: KernelParam> sealed::Arity<2> for (P0, P1) {}
 
 impl<K, P0: KernelParam, P1: KernelParam> Given2<K> for (P0, P1) {
     type Given<'a> = (P0::Arg<'a>, P1::Arg<'a>);
@@ -71,12 +84,14 @@ impl<K, P0: KernelParam, P1: KernelParam> Given2<K> for (P0, P1) {
     label = "3 arguments"
 )]
 #[doc(hidden)]
-pub trait Given3<K>: KernelArgs {
+pub trait Given3<K>: KernelArgs + sealed::Arity<3> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
 }
+
+impl<P0: KernelParam, P1: KernelParam, P2: KernelParam> sealed::Arity<3> for (P0, P1, P2) {}
 
 impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam> Given3<K> for (P0, P1, P2) {
     type Given<'a> = (P0::Arg<'a>, P1::Arg<'a>, P2::Arg<'a>);
@@ -90,11 +105,16 @@ impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam> Given3<K> for (P0, P1
     label = "4 arguments"
 )]
 #[doc(hidden)]
-pub trait Given4<K>: KernelArgs {
+pub trait Given4<K>: KernelArgs + sealed::Arity<4> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam> sealed::Arity<4>
+    for (P0, P1, P2, P3)
+{
 }
 
 impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam> Given4<K>
@@ -111,11 +131,16 @@ impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam> Give
     label = "5 arguments"
 )]
 #[doc(hidden)]
-pub trait Given5<K>: KernelArgs {
+pub trait Given5<K>: KernelArgs + sealed::Arity<5> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam, P4: KernelParam>
+    sealed::Arity<5> for (P0, P1, P2, P3, P4)
+{
 }
 
 impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam, P4: KernelParam>
@@ -138,11 +163,22 @@ impl<K, P0: KernelParam, P1: KernelParam, P2: KernelParam, P3: KernelParam, P4: 
     label = "6 arguments"
 )]
 #[doc(hidden)]
-pub trait Given6<K>: KernelArgs {
+pub trait Given6<K>: KernelArgs + sealed::Arity<6> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+    > sealed::Arity<6> for (P0, P1, P2, P3, P4, P5)
+{
 }
 
 impl<
@@ -173,11 +209,23 @@ impl<
     label = "7 arguments"
 )]
 #[doc(hidden)]
-pub trait Given7<K>: KernelArgs {
+pub trait Given7<K>: KernelArgs + sealed::Arity<7> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+    > sealed::Arity<7> for (P0, P1, P2, P3, P4, P5, P6)
+{
 }
 
 impl<
@@ -210,11 +258,24 @@ impl<
     label = "8 arguments"
 )]
 #[doc(hidden)]
-pub trait Given8<K>: KernelArgs {
+pub trait Given8<K>: KernelArgs + sealed::Arity<8> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+        P7: KernelParam,
+    > sealed::Arity<8> for (P0, P1, P2, P3, P4, P5, P6, P7)
+{
 }
 
 impl<
@@ -249,11 +310,25 @@ impl<
     label = "9 arguments"
 )]
 #[doc(hidden)]
-pub trait Given9<K>: KernelArgs {
+pub trait Given9<K>: KernelArgs + sealed::Arity<9> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+        P7: KernelParam,
+        P8: KernelParam,
+    > sealed::Arity<9> for (P0, P1, P2, P3, P4, P5, P6, P7, P8)
+{
 }
 
 impl<
@@ -290,11 +365,26 @@ impl<
     label = "10 arguments"
 )]
 #[doc(hidden)]
-pub trait Given10<K>: KernelArgs {
+pub trait Given10<K>: KernelArgs + sealed::Arity<10> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+        P7: KernelParam,
+        P8: KernelParam,
+        P9: KernelParam,
+    > sealed::Arity<10> for (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9)
+{
 }
 
 impl<
@@ -333,11 +423,27 @@ impl<
     label = "11 arguments"
 )]
 #[doc(hidden)]
-pub trait Given11<K>: KernelArgs {
+pub trait Given11<K>: KernelArgs + sealed::Arity<11> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+        P7: KernelParam,
+        P8: KernelParam,
+        P9: KernelParam,
+        P10: KernelParam,
+    > sealed::Arity<11> for (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10)
+{
 }
 
 impl<
@@ -378,11 +484,28 @@ impl<
     label = "12 arguments"
 )]
 #[doc(hidden)]
-pub trait Given12<K>: KernelArgs {
+pub trait Given12<K>: KernelArgs + sealed::Arity<12> {
     /// The arguments as given.
     type Given<'a>;
     /// The kernel's argument tuple.
     fn args(given: Self::Given<'_>) -> Self::Args<'_>;
+}
+
+impl<
+        P0: KernelParam,
+        P1: KernelParam,
+        P2: KernelParam,
+        P3: KernelParam,
+        P4: KernelParam,
+        P5: KernelParam,
+        P6: KernelParam,
+        P7: KernelParam,
+        P8: KernelParam,
+        P9: KernelParam,
+        P10: KernelParam,
+        P11: KernelParam,
+    > sealed::Arity<12> for (P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11)
+{
 }
 
 impl<

@@ -73,7 +73,7 @@ pub struct ReadingParameter;
 
 /// A kernel parameter that writes its buffer ([`Out`], [`OutFirst`],
 /// [`OutPerBlock`]): what rustc names when `cuda_graph!` finds one where
-/// only a [`ReadingParameter`] may go.
+/// only a reading parameter ([`In`], [`InFirst`]) may go.
 #[derive(Debug)]
 pub struct WritingParameter;
 
@@ -125,7 +125,10 @@ impl<A> KernelDecl<A> {
     ///
     /// # Safety
     /// The kernel named `name` in `source` must take parameters matching `A`
-    /// in order and layout, and access only memory it is given, in bounds.
+    /// in order and layout, access only memory it is given, in bounds, and
+    /// set only the conditional handles it is given as [`Cond`] parameters
+    /// (`cudaGraphSetConditional` is declared for every source: see
+    /// [`DEVICE_PRELUDE`]).
     pub const unsafe fn cuda_c(source: &'static str, name: &'static str) -> Self {
         KernelDecl {
             source: Source::CudaC(source),
@@ -304,6 +307,14 @@ macro_rules! declare_kernel {
             // SAFETY: promised by the `unsafe` at the declaration.
             unsafe { $crate::kernel::KernelDecl::$source($($arg),*) });
         $crate::declare_kernel!($($rest)*);
+    };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "declare `", ::core::stringify!($name), "` with `unsafe ", ::core::stringify!($source),
+            "(..)`: the declaration promises that the kernel's signature matches its parameter types and that it stays within the memory it is given; say why in a `// SAFETY:` comment"
+        ));
+        // The parameter types stay used: one error, no unused imports.
+        const _: ::core::marker::PhantomData<$args> = ::core::marker::PhantomData;
     };
 }
 

@@ -39,15 +39,19 @@ fn reads_only(
         note,
     } = rule;
     let name = syn::Ident::new(name, span);
+    // The user's tokens (the kernel's path) are outside the block that
+    // declares the trait, so they cannot name it.
     quote_spanned! {span=>
         const _: () = {
-            #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
-            trait #name {
-                const HOLDS: () = ();
+            const WRITES: bool = #rt::__private::param_writes::<#path, #index>();
+            {
+                #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+                trait #name {
+                    const HOLDS: () = ();
+                }
+                impl #name for #rt::kernel::ReadingParameter {}
+                <<#rt::__private::Bool<WRITES> as #rt::__private::ParameterAccess>::Kind as #name>::HOLDS
             }
-            impl #name for #rt::kernel::ReadingParameter {}
-            <<#rt::__private::Bool<{ #rt::__private::param_writes::<#path, #index>() }>
-                as #rt::__private::ParameterAccess>::Kind as #name>::HOLDS
         };
     }
 }
