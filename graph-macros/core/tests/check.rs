@@ -10,7 +10,7 @@ const FULL: &str = r#"
     /// Every construct once.
     #[auto_free_on_launch]
     #[use_node_priority]
-    pub graph Everything(x_h: &[f32], x: &CudaSlice<f32>, y: &CudaSlice<f32>, n: u32, ev: &CudaEvent) {
+    pub graph Everything(x_h: &[f32], x: &mut CudaSlice<f32>, y: &mut CudaSlice<f32>, n: u32, ev: &CudaEvent) {
         cond go;
         cond again = 1;
         cond pick = 0;

@@ -239,7 +239,7 @@ fn cycles_through_a_block_are_named() {
             l: for i in 0..n { b: empty; }
             a -> l -> a;
         }",
-        &["cycle: a -> l -> b -> l.end -> a"],
+        &["cycle: a -> l -> b -> a"],
     );
 }
 

@@ -1,5 +1,5 @@
-// Too few kernel arguments: reported at the argument list, naming no
-// generated item.
+// Too few kernel arguments: one error at the argument list, naming the
+// kernel and its parameters.
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 

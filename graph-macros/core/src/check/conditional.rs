@@ -296,7 +296,7 @@ fn check_set_before_read(
                         "`{}` reads the conditional handle `{name}`, which has no default and is set only in {place}",
                         node.name
                     ),
-                    format!("give it a default (`cond {name} = 0;`), or set it upstream outside that too"),
+                    format!("give it a default (`cond {name} = {};`), or set it upstream outside that too", default_for(node.kind())),
                 );
                 continue;
             }
@@ -308,7 +308,8 @@ fn check_set_before_read(
                         node.name
                     ),
                     format!(
-                        "give it a default (`cond {name} = 0;`) or add an edge from a kernel that takes `{name}` to `{}`",
+                        "give it a default (`cond {name} = {};`) or add an edge from a kernel that takes `{name}` to `{}`",
+                        default_for(node.kind()),
                         node.name
                     ),
                 );
@@ -339,5 +340,14 @@ fn set_upstream(
             Some(parent) => node = parent,
             None => return false,
         }
+    }
+}
+
+/// The default a hint suggests for a handle driving `op`: 1 for a `while`
+/// (0 would never run its body), 0 otherwise.
+fn default_for(kind: crate::model::Kind) -> u32 {
+    match kind {
+        crate::model::Kind::While => 1,
+        _ => 0,
     }
 }

@@ -3,7 +3,7 @@
 //! (`cycle: a -> b -> c -> a`).
 
 use crate::diag::Diagnostics;
-use crate::model::{LevelId, Model, NodeId};
+use crate::model::{LevelId, Model, NodeId, Origin};
 
 /// Adjacency and topological orders, shared by the later checks and by the
 /// expansion.
@@ -162,7 +162,20 @@ fn find_cycle(
 
 fn report_cycle(model: &Model<'_>, cycle: &[NodeId], diag: &Diagnostics) {
     let Some(&first) = cycle.first() else { return };
-    let text = cycle_text(cycle.iter().map(|&v| model.nodes[v].name.as_str()));
+    // Named by what the user wrote: a scope's free node and a block's or a
+    // placement's end are stand-ins of the scope's, block's or placement's
+    // name, which the cycle already passes through.
+    let written: Vec<&str> = cycle
+        .iter()
+        .filter(|&&v| {
+            !matches!(
+                model.nodes[v].origin,
+                Origin::ScopeFree(_) | Origin::RepeatEnd(_) | Origin::PlaceEnd(_)
+            )
+        })
+        .map(|&v| model.nodes[v].name.as_str())
+        .collect();
+    let text = cycle_text(written.into_iter());
     // Point at the edge of the cycle written last: the one that closed it.
     let level = model.nodes[first].level;
     let edges = &model.levels[level].edges;

@@ -1,7 +1,7 @@
 //! Local rules: which node kinds and attributes are allowed where.
 
 use crate::diag::Diagnostics;
-use crate::model::{Kind, Model, Origin, TOP};
+use crate::model::{Kind, Model, Op, Origin, TOP};
 use crate::parse::EdgeKind;
 
 /// Methods of a generated exec type: a node with an accessor may not take
@@ -31,6 +31,7 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
         if model.attrs.device_launch.is_some() {
             check_device_launch_node(node, diag);
         }
+        check_read_only_destination(model, node, diag);
     }
     check_loop_variables(model, diag);
     let carried = model
@@ -254,5 +255,29 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
                 format!("write `{ident}` to use the allocation, or rename the allocation to use the caller's variable"),
             );
         }
+    }
+}
+
+/// A copy or fill that writes a slice the graph binds read-only
+/// (`&CudaSlice<T>`): the runtime would refuse it when the graph is built.
+fn check_read_only_destination(
+    model: &Model<'_>,
+    node: &crate::model::Node<'_>,
+    diag: &Diagnostics,
+) {
+    let (dst, what) = match &node.op {
+        Op::Copy { dst, .. } => (*dst, "copies into it"),
+        Op::Fill { dst, .. } => (*dst, "fills it"),
+        _ => return,
+    };
+    if let Some(name) = model.read_only_param(dst) {
+        diag.error_with_help(
+            dst,
+            format!(
+                "`{name}` is bound read-only (`&CudaSlice`), but `{}` {what}",
+                node.name
+            ),
+            format!("take `{name}: &mut CudaSlice<..>` to let the graph write it"),
+        );
     }
 }

@@ -269,6 +269,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 
         #[doc = #bound_doc]
         #bound_derive
+        #[allow(missing_docs)]
         #vis struct #bound_name<'a> {
             #(#bound_fields,)*
             #[doc(hidden)]
@@ -282,8 +283,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             nodes: #nodes_name,
         }
 
+        #[allow(missing_docs)]
         impl<'a> #name<'a> {
-            /// The labels of the graph's nodes, in source order.
+            /// The labels of the graph's nodes, in source order (a node of
+            /// a repeated block once, however many iterations it has).
             pub const LABELS: &'static [&'static str] = &[#(#labels),*];
             /// The graph in Graphviz DOT.
             pub const DOT: &'static str = #dot;
@@ -363,6 +366,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             }
         }
 
+        #[allow(missing_docs)]
         impl<'a> #exec_name<'a> {
             /// Launches the exec on `stream`, which it keeps alive; dropping
             /// the exec waits for its last launch.
@@ -392,7 +396,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 self.exec.synchronize()
             }
 
-            /// A buffer the graph binds (from [`Self::bound`]'s fields), to read
+            /// A buffer the graph binds (a field of the graph's `bound()`), to read
             /// or write between launches ([`graph_runtime::Exec::bound_mut`]).
             pub fn bound_mut<T: 'static>(
                 &mut self,
@@ -402,7 +406,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             }
 
             /// Takes an allocation the last launch made and the graph leaves
-            /// live (an `#[escape]` buffer from [`Self::bound`]), to read, hand
+            /// live (an `#[escape]` buffer of the graph's `bound()`), to read, hand
             /// to another graph, or drop ([`graph_runtime::Exec::take_escaped`]).
             pub fn take_escaped<T>(
                 &mut self,

@@ -294,7 +294,10 @@ impl<'a> Lowering<'a, '_> {
                                     from_label.text(),
                                     to_label.text()
                                 ),
-                                format!("an edge between iterations goes forward, from the earlier iteration: write it `{a}[i-1] -> {b}` (with the block's loop variable)"),
+                                format!(
+                                    "an edge between iterations goes forward, from the earlier iteration: write it `{a}[{var}-1] -> {b}`",
+                                    var = from_label.index.as_ref().or(to_label.index.as_ref()).map_or_else(|| "i".to_string(), |ix| ix.var.to_string())
+                                ),
                             );
                             continue;
                         }
