@@ -103,6 +103,9 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
         };
         let buffer = &touch.buffer;
         let peer_name = &model.nodes[peer.node].name;
+        // An edge can join only nodes of one level: the hint names the
+        // nodes (or the conditional nodes holding them) that share one.
+        let (edge_from, edge_to) = edge_ends(model, touch.node, peer.node);
         let peer_access = match peer.access {
             Access::Read => "reads it",
             Access::Write => "writes it",
@@ -116,8 +119,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
                     node.name
                 ),
                 format!(
-                    "add an edge ({0} -> {peer_name} or {peer_name} -> {0}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap",
-                    node.name
+                    "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap"
                 ),
             ),
             Access::Kernel(index) => races.push(KernelRace {
@@ -129,14 +131,27 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
                 ),
                 label: format!("`{}`'s kernel writes `{buffer}` through this parameter", node.name),
                 help: format!(
-                    "add an edge ({0} -> {peer_name} or {peer_name} -> {0}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap",
-                    node.name
+                    "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap"
                 ),
             }),
             Access::Read => {}
         }
     }
     races
+}
+
+/// The names an edge ordering `a` and `b` would join: the nodes
+/// themselves, or, for a node in a conditional body, the conditional node
+/// holding it in the level the other is in.
+fn edge_ends<'m>(model: &'m Model<'_>, a: NodeId, b: NodeId) -> (&'m str, &'m str) {
+    let theirs: Vec<NodeId> = model.holders(b).collect();
+    for mine in model.holders(a) {
+        let level = model.nodes[mine].level;
+        if let Some(&other) = theirs.iter().find(|&&n| model.nodes[n].level == level) {
+            return (&model.nodes[mine].name, &model.nodes[other].name);
+        }
+    }
+    (&model.nodes[a].name, &model.nodes[b].name)
 }
 
 /// Every buffer access of the graph's nodes, but those `#[disjoint]` leaves
