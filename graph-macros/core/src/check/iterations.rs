@@ -324,6 +324,7 @@ fn report(
                     message,
                     label: format!("`{me}`'s kernel writes `{buffer}` through this parameter"),
                     help,
+                    unless_writes: None,
                 }),
                 Access::Read => reported_touches[t] = false,
             }

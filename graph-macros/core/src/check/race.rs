@@ -40,6 +40,10 @@ pub struct KernelRace {
     pub message: String,
     pub label: String,
     pub help: String,
+    /// A kernel argument that races with this one and reports the pair
+    /// itself when its parameter writes: the check then holds (one error
+    /// for one missing edge).
+    pub unless_writes: Option<(NodeId, usize)>,
 }
 
 /// How a node accesses a buffer.
@@ -125,6 +129,14 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
             Access::Kernel(index) => races.push(KernelRace {
                 node: touch.node,
                 index,
+                // Two kernel arguments that race with each other first: the
+                // earlier one reports the pair if its parameter writes.
+                unless_writes: match peer.access {
+                    Access::Kernel(peer_index) if first < t && peers[first].first == Some(t) => {
+                        Some((peer.node, peer_index))
+                    }
+                    _ => None,
+                },
                 message: format!(
                     "data race on `{buffer}`: `{}` writes it while `{peer_name}` {peer_access}{more}, and no path orders them",
                     node.name

@@ -21,17 +21,22 @@ struct Rule<'r> {
     note: &'r str,
 }
 
-/// That parameter `index` of kernel `path` only reads, or `rule`'s error
-/// at `span` (the argument).
+/// That parameter `index` of kernel `path` only reads (or that parameter
+/// `unless` writes: another check reports the pair), or `rule`'s error at
+/// `span` (the argument).
 fn reads_only(
     rt: &Runtime,
-    path: &syn::Path,
-    index: usize,
+    (path, index): (&syn::Path, usize),
+    unless: Option<(&syn::Path, usize)>,
     span: Span,
     rule: Rule<'_>,
 ) -> TokenStream {
     let rt = rt.at(span);
     let index = syn::Index::from(index);
+    let unless = unless.map(|(path, index)| {
+        let index = syn::Index::from(index);
+        quote_spanned! {span=> && !#rt::__private::param_writes::<#path, #index>() }
+    });
     let Rule {
         name,
         message,
@@ -43,7 +48,7 @@ fn reads_only(
     // declares the trait, so they cannot name it.
     quote_spanned! {span=>
         const _: () = {
-            const WRITES: bool = #rt::__private::param_writes::<#path, #index>();
+            const WRITES: bool = #rt::__private::param_writes::<#path, #index>() #unless;
             {
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 trait #name {
@@ -73,7 +78,19 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> Toke
             label: &race.label,
             note: &race.help,
         };
-        out.extend(reads_only(rt, &k.function, race.index, arg.span(), rule));
+        let unless = race
+            .unless_writes
+            .and_then(|(node, index)| match model.nodes[node].op {
+                Op::Kernel(peer) => Some((&peer.function, index)),
+                _ => None,
+            });
+        out.extend(reads_only(
+            rt,
+            (&k.function, race.index),
+            unless,
+            arg.span(),
+            rule,
+        ));
     }
     out
 }
@@ -109,7 +126,7 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
                 label: &label,
                 note: &note,
             };
-            out.extend(reads_only(rt, &k.function, i, arg.span(), rule));
+            out.extend(reads_only(rt, (&k.function, i), None, arg.span(), rule));
         }
     }
     out
