@@ -80,7 +80,7 @@ fn iterations_writing_one_buffer_unordered_race() {
             }
         }",
         &[
-            "data race on `x` between iterations of `lanes`: `write` of one iteration and `read` of the next",
+            "data race on `x` between iterations of `lanes`: `read` of one iteration and `write` of the next",
             "data race on `y` between iterations of `lanes`: `read` of one iteration and `read` of the next",
         ],
     );

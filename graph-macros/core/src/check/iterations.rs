@@ -97,13 +97,13 @@ pub(super) fn check(
                     if reach.ordered(a.member, b.member) {
                         continue;
                     }
-                    for (this, other) in [(a, b), (b, a)] {
+                    // `a` of one iteration is unordered with `b` of the next.
+                    for (this, other, earlier) in [(a, b, true), (b, a, false)] {
                         report(
                             model,
                             repeat,
                             touches,
-                            this,
-                            other,
+                            (this, other, earlier),
                             (&mut reported_touches, &mut reported_setters),
                             &mut races,
                             diag,
@@ -288,8 +288,7 @@ fn report(
     model: &Model<'_>,
     repeat: RepeatId,
     touches: &[Touch<'_>],
-    this: &Use,
-    other: &Use,
+    (this, other, this_earlier): (&Use, &Use, bool),
     (reported_touches, reported_setters): (&mut [bool], &mut Vec<NodeId>),
     races: &mut Vec<KernelRace>,
     diag: &Diagnostics,
@@ -298,11 +297,13 @@ fn report(
     let var = &model.repeats[repeat].syntax.var;
     let name_of = |a: &Use| model.nodes[first_node(a, touches)].name.clone();
     let (me, peer) = (name_of(this), name_of(other));
-    let between = if me == peer {
-        format!("`{me}` of one iteration and `{me}` of the next")
+    // Which is in the earlier iteration of the unordered pair.
+    let (first, second) = if this_earlier {
+        (&me, &peer)
     } else {
-        format!("`{me}` of one iteration and `{peer}` of the next")
+        (&peer, &me)
     };
+    let between = format!("`{first}` of one iteration and `{second}` of the next");
     match this.source {
         Source::Touch(t) => {
             if std::mem::replace(&mut reported_touches[t], true) {
@@ -314,7 +315,7 @@ fn report(
                 "data race on `{buffer}` between iterations of `{block}`: {between} access it, one writing, and no path orders them"
             );
             let help = format!(
-                "order the iterations (`{me}[{var}-1] -> {peer}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
+                "order the iterations (`{first}[{var}-1] -> {second}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
             );
             match touch.access {
                 Access::Write => diag.error_with_help(touch.operand, message, help),
@@ -345,7 +346,7 @@ fn report(
             diag.error_with_help(
                 ident,
                 format!("the handle `{name}` is set by {between}, and no path orders them"),
-                format!("two setters of one handle must be ordered: order the iterations (`{me}[{var}-1] -> {peer}`), or declare the handle inside `{block}`"),
+                format!("two setters of one handle must be ordered: order the iterations (`{first}[{var}-1] -> {second}`), or declare the handle inside `{block}`"),
             );
         }
     }
