@@ -81,6 +81,44 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>> {
     Ok(ctx)
 }
 
+/// The CUDA version the installed driver supports (`cuDriverGetVersion`):
+/// 13.0 for a CUDA 13.0 driver. Features such as conditional nodes (12.4)
+/// or edge data (12.3) need at least their version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DriverVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl std::fmt::Display for DriverVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The CUDA version of the installed driver, without initialising CUDA.
+///
+/// ```no_run
+/// let version = graph_runtime::driver::driver_version()?;
+/// assert!(version >= graph_runtime::driver::DriverVersion { major: 12, minor: 4 });
+/// println!("CUDA driver {version}");
+/// # Ok::<(), graph_runtime::GraphError>(())
+/// ```
+///
+/// # Errors
+/// [`GraphError::NoDriver`] without a CUDA driver; [`GraphError::Driver`]
+/// should the driver refuse the query.
+pub fn driver_version() -> Result<DriverVersion> {
+    require_driver()?;
+    let encoded = crate::result::driver_version().op("cuDriverGetVersion")?;
+    // The driver encodes it as 1000 * major + 10 * minor.
+    let encoded = u32::try_from(encoded).unwrap_or(0);
+    Ok(DriverVersion {
+        major: encoded / 1000,
+        minor: (encoded % 1000) / 10,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -111,6 +111,12 @@ pub enum GraphError {
         more: usize,
     },
 
+    /// A declared kernel's launch on a stream ([`Kernel::on`](crate::Kernel::on))
+    /// was refused before anything was queued: its arguments fail the
+    /// checks a kernel node makes, or the stream cannot take it.
+    #[error("launch of kernel `{kernel}` refused: {reason}")]
+    LaunchRefused { kernel: String, reason: String },
+
     /// A handle (node, buffer, conditional handle) was used with a graph it
     /// does not belong to.
     #[error("{what} belongs to another graph")]

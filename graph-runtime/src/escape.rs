@@ -1,7 +1,8 @@
 //! Graph allocations that outlive the launch that made them (`#[escape]`,
 //! or an alloc node nothing in its graph frees). The exec that made one
-//! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): cudarc
-//! reads and writes it (it is a `DevicePtr`), another graph binds it
+//! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): cudarc's
+//! copies read and write it (it is a `DevicePtr`), a declared kernel
+//! launched on a stream takes it ([`Kernel::on`](crate::Kernel::on)), another graph binds it
 //! ([`Graph::bind_escaped`](crate::Graph::bind_escaped)) to use it in nodes and free it with a free
 //! node, and dropping it frees it.
 //!
@@ -348,7 +349,9 @@ impl Drop for Held {
 /// A graph allocation taken from the exec whose launch made it
 /// ([`Exec::take_escaped`](crate::Exec::take_escaped)): `len` elements of
 /// `T` at a fixed address, live until freed. Read and write it with
-/// cudarc's copies (`stream.clone_dtoh(&escaped)`); hand it to another graph
+/// cudarc's copies (`stream.clone_dtoh(&escaped)`) and with declared
+/// kernels launched on a stream ([`StreamLaunch::bind`](crate::kernel::StreamLaunch::bind):
+/// cudarc's own launch builder takes only cudarc's buffer types); hand it to another graph
 /// with [`Graph::bind_escaped`](crate::Graph::bind_escaped) to use it there and free it with a free
 /// node; or drop it to free it. Its exec launches again only once it is
 /// freed (the next launch makes it anew, at the same address). A shared

@@ -22,6 +22,15 @@ use std::mem::MaybeUninit;
 
 type R<T> = Result<T, DriverError>;
 
+/// The driver's CUDA version, encoded as 1000 * major + 10 * minor (no
+/// context needed, nor `cuInit`).
+pub fn driver_version() -> R<i32> {
+    let mut version = 0;
+    // SAFETY: the out-pointer is valid for the call.
+    unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;
+    Ok(version)
+}
+
 /// # Safety
 /// A context must be current on this thread.
 pub unsafe fn graph_create() -> R<CUgraph> {

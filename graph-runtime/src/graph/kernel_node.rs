@@ -203,15 +203,8 @@ pub(crate) fn with_kernel_params<R>(
     ctx: sys::CUcontext,
     f: impl FnOnce(&mut sys::CUgraphNodeParams) -> R,
 ) -> R {
-    let (words, starts) = encoded.values();
-    let count = starts.len();
-    let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
-    for (pointer, &start) in pointers.iter_mut().zip(starts) {
-        // The driver only reads through `kernelParams` (it copies each
-        // parameter's bytes into the node), so pointing it at the
-        // encoder's words, which outlive the call, is enough.
-        *pointer = words[start as usize..].as_ptr().cast_mut().cast();
-    }
+    let count = encoded.values().1.len();
+    let mut pointers = crate::kernel::param_pointers(encoded);
     let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
     params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
         func: function,

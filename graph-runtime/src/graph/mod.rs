@@ -15,7 +15,7 @@ use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::fault::HostFaults;
 use crate::handle::CondHandle;
-use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig, MAX_PARAMS};
+use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};

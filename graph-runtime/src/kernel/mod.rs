@@ -82,13 +82,15 @@ mod config;
 mod encode;
 mod load;
 mod params;
+mod stream;
 
 pub use arity::*;
 pub use config::{Dim3, LaunchConfig};
 pub use encode::ArgEncoder;
-pub(crate) use encode::MAX_PARAMS;
 use load::cached_module;
 pub use params::*;
+pub(crate) use stream::param_pointers;
+pub use stream::StreamLaunch;
 
 /// Where a kernel's code comes from.
 #[derive(Debug, Clone, Copy)]
@@ -204,6 +206,7 @@ impl<A> KernelDecl<A> {
             .op_at("cuModuleGetFunction", self.name)?;
         Ok(Kernel {
             function,
+            home: Some(ctx.clone()),
             name: self.name.into(),
             pdl_aware: self.pdl_aware,
             _args: PhantomData,
@@ -400,6 +403,9 @@ pub type ArgsOf<'a, K> = <<K as KernelDef>::Args as KernelArgs>::Args<'a>;
 #[derive(Debug)]
 pub struct Kernel<A> {
     function: CudaFunction,
+    /// The context it was loaded in (None for `from_function`: cudarc's
+    /// functions do not say).
+    home: Option<Arc<CudaContext>>,
     name: Arc<str>,
     pdl_aware: bool,
     _args: PhantomData<fn(A)>,
@@ -409,6 +415,7 @@ impl<A> Clone for Kernel<A> {
     fn clone(&self) -> Self {
         Kernel {
             function: self.function.clone(),
+            home: self.home.clone(),
             name: self.name.clone(),
             pdl_aware: self.pdl_aware,
             _args: PhantomData,
@@ -428,6 +435,7 @@ impl<A> Kernel<A> {
     pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
         Kernel {
             function,
+            home: None,
             name: name.into(),
             pdl_aware: false,
             _args: PhantomData,
@@ -455,6 +463,12 @@ impl<A> Kernel<A> {
     /// The cudarc function, e.g. to launch it on a stream being captured.
     pub fn function(&self) -> &CudaFunction {
         &self.function
+    }
+
+    /// The context it was loaded in, where known (not for
+    /// [`Kernel::from_function`]).
+    pub fn home(&self) -> Option<&Arc<CudaContext>> {
+        self.home.as_ref()
     }
 }
 

@@ -15,4 +15,5 @@ mod memory;
 mod nodes;
 mod pdl;
 mod profile;
+mod stream_launch;
 mod tracking;

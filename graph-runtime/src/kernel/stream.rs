@@ -1,0 +1,267 @@
+//! Declared kernels launched on a stream, outside any graph: one
+//! declaration serves graphs and streams. A launch makes the checks a
+//! kernel node makes (launch configuration, lengths and indices against the
+//! buffers, no write through a read-only binding, buffers of this launch's
+//! context), then orders itself with cudarc's event tracking of every
+//! buffer it binds (waits for their pending work, records its own use), as
+//! cudarc's launch builder does for its slices.
+
+use super::encode::MAX_PARAMS;
+use super::*;
+use crate::graph::{next_id, FOREIGN_ROOT};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use std::ffi::c_void;
+
+/// A launch of a declared kernel on a stream, being set up: bind the
+/// buffers it takes (as a graph binds them), then [`launch`](Self::launch)
+/// it with arguments of the declaration's types. Made by [`Kernel::on`].
+///
+/// ```no_run
+/// use graph_runtime::kernel::KernelDef;
+/// use graph_runtime::LaunchConfig;
+/// # graph_runtime::declare_kernel! {
+/// #     pub Scale: (graph_runtime::kernel::Out<f32>, f32, graph_runtime::kernel::Len) =
+/// #         unsafe cuda_c("extern \"C\" __global__ void scale(float* x, float f, unsigned n) {
+/// #             unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= f; }", "scale");
+/// # }
+/// # fn main() -> graph_runtime::Result<()> {
+/// let ctx = graph_runtime::driver::context(0)?;
+/// let stream = ctx.new_stream()?;
+/// let mut x = stream.clone_htod(&[1.0f32, 2.0, 3.0])?;
+/// let scale = Scale::load(&ctx)?;
+///
+/// let mut launch = scale.on(&stream);
+/// let xb = launch.bind_mut(&mut x);
+/// launch.launch(LaunchConfig::for_elements(3, 256), (xb, 2.0f32, 3))?;
+///
+/// assert_eq!(stream.clone_dtoh(&x)?, [2.0, 4.0, 6.0]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A count above a buffer's length, a buffer bound read-only passed to a
+/// parameter that writes, or a buffer bound elsewhere (to a graph, to
+/// another launch) is refused with [`GraphError::LaunchRefused`] before
+/// anything is queued.
+#[must_use = "nothing is launched until `launch` is called"]
+pub struct StreamLaunch<'k, 'a, A> {
+    kernel: &'k Kernel<A>,
+    stream: &'a Arc<CudaStream>,
+    /// Identifies the buffers bound here: a `Buf` of a graph or of another
+    /// launch carries another root and is refused.
+    root: u64,
+    bindings: Vec<Box<dyn Acquire + 'a>>,
+}
+
+impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamLaunch")
+            .field("kernel", &self.kernel.name())
+            .field("bindings", &self.bindings.len())
+            .finish()
+    }
+}
+
+/// A bound buffer: makes a stream wait for its pending work and hands out
+/// the guard that records the launch's use when dropped.
+trait Acquire {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+}
+
+/// A buffer bound for reading: any cudarc `DevicePtr` (slices, views, an
+/// [`Escaped`](crate::Escaped)).
+struct Read<'a, S: ?Sized, T>(&'a S, PhantomData<fn() -> T>);
+
+/// A buffer bound for writing: any cudarc `DevicePtrMut`.
+struct Write<'a, S: ?Sized, T>(&'a mut S, PhantomData<fn() -> T>);
+
+impl<T, S: DevicePtr<T> + ?Sized> Acquire for Read<'_, S, T> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.0.device_ptr(stream).1
+    }
+}
+
+impl<T, S: DevicePtrMut<T> + ?Sized> Acquire for Write<'_, S, T> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.0.device_ptr_mut(stream).1
+    }
+}
+
+impl<A: KernelArgs> Kernel<A> {
+    /// Sets up a launch of this kernel on `stream` (see [`StreamLaunch`]).
+    pub fn on<'k, 'a>(&'k self, stream: &'a Arc<CudaStream>) -> StreamLaunch<'k, 'a, A> {
+        StreamLaunch {
+            kernel: self,
+            stream,
+            root: next_id(),
+            bindings: Vec::new(),
+        }
+    }
+}
+
+impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
+    /// Binds a buffer the kernel only reads: a `CudaSlice`, a `CudaView`
+    /// or an [`Escaped`](crate::Escaped). The launch waits for its pending
+    /// writes and records its read. A buffer of another context gives a
+    /// `Buf` the launch refuses.
+    pub fn bind<T: 'a, S: DevicePtr<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
+        let root = self.root_for(buffer.stream());
+        let ptr = address(buffer.device_ptr(buffer.stream()));
+        let len = buffer.len();
+        if root != FOREIGN_ROOT {
+            self.bindings.push(Box::new(Read(buffer, PhantomData)));
+        }
+        Buf::new(ptr, len, false, root, None)
+    }
+
+    /// Binds a buffer the kernel may write: a `CudaSlice`, a `CudaViewMut`
+    /// or an [`Escaped`](crate::Escaped), borrowed exclusively until the
+    /// launch is queued. The launch waits for its pending reads and writes
+    /// and records its write.
+    pub fn bind_mut<T: 'a, S: DevicePtrMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
+        let root = self.root_for(buffer.stream());
+        let stream = buffer.stream().clone();
+        let ptr = address(buffer.device_ptr_mut(&stream));
+        let len = buffer.len();
+        if root != FOREIGN_ROOT {
+            self.bindings.push(Box::new(Write(buffer, PhantomData)));
+        }
+        Buf::new(ptr, len, true, root, None)
+    }
+
+    /// The root of buffers of `home`'s context: this launch's, or none.
+    fn root_for(&self, home: &Arc<CudaStream>) -> u64 {
+        if home.context().cu_ctx() == self.stream.context().cu_ctx() {
+            self.root
+        } else {
+            FOREIGN_ROOT
+        }
+    }
+
+    /// Checks the arguments as a kernel node's are checked, makes the
+    /// stream wait for the bound buffers' pending work, queues the kernel
+    /// and records its use of every bound buffer.
+    ///
+    /// # Errors
+    /// [`GraphError::LaunchRefused`] for a launch configuration with a
+    /// zero dimension or over 1,024 threads per block, a count or index
+    /// past a buffer's end, a buffer bound read-only passed to a parameter
+    /// that writes, a buffer not bound by this launch (bound to a graph,
+    /// to another launch, or of another context), a conditional handle or
+    /// exec argument (those are for graph nodes), a kernel loaded in
+    /// another context, or a capturing stream; [`GraphError::Driver`] when
+    /// the driver refuses the launch.
+    pub fn launch(mut self, config: LaunchConfig, args: A::Args<'a>) -> Result<()> {
+        let name = self.kernel.name().to_string();
+        let refused = |reason: String| GraphError::LaunchRefused {
+            kernel: name.clone(),
+            reason,
+        };
+        let mut encoded = ArgEncoder::default();
+        let encoding = A::encode(&args, &mut encoded);
+        config
+            .validate()
+            .and(encoding)
+            .and_then(|()| encoded.check_bounds(&config))
+            .map_err(&refused)?;
+        if !encoded.conds().is_empty() || !encoded.execs().is_empty() {
+            return Err(refused(
+                "a conditional handle or an exec is an argument of a graph's kernel node only"
+                    .into(),
+            ));
+        }
+        for (index, used) in encoded.uses().iter().enumerate() {
+            if used.root != self.root {
+                return Err(refused(format!(
+                    "buffer argument {index} was not bound by this launch (it is a graph's, \
+                     another launch's, or of another context): bind it with `bind` or `bind_mut`"
+                )));
+            }
+            if used.write && !used.writable {
+                return Err(refused(format!(
+                    "buffer argument {index} is bound read-only (`bind`) but the kernel writes \
+                     it: bind it with `bind_mut`"
+                )));
+            }
+        }
+        let ctx = self.stream.context();
+        if self
+            .kernel
+            .home()
+            .is_some_and(|home| home.cu_ctx() != ctx.cu_ctx())
+        {
+            return Err(refused(
+                "the kernel was loaded in another context than the stream's".into(),
+            ));
+        }
+        ctx.bind_to_thread().op_at("cuCtxSetCurrent", &name)?;
+        // SAFETY: the stream is live (borrowed).
+        match unsafe { crate::result::is_capturing(self.stream.cu_stream()) } {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(refused(
+                    "the stream is capturing: cudarc's tracking events cannot order a \
+                     captured launch (add the kernel to a graph instead)"
+                        .into(),
+                ))
+            }
+            Err(e) => return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
+        }
+        let stream: &CudaStream = self.stream;
+        // Waits now; each guard records the launch's use when dropped, after
+        // the launch is queued (or refused: then it records earlier work,
+        // which orders nothing wrongly).
+        let guards: Vec<SyncOnDrop<'_>> = self
+            .bindings
+            .iter_mut()
+            .map(|binding| binding.acquire(stream))
+            .collect();
+        let mut pointers = param_pointers(&encoded);
+        let count = encoded.values().1.len();
+        // SAFETY: the declaration (an `unsafe` promise) vouches that the
+        // parameter types match the kernel and that it stays within what
+        // the checks above bound: counts and indices within every buffer,
+        // writes only to buffers bound for writing. Every buffer is bound
+        // here, borrowed for 'a, and ordered by cudarc's events (the guards
+        // record this launch in them), so cudarc frees none before the
+        // kernel is done. The pointers point into `encoded`, alive for the
+        // call; the function's module is kept by `self.kernel`; the
+        // context is current and the stream is of it.
+        let launched = unsafe {
+            cudarc::driver::result::launch_kernel(
+                self.kernel.function().cu_function(),
+                (config.grid.x, config.grid.y, config.grid.z),
+                (config.block.x, config.block.y, config.block.z),
+                config.shared_mem_bytes,
+                stream.cu_stream(),
+                &mut pointers[..count],
+            )
+        };
+        drop(guards);
+        launched.op_at("cuLaunchKernel", &name)
+    }
+}
+
+/// One pointer per encoded parameter, to its first word: what a kernel
+/// node's and a launch's `kernelParams` hold.
+pub(crate) fn param_pointers(encoded: &ArgEncoder<'_>) -> [*mut c_void; MAX_PARAMS] {
+    let (words, starts) = encoded.values();
+    let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
+    for (pointer, &start) in pointers.iter_mut().zip(starts) {
+        // The driver only reads through these (it copies each parameter's
+        // bytes), so pointing at the encoder's words is enough.
+        *pointer = words[start as usize..].as_ptr().cast_mut().cast();
+    }
+    pointers
+}
+
+/// The address in a cudarc tracking guard's pair, dropping the guard
+/// without recording (binding is not a use; the launch records its own).
+fn address((ptr, guard): (u64, SyncOnDrop<'_>)) -> u64 {
+    let mut guard = guard;
+    match &mut guard {
+        SyncOnDrop::Record(target) => *target = None,
+        SyncOnDrop::Sync(target) => *target = None,
+    }
+    ptr
+}
