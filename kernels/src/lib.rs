@@ -38,7 +38,9 @@
 //! assert!(SOURCE.starts_with(kernels::PDL_PRELUDE));
 //! ```
 
-use graph_runtime::kernel::{Cond, ExecParam, In, InFirst, Index, Len, Out, OutFirst, OutPerBlock};
+use graph_runtime::kernel::{
+    Cond, Count, ExecParam, In, InFirst, InLen, Index, Len, Out, OutFirst, OutLen, OutPerBlock,
+};
 
 /// Elementwise kernels (`cuda/elementwise.cu`).
 pub const ELEMENTWISE_SOURCE: &str = include_str!("../cuda/elementwise.cu");
@@ -52,6 +54,8 @@ pub const LAUNCH_SOURCE: &str = include_str!("../cuda/launch.cu");
 pub const JACOBI_SOURCE: &str = include_str!("../cuda/jacobi.cu");
 /// Vector steps around library calls (`cuda/linalg.cu`).
 pub const LINALG_SOURCE: &str = include_str!("../cuda/linalg.cu");
+/// Sparse matrix kernels (`cuda/sparse.cu`).
+pub const SPARSE_SOURCE: &str = include_str!("../cuda/sparse.cu");
 /// Programmatic dependent launch chains (`cuda/pdl.cu`, after the prelude).
 pub const PDL_SOURCE: &str = with_pdl!(include_str!("../cuda/pdl.cu"));
 
@@ -93,7 +97,8 @@ pub const PDL_PRELUDE: &str = pdl_prelude!();
 // Each declaration's SAFETY comment gives the CUDA C signature it matches.
 // What a kernel touches is bounded by something the runtime checks: below
 // its `Len` argument (checked against every `In`/`Out` buffer), at its
-// `Index` argument, the first N elements of an `InFirst`/`OutFirst` buffer,
+// `Index` argument, below its `Count<C>` argument (plus PLUS) in an
+// `InLen`/`OutLen` buffer, the first N elements of an `InFirst`/`OutFirst` buffer,
 // or one element per block of an `OutPerBlock` buffer. No safe caller can
 // choose a length, index or grid that pushes a kernel out of bounds.
 graph_runtime::declare_kernel! {
@@ -170,6 +175,16 @@ graph_runtime::declare_kernel! {
     // counter[0] only, and returns at once unless in block 0 of exactly 32
     // threads (its full-warp shuffles).
     pub NormalizeStep: (Cond, In<f32>, Out<f32>, OutFirst<i32, 1>, Len) = unsafe cuda_c(LINALG_SOURCE, "normalize_step");
+
+    /// `y = A x` for a CSR matrix of `n` rows, `nnz` stored values and `m`
+    /// columns: buffers of four lengths, tied to three counts.
+    // SAFETY: matches `csr_spmv(const unsigned* row_offsets, const unsigned*
+    // cols, const float* values, const float* x, float* y, unsigned n,
+    // unsigned nnz, unsigned m)`; reads row_offsets[..n + 1], cols and values
+    // below nnz (it clamps the offsets it reads to nnz), x at column indices
+    // it checks below m, and writes y[..n].
+    pub CsrSpmv: (InLen<u32, 0, 1>, InLen<u32, 1>, InLen<f32, 1>, InLen<f32, 2>, OutLen<f32, 0>,
+                  Count<0>, Count<1>, Count<2>) = unsafe cuda_c(SPARSE_SOURCE, "csr_spmv");
 
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.

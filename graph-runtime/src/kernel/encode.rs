@@ -42,7 +42,7 @@ pub struct ArgEncoder<'a> {
 
 /// What the kernel's length-like arguments claim, against the buffers they
 /// bound; each as (value, parameter index).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Bounds {
     /// The shortest [`In`]/[`Out`] buffer.
     pub(super) shortest: (u64, usize),
@@ -52,6 +52,18 @@ pub(super) struct Bounds {
     pub(super) index_end: (u64, usize),
     /// The shortest [`OutPerBlock`] buffer.
     pub(super) per_block: (u64, usize),
+    /// [`Count`]s and the buffers tied to them, for the kernels that have
+    /// them (made on first use: most kernels have none).
+    pub(super) counts: Option<Box<CountBounds>>,
+}
+
+/// Per [`Count`] number: the largest count argument (value, parameter
+/// index), and the tied buffer with the least room, as (its length less
+/// its `PLUS`, the `PLUS`, its parameter index).
+#[derive(Debug, Clone)]
+pub(super) struct CountBounds {
+    pub(super) counts: [(u64, usize); COUNTS],
+    pub(super) buffers: [(u64, u64, usize); COUNTS],
 }
 
 /// Keeps the smaller of `bound` and (`value`, `index`).
@@ -75,6 +87,7 @@ impl Default for Bounds {
             count: (0, 0),
             index_end: (0, 0),
             per_block: (u64::MAX, 0),
+            counts: None,
         }
     }
 }
@@ -199,6 +212,18 @@ impl<'a> ArgEncoder<'a> {
                 b.index_end.0 - 1
             ));
         }
+        if let Some(counts) = &b.counts {
+            for (&(count, at), &(room, plus, buffer)) in counts.counts.iter().zip(&counts.buffers) {
+                if count > room {
+                    return Err(format!(
+                        "count argument {at} is {count} but buffer argument {buffer} has {} elements, \
+                         and the kernel touches {} of them",
+                        room + plus,
+                        if plus == 0 { format!("{count}") } else { format!("{count} + {plus}") }
+                    ));
+                }
+            }
+        }
         let g = config.grid;
         let blocks = u64::from(g.x) * u64::from(g.y) * u64::from(g.z);
         if blocks > b.per_block.0 {
@@ -208,6 +233,16 @@ impl<'a> ArgEncoder<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// The counts and their buffers, made on first use.
+    pub(super) fn counts_mut(&mut self) -> &mut CountBounds {
+        self.bounds.counts.get_or_insert_with(|| {
+            Box::new(CountBounds {
+                counts: [(0, 0); COUNTS],
+                buffers: [(u64::MAX, 0, 0); COUNTS],
+            })
+        })
     }
 
     pub(super) fn bound_buffer(&mut self, len: usize, index: usize) {

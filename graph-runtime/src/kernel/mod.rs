@@ -244,9 +244,10 @@ pub trait KernelDef {
 ///
 /// A `Len` is one count checked against every `In` and `Out` buffer of the
 /// node: it must not exceed the shortest. A kernel whose buffers have
-/// lengths of their own (CSR's row offsets of n + 1 against n values)
-/// declares the buffers it indexes otherwise as `InFirst<T, N>` /
-/// `OutFirst<T, N>` or checks its indices itself.
+/// lengths of their own (CSR's row offsets of n + 1 against nnz values)
+/// ties each buffer to its own count: [`Count<C>`](Count) parameters, and
+/// [`InLen<T, C, PLUS>`](InLen) / [`OutLen<T, C, PLUS>`](OutLen) buffers
+/// that must hold count `C` plus `PLUS` elements (see [`Count`]).
 ///
 /// ```
 /// use graph_runtime::kernel::{In, Len, Out};

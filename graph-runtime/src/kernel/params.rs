@@ -19,7 +19,7 @@ use super::*;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kernel parameter type",
     label = "not a kernel parameter",
-    note = "parameters are scalars, `[T; N]` arrays, `Val<T>` for a plain-data struct (`#[derive(bytemuck::Pod, bytemuck::Zeroable)]`, `#[repr(C)]`), buffers (`In<T>`, `Out<T>`, `InFirst`, `OutFirst`, `OutPerBlock`), `Len`, `Index`, `Cond` and `ExecParam`"
+    note = "parameters are scalars, `[T; N]` arrays, `Val<T>` for a plain-data struct (`#[derive(bytemuck::Pod, bytemuck::Zeroable)]`, `#[repr(C)]`), buffers (`In<T>`, `Out<T>`, `InFirst`, `OutFirst`, `OutPerBlock`, `InLen`, `OutLen`), `Len`, `Count<C>`, `Index`, `Cond` and `ExecParam`"
 )]
 pub unsafe trait KernelParam: 'static {
     /// The value a kernel node takes for this parameter.
@@ -82,6 +82,46 @@ pub struct OutPerBlock<T>(PhantomData<fn() -> T>);
 /// so a safe caller cannot push the kernel out of bounds.
 #[derive(Debug)]
 pub struct Len;
+
+/// Count number `C` of a kernel whose buffers have lengths of their own
+/// (`unsigned`): the [`InLen`] and [`OutLen`] buffers tied to it must hold
+/// at least that many elements (plus their `PLUS`). A kernel has up to
+/// four (`Count<0>` .. `Count<3>`); [`Len`] stays the one count of its
+/// [`In`] and [`Out`] buffers.
+///
+/// A CSR sparse matrix-vector product, `y = A x`, with `n` rows, `nnz`
+/// stored values and `m` columns:
+///
+/// ```
+/// use graph_runtime::kernel::{Count, InLen, OutLen};
+/// # const SPMV: &str = "";
+/// graph_runtime::declare_kernel! {
+///     // SAFETY: matches `spmv(const unsigned* row_offsets, const unsigned* cols,
+///     // const float* values, const float* x, float* y, unsigned n, unsigned nnz,
+///     // unsigned m)`; it reads row_offsets[..n + 1], cols and values below nnz
+///     // (clamping the offsets it reads to nnz), x at column indices it checks
+///     // below m, and writes y[..n].
+///     pub Spmv: (InLen<u32, 0, 1>, InLen<u32, 1>, InLen<f32, 1>, InLen<f32, 2>, OutLen<f32, 0>,
+///                Count<0>, Count<1>, Count<2>) = unsafe cuda_c(SPMV, "spmv");
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Count<const C: usize>;
+
+/// A device buffer the kernel reads below its [`Count<C>`] argument plus
+/// `PLUS` (`const T*`): the runtime checks it holds that many elements.
+/// (CSR row offsets of `n + 1` elements: `InLen<u32, 0, 1>` with `n` as
+/// `Count<0>`.)
+#[derive(Debug)]
+pub struct InLen<T, const C: usize, const PLUS: usize = 0>(PhantomData<fn() -> T>);
+
+/// A device buffer the kernel writes below its [`Count<C>`] argument plus
+/// `PLUS` (`T*`), checked as [`InLen`]; it must be writable, as for [`Out`].
+#[derive(Debug)]
+pub struct OutLen<T, const C: usize, const PLUS: usize = 0>(PhantomData<fn() -> T>);
+
+/// How many [`Count`]s a kernel may have.
+pub const COUNTS: usize = 4;
 
 /// An element index (`unsigned`): the kernel touches its [`In`] and [`Out`]
 /// buffers at it. The runtime refuses an index at or past their lengths.
@@ -205,6 +245,83 @@ unsafe impl KernelParam for Len {
     ) -> std::result::Result<(), String> {
         out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.bounds.count, u64::from(*arg), index);
+        Ok(())
+    }
+}
+
+/// Refuses a count number past [`COUNTS`] (a declaration's mistake: every
+/// launch of the kernel is refused).
+fn count_number(c: usize, index: usize) -> std::result::Result<(), String> {
+    match c < COUNTS {
+        true => Ok(()),
+        false => Err(format!(
+            "argument {index} names count {c}, but a kernel has counts 0 to {}",
+            COUNTS - 1
+        )),
+    }
+}
+
+// SAFETY: a 32-bit count, checked against the lengths of the InLen/OutLen
+// buffers tied to it (`ArgEncoder::check_bounds`).
+unsafe impl<const C: usize> KernelParam for Count<C> {
+    type Arg<'a> = u32;
+    fn encode(
+        arg: &u32,
+        index: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), String> {
+        count_number(C, index)?;
+        out.push_scalar(arg.to_ne_bytes());
+        raise(&mut out.counts_mut().counts[C], u64::from(*arg), index);
+        Ok(())
+    }
+}
+
+/// Ties buffer argument `index` of `len` elements to count `c` plus `plus`.
+fn tie_to_count(
+    out: &mut ArgEncoder<'_>,
+    (c, plus): (usize, usize),
+    len: usize,
+    index: usize,
+) -> std::result::Result<(), String> {
+    count_number(c, index)?;
+    at_least(index, len, plus)?;
+    let room = (len - plus) as u64;
+    let tied = &mut out.counts_mut().buffers[c];
+    if room < tied.0 {
+        *tied = (room, plus as u64, index);
+    }
+    Ok(())
+}
+
+// SAFETY: passes the buffer's address, reports it as read, and ties its
+// length to count C (`ArgEncoder::check_bounds`).
+unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for InLen<T, C, PLUS> {
+    type Arg<'a> = Buf<'a, T>;
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        index: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
+        tie_to_count(out, (C, PLUS), arg.len(), index)?;
+        out.push_buffer(arg, false);
+        Ok(())
+    }
+}
+
+// SAFETY: as for InLen, reporting the buffer as written (refusing a
+// read-only binding).
+unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for OutLen<T, C, PLUS> {
+    type Arg<'a> = Buf<'a, T>;
+    const WRITES: bool = true;
+    fn encode<'a>(
+        arg: &Buf<'a, T>,
+        index: usize,
+        out: &mut ArgEncoder<'a>,
+    ) -> std::result::Result<(), String> {
+        writable(arg, index)?;
+        tie_to_count(out, (C, PLUS), arg.len(), index)?;
+        out.push_buffer(arg, true);
         Ok(())
     }
 }
@@ -361,4 +478,61 @@ tuple_args!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 mod sealed {
     /// Implemented for the parameter tuples alone.
     pub trait Sealed {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(len: usize, writable: bool) -> Buf<'static, f32> {
+        Buf::new(0x1000, len, writable, 1, None)
+    }
+
+    /// Encodes `args` for a launch of 1 x 32 and checks the bounds.
+    fn check<A: KernelArgs>(args: A::Args<'static>) -> std::result::Result<(), String> {
+        let mut encoded = ArgEncoder::default();
+        A::encode(&args, &mut encoded)?;
+        encoded.check_bounds(&LaunchConfig::new(1, 32))
+    }
+
+    type Csr = (
+        InLen<f32, 0, 1>,
+        InLen<f32, 1>,
+        OutLen<f32, 0>,
+        Count<0>,
+        Count<1>,
+    );
+
+    #[test]
+    fn counts_bound_their_own_buffers() {
+        // n = 10 rows (offsets of 11), nnz = 40: every length fits.
+        check::<Csr>((buf(11, false), buf(40, false), buf(10, true), 10, 40)).unwrap();
+        // Longer buffers are fine; each count checks only its own buffers.
+        check::<Csr>((buf(100, false), buf(40, false), buf(10, true), 10, 40)).unwrap();
+        let err = check::<Csr>((buf(10, false), buf(40, false), buf(10, true), 10, 40));
+        assert_eq!(
+            err.unwrap_err(),
+            "count argument 3 is 10 but buffer argument 0 has 10 elements, and the kernel touches 10 + 1 of them"
+        );
+        let err = check::<Csr>((buf(11, false), buf(39, false), buf(10, true), 10, 40));
+        assert_eq!(
+            err.unwrap_err(),
+            "count argument 4 is 40 but buffer argument 1 has 39 elements, and the kernel touches 40 of them"
+        );
+        // A buffer shorter than its PLUS fails whatever the count.
+        let err = check::<Csr>((buf(0, false), buf(40, false), buf(10, true), 0, 40));
+        assert!(err.unwrap_err().contains("touches its first 1"));
+        // OutLen writes: a read-only buffer is refused.
+        let err = check::<Csr>((buf(11, false), buf(40, false), buf(10, false), 10, 40));
+        assert!(err.unwrap_err().contains("bound read-only"));
+    }
+
+    #[test]
+    fn a_count_past_the_last_number_is_refused() {
+        let err = check::<(InLen<f32, 4>, Count<4>)>((buf(8, false), 8));
+        assert_eq!(
+            err.unwrap_err(),
+            "argument 0 names count 4, but a kernel has counts 0 to 3"
+        );
+    }
 }

@@ -15,5 +15,6 @@ mod memory;
 mod nodes;
 mod pdl;
 mod profile;
+mod sparse;
 mod stream_launch;
 mod tracking;

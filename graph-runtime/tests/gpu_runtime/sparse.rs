@@ -1,0 +1,200 @@
+//! Buffers of different lengths in one kernel: a CSR sparse matrix-vector
+//! product whose declaration ties each buffer to its own count (`Count<C>`,
+//! `InLen`, `OutLen`), in a graph and on a stream, and the lengths refused.
+
+use crate::common::gpu;
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, GraphError, LaunchConfig};
+
+/// A CSR matrix of `n` rows and `m` columns, `k` values per row at
+/// scattered columns, and what `y = A x` is on the host (fused
+/// multiply-adds in the kernel's order).
+struct Csr {
+    n: u32,
+    m: u32,
+    offsets: Vec<u32>,
+    cols: Vec<u32>,
+    values: Vec<f32>,
+    x: Vec<f32>,
+}
+
+impl Csr {
+    fn new(n: u32, m: u32, k: u32) -> Csr {
+        let mut offsets = vec![0u32];
+        let (mut cols, mut values) = (Vec::new(), Vec::new());
+        for row in 0..n {
+            for j in 0..k {
+                cols.push((row * 7 + j * 131) % m);
+                values.push(((row + j) % 13) as f32 * 0.25 - 1.0);
+            }
+            offsets.push(cols.len() as u32);
+        }
+        let x = (0..m).map(|c| (c % 17) as f32 * 0.5).collect();
+        Csr {
+            n,
+            m,
+            offsets,
+            cols,
+            values,
+            x,
+        }
+    }
+
+    fn nnz(&self) -> u32 {
+        self.cols.len() as u32
+    }
+
+    fn product(&self) -> Vec<f32> {
+        (0..self.n as usize)
+            .map(|row| {
+                let (b, e) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
+                (b..e).fold(0.0f32, |sum, j| {
+                    self.values[j].mul_add(self.x[self.cols[j] as usize], sum)
+                })
+            })
+            .collect()
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_csr_product_matches_the_host_in_a_graph_and_on_a_stream() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let spmv = kernels::CsrSpmv::load(&ctx).unwrap();
+    let a = Csr::new(10_000, 7_000, 9);
+    let (offsets, cols, values, x) = (
+        stream.clone_htod(&a.offsets).unwrap(),
+        stream.clone_htod(&a.cols).unwrap(),
+        stream.clone_htod(&a.values).unwrap(),
+        stream.clone_htod(&a.x).unwrap(),
+    );
+    let mut y_graph = stream.alloc_zeros::<f32>(a.n as usize).unwrap();
+    let mut y_stream = stream.alloc_zeros::<f32>(a.n as usize).unwrap();
+    let config = LaunchConfig::for_elements(a.n, 128);
+    let counts = (a.n, a.nnz(), a.m);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let args = (
+            g.bind(&offsets),
+            g.bind(&cols),
+            g.bind(&values),
+            g.bind(&x),
+            g.bind_mut(&mut y_graph),
+            counts.0,
+            counts.1,
+            counts.2,
+        );
+        g.add_kernel("spmv", &spmv, config, args, &[]).unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let mut launch = spmv.on(&stream);
+    let args = (
+        launch.bind(&offsets),
+        launch.bind(&cols),
+        launch.bind(&values),
+        launch.bind(&x),
+        launch.bind_mut(&mut y_stream),
+        counts.0,
+        counts.1,
+        counts.2,
+    );
+    launch.launch(config, args).unwrap();
+    let expected = a.product();
+    assert_eq!(stream.clone_dtoh(&y_graph).unwrap(), expected);
+    assert_eq!(stream.clone_dtoh(&y_stream).unwrap(), expected);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn buffers_shorter_than_their_counts_are_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let spmv = kernels::CsrSpmv::load(&ctx).unwrap();
+    let a = Csr::new(100, 50, 3);
+    let (nnz, n, m) = (a.nnz() as usize, a.n as usize, a.m as usize);
+    let offsets = stream.clone_htod(&a.offsets).unwrap();
+    let short_offsets = stream.clone_htod(&a.offsets[..n]).unwrap(); // n, not n + 1
+    let cols = stream.clone_htod(&a.cols).unwrap();
+    let short_cols = stream.clone_htod(&a.cols[..nnz - 1]).unwrap();
+    let values = stream.clone_htod(&a.values).unwrap();
+    let x = stream.clone_htod(&a.x).unwrap();
+    let short_x = stream.clone_htod(&a.x[..m - 1]).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(n).unwrap();
+    let config = LaunchConfig::for_elements(a.n, 128);
+    let counts = (a.n, a.nnz(), a.m);
+    // A too-short column-index buffer, on a stream.
+    let mut launch = spmv.on(&stream);
+    let args = (
+        launch.bind(&offsets),
+        launch.bind(&short_cols),
+        launch.bind(&values),
+        launch.bind(&x),
+        launch.bind_mut(&mut y),
+        counts.0,
+        counts.1,
+        counts.2,
+    );
+    match launch.launch(config, args) {
+        Err(GraphError::LaunchRefused { reason, .. }) => assert_eq!(
+            reason,
+            format!(
+                "count argument 6 is {nnz} but buffer argument 1 has {} elements, and the kernel touches {nnz} of them",
+                nnz - 1
+            )
+        ),
+        other => panic!("expected LaunchRefused, got {other:?}"),
+    }
+    // Row offsets without their `+ 1`, and a short x, in a graph.
+    let mut g = Graph::new(&ctx).unwrap();
+    let yb = g.bind_mut(&mut y);
+    let (o, so, c, v, xb, sx) = (
+        g.bind(&offsets),
+        g.bind(&short_offsets),
+        g.bind(&cols),
+        g.bind(&values),
+        g.bind(&x),
+        g.bind(&short_x),
+    );
+    let err = g
+        .add_kernel(
+            "spmv",
+            &spmv,
+            config,
+            (so, c, v, xb, yb, counts.0, counts.1, counts.2),
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InvalidNode { label, reason }
+            if label == "spmv" && reason.contains(&format!("buffer argument 0 has {n} elements, and the kernel touches {n} + 1 of them"))),
+        "{err}"
+    );
+    let err = g
+        .add_kernel(
+            "spmv",
+            &spmv,
+            config,
+            (o, c, v, sx, yb, counts.0, counts.1, counts.2),
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InvalidNode { reason, .. }
+            if reason.contains(&format!("count argument 7 is {m} but buffer argument 3"))),
+        "{err}"
+    );
+    // The right lengths pass, and nothing above ran: y is still zero.
+    g.add_kernel(
+        "spmv",
+        &spmv,
+        config,
+        (o, c, v, xb, yb, counts.0, counts.1, counts.2),
+        &[],
+    )
+    .unwrap();
+    drop(g);
+    assert!(stream.clone_dtoh(&y).unwrap().iter().all(|v| *v == 0.0));
+}
