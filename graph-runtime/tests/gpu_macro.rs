@@ -219,8 +219,23 @@ fn alloc_scopes_and_escaping_allocation() {
     {
         let g = Scopes::build(&ctx, &mut out, N).unwrap();
         let kept = g.bound().kept;
+        let built = g.graph().allocation_address("inner");
         let mut exec = g.instantiate().unwrap();
+        // Allocation addresses, by the alloc statement's name: fixed at
+        // build, two live at once are distinct, a kernel has none.
+        let (outer, inner) = (
+            exec.exec().allocation_address("outer").unwrap(),
+            exec.exec().allocation_address("inner").unwrap(),
+        );
+        assert_ne!(outer, inner);
+        assert_eq!(built, Some(inner));
+        assert_eq!(
+            exec.exec().allocation_address("kept"),
+            Some(kept.device_ptr())
+        );
+        assert_eq!(exec.exec().allocation_address("a"), None);
         exec.launch(&stream).unwrap();
+        assert_eq!(exec.exec().allocation_address("outer"), Some(outer));
         // `kept` escaped the graph: taken from the exec, read by cudarc
         // (ordered after the launch), freed when dropped.
         escaped = stream

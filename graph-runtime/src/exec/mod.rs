@@ -446,6 +446,17 @@ impl<'a> Exec<'a> {
         BoundMut::find(lock(&self.resources), &buf).ok_or_else(foreign)
     }
 
+    /// The device address of the graph allocation its alloc node
+    /// `label` makes (a DSL `alloc` statement's name; `None` if no alloc
+    /// node has that label). Graph allocations keep their address for the
+    /// graph's life and every launch of its execs, and the driver may give
+    /// two allocations whose lifetimes do not overlap the same address:
+    /// compare them to see it. The address is a number, not a buffer:
+    /// nothing can be read or written through it without `unsafe`.
+    pub fn allocation_address(&self, label: &str) -> Option<u64> {
+        self.registry().allocation_address(label)
+    }
+
     /// The labels of the exec's nodes, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
         self.registry().labels()

@@ -101,6 +101,19 @@ impl Registry {
         let _ = self.dep_list.try_reserve(nodes * 2);
     }
 
+    /// The device address of the allocation made by the alloc node
+    /// labelled `label`, if there is one.
+    pub fn allocation_address(&self, label: &str) -> Option<u64> {
+        self.allocs
+            .iter()
+            .find(|alloc| {
+                alloc
+                    .node()
+                    .is_some_and(|node| self.label(node as usize) == label)
+            })
+            .map(|alloc| alloc.ptr)
+    }
+
     /// Every node's label, in the order they were added.
     pub fn labels(&self) -> Vec<String> {
         (0..self.nodes.len())
