@@ -159,6 +159,21 @@ cuda_graph! {
         bump -> copy -> done;
     }
 
+    /// Host memory the graph owns: the program writes `src` between
+    /// launches, a copy sends it up, a kernel bumps it, a copy brings it
+    /// back into `seen`, and a host node sums that into `sums`.
+    graph HostRoundTrip(x: &mut CudaSlice<f32>, sums: Arc<std::sync::Mutex<Vec<f64>>>, n: u32) {
+        host src: f32[n];
+        host seen: f32[n];
+        up: copy src => x;
+        bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
+        down: copy x => seen;
+        sum: host move |seen: &[f32]| {
+            sums.lock().unwrap().push(seen.iter().map(|v| f64::from(*v)).sum());
+        };
+        up -> bump -> down -> sum;
+    }
+
     /// A child graph type built by the macro.
     graph Inner(x: &mut CudaSlice<f32>, n: u32) {
         bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
@@ -565,4 +580,37 @@ extern "C" __global__ void pick_arm(unsigned long long which, const int* arm) {
         // Arm 1 (AddOne) ran, arm 0 (Iota, which would write 0) did not.
         assert_eq!(stream.clone_dtoh(&hits).unwrap(), [6.0]);
     }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn host_buffers_declared_in_the_dsl_round_trip() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let sums = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let graph = HostRoundTrip::build(&ctx, &mut x, sums.clone(), N).unwrap();
+    let src = graph.bound().src;
+    assert_eq!(src.len(), N as usize);
+    let mut exec = graph.instantiate().unwrap();
+    for round in 0..50u32 {
+        // Written between launches; the launch's copy sends it up.
+        for (i, v) in exec.src().unwrap().iter_mut().enumerate() {
+            *v = (i as u32 % 7 + round) as f32;
+        }
+        exec.launch(&stream).unwrap();
+    }
+    exec.synchronize().unwrap();
+    let expected = |round: u32| -> f64 { (0..N).map(|i| f64::from(i % 7 + round + 1)).sum() };
+    let sums = sums.lock().unwrap().clone();
+    assert_eq!(sums.len(), 50);
+    for (round, sum) in sums.iter().enumerate() {
+        assert_eq!(*sum, expected(round as u32), "round {round}");
+    }
+    // The last launch's copy, read through the exec.
+    let seen = exec.seen().unwrap();
+    assert!(seen
+        .iter()
+        .enumerate()
+        .all(|(i, v)| *v == (i as u32 % 7 + 50) as f32));
 }

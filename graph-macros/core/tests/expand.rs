@@ -294,3 +294,23 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    host_buffers,
+    r#"
+    /// Sums on the host what a copy brought back; a host node picks a
+    /// factor that a copy sends up.
+    pub graph HostSum(x: &mut CudaSlice<f32>, total: Arc<Mutex<f64>>, n: u32) {
+        host seen: f32[n];
+        host factor: f32[1];
+        down: copy x => seen;
+        sum: host move |seen: &[f32]| {
+            *total.lock().unwrap() = seen.iter().map(|v| f64::from(*v)).sum();
+        };
+        pick: host |factor: &mut [f32]| factor[0] = 2.0;
+        up: copy factor => x;
+        down -> sum;
+        [down, pick] -> up;
+    }
+"#
+);

@@ -5,7 +5,8 @@
 //! Accesses are the buffer operands of kernel, copy and fill nodes: a
 //! copy's source is read, its destination and a fill's are written, and a
 //! kernel argument is read or written as the kernel's parameter declares
-//! (`Out<T>` writes), which only rustc knows: a kernel argument unordered
+//! (`Out<T>` writes), which only rustc knows; a host node whose closure
+//! takes a host buffer reads it (`&[T]`) or writes it (`&mut [T]`): a kernel argument unordered
 //! with another access is checked by a const assertion that the expansion
 //! puts at the argument (`KernelRace`). A read-only binding (a `&CudaSlice`
 //! parameter) is a read. Host, child-graph and capture nodes are opaque
@@ -58,7 +59,8 @@ pub(super) enum Access {
 pub(super) struct Touch<'a> {
     pub node: NodeId,
     pub buffer: String,
-    pub operand: &'a Expr,
+    /// Where to report it: the operand, or a host node's parameter.
+    pub operand: &'a dyn quote::ToTokens,
     pub access: Access,
 }
 
@@ -199,6 +201,17 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
                 add(dst, Access::Write);
             }
             Op::Fill { dst, .. } => add(dst, Access::Write),
+            Op::Host {
+                param: Some(param), ..
+            } if model.host_named(&param.name.to_string()).is_some() => out.push(Touch {
+                node: id,
+                buffer: param.name.to_string(),
+                operand: param.name,
+                access: match param.write {
+                    true => Access::Write,
+                    false => Access::Read,
+                },
+            }),
             _ => {}
         }
     }
@@ -284,7 +297,7 @@ fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
         return None;
     };
     let name = path.path.get_ident()?.to_string();
-    if model.buffer_named(&name).is_some() {
+    if model.buffer_named(&name).is_some() || model.host_named(&name).is_some() {
         return Some(name);
     }
     let param = model.def.params.iter().find(|p| p.name == name)?;

@@ -82,6 +82,24 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
             _ => {}
         },
     );
+    // Host buffers: a bound field and an exec accessor each (a clash with a
+    // parameter, a node or another host buffer was reported).
+    for stmt in &def.body.stmts {
+        let Stmt::Host(decl) = stmt else { continue };
+        let (name, ty) = (&decl.name, &decl.ty);
+        let clashes = crate::check::EXEC_METHODS.contains(&name.to_string().as_str());
+        if clashes || bound_names.contains(&name.to_string()) || seen.contains(&name.to_string()) {
+            continue;
+        }
+        bound_names.push(name.to_string());
+        seen.push(name.to_string());
+        bound_fields.push(quote!(pub #name: #rt::HostBuf<#ty>));
+        accessors.push(quote! {
+            pub fn #name(&mut self) -> #rt::Result<&mut [#ty]> {
+                ::core::unreachable!("cuda_graph! reported errors")
+            }
+        });
+    }
     let unreached = quote!(::core::unreachable!("cuda_graph! reported errors"));
     quote! {
         #vis struct #name<'a>(::core::marker::PhantomData<&'a ()>);
@@ -171,7 +189,7 @@ fn walk<'s>(
                 walk(&repeat.body, vars, visit);
                 vars.pop();
             }
-            Stmt::Edge(_) | Stmt::Cond(_) | Stmt::Fragment(_) | Stmt::Place(_) => {}
+            Stmt::Edge(_) | Stmt::Cond(_) | Stmt::Host(_) | Stmt::Fragment(_) | Stmt::Place(_) => {}
         }
     }
 }

@@ -81,6 +81,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             }
         });
 
+    // Host buffers: made first thing in the build (`let y = &HostBuf`, so
+    // nodes pass them by reference), kept in the node table for the exec's
+    // accessors and handed to the caller in the bound struct.
+    let hosts = &model.host_buffers;
+    let make_hosts = hosts.iter().map(|h| {
+        let (name, ty) = (&h.name, &h.ty);
+        let len = super::level::alloc_len(&h.len, rt);
+        quote! { let #name = &#graph_var.add_host_buffer::<#ty>(#len)?; }
+    });
     // Escaping allocations are handed to the caller through the bound struct.
     let escapes: Vec<(&Ident, &Type)> = model
         .nodes
@@ -103,12 +112,20 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             escapes
                 .iter()
                 .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>)),
-        );
+        )
+        .chain(hosts.iter().map(|h| {
+            let (n, t) = (&h.name, &h.ty);
+            quote!(pub #n: #rt::HostBuf<#t>)
+        }));
     let bound_values = slices
         .iter()
-        .map(|(n, _)| *n)
-        .chain(lists.iter().map(|(n, _)| *n))
-        .chain(escapes.iter().map(|(n, _)| *n));
+        .map(|(n, _)| quote!(#n))
+        .chain(lists.iter().map(|(n, _)| quote!(#n)))
+        .chain(escapes.iter().map(|(n, _)| quote!(#n)))
+        .chain(hosts.iter().map(|h| {
+            let n = &h.name;
+            quote!(#n: ::core::clone::Clone::clone(#n))
+        }));
 
     // Typed node handles: kernel, copy and fill nodes.
     let accessed: Vec<usize> = (0..model.nodes.len())
@@ -130,16 +147,39 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         }
         quote!(#label: #ty)
     });
+    let host_fields = hosts.iter().map(|h| {
+        let (n, t) = (&h.name, &h.ty);
+        quote!(#n: #rt::HostBuf<#t>)
+    });
     let repeated_nodes = accessed.iter().any(|&id| !emitter.chains[id].is_empty());
-    // Node tables of repeated nodes are vectors: the table is cloned, not copied.
-    let (nodes_derive, nodes_copy) = if repeated_nodes {
+    // Node tables of repeated nodes are vectors, and host buffers handles:
+    // the table is cloned, not copied.
+    let (nodes_derive, nodes_copy) = if repeated_nodes || !hosts.is_empty() {
         (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
     } else {
         (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
     };
-    let unset_nodes = accessed.iter().map(|&id| {
-        let label = &model.nodes[id].label;
-        quote!(#label: #rt::__private::Unset::unset())
+    let unset_nodes = accessed
+        .iter()
+        .map(|&id| {
+            let label = &model.nodes[id].label;
+            quote!(#label: #rt::__private::Unset::unset())
+        })
+        .chain(hosts.iter().map(|h| {
+            let n = &h.name;
+            quote!(#n: ::core::clone::Clone::clone(#n))
+        }));
+    let host_accessors = hosts.iter().map(|h| {
+        let (n, t) = (&h.name, &h.ty);
+        let doc = format!(
+            "The host buffer `{n}`, to read or write between launches: waits for the last launch first ([`graph_runtime::Exec::host_data`])."
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #n(&mut self) -> #rt::Result<&mut [#t]> {
+                self.exec.host_data(&self.nodes.#n)
+            }
+        }
     });
     let body_accessed: Vec<usize> = accessed
         .iter()
@@ -241,10 +281,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let options = options(model, rt);
     let exec_doc =
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
-    let bound_doc = format!("The buffers [`{name}::build`] bound (and its escaping allocations).");
+    let bound_doc = format!(
+        "The buffers [`{name}::build`] bound (and its escaping allocations and host buffers)."
+    );
     let read_only_checks = read_only_checks(model, rt);
     // A list of buffers is a vector: the bound buffers are cloned, not copied.
-    let (bound_derive, bound_copy) = if lists.is_empty() {
+    let (bound_derive, bound_copy) = if lists.is_empty() && hosts.is_empty() {
         (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
     } else {
         (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
@@ -265,6 +307,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         #nodes_derive
         #vis struct #nodes_name {
             #(#node_fields,)*
+            #(#host_fields,)*
         }
 
         #[doc = #bound_doc]
@@ -315,6 +358,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 #(#bind_slices)*
                 #(#slots)*
                 #loads
+                #(#make_hosts)*
                 let mut #nodes_var = #nodes_name { #(#unset_nodes,)* };
                 #level
                 #(#unslots)*
@@ -426,6 +470,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             }
 
             #(#accessors)*
+            #(#host_accessors)*
 
             fn __start_disabled(&mut self) -> #rt::Result<()> {
                 #(#disabled)*

@@ -390,7 +390,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let add_fill = Ident::new("add_fill", value.span());
                 quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
-            Op::Host { closure } => {
+            Op::Host {
+                closure,
+                param: Some(param),
+            } => {
+                let (name, add) = (
+                    param.name,
+                    match param.write {
+                        true => format_ident!("add_host_writing"),
+                        false => format_ident!("add_host_reading"),
+                    },
+                );
+                quote! { let #var = #g.#add(#label, #name, #closure, #deps)?; }
+            }
+            Op::Host { closure, .. } => {
                 quote! { let #var = #g.add_host(#label, #closure, #deps)?; }
             }
             Op::Empty => quote! { let #var = #g.add_empty(#label, #deps)?; },
@@ -525,7 +538,7 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// An alloc node's length, converted where it is written (an error about its
 /// type points at the user's tokens).
-fn alloc_len(len: &syn::Expr, rt: &Runtime) -> TokenStream {
+pub(super) fn alloc_len(len: &syn::Expr, rt: &Runtime) -> TokenStream {
     let span = syn::spanned::Spanned::span(len);
     let rt = rt.at(span);
     quote::quote_spanned! {span=> #rt::memory::AllocLen::to_len(#len) }

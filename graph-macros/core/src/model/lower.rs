@@ -45,6 +45,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             buffers: Vec::new(),
             repeats: Vec::new(),
             places: Vec::new(),
+            host_buffers: Vec::new(),
             dropped_edges: false,
             handle_names: HashMap::new(),
             buffer_names: HashMap::new(),
@@ -69,6 +70,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
     lowering.resolve_handles();
     lowering.check_setters_in_blocks();
     lowering.resolve_buffers();
+    lowering.resolve_host_uses();
     lowering.resolve_edges();
     lowering.add_scope_edges();
     lowering.model
@@ -124,6 +126,7 @@ impl<'a> Lowering<'a, '_> {
                     self.collect_scope(syntax, level, ctx)
                 }
                 Stmt::Repeat(syntax) => self.collect_repeat(syntax, level, ctx),
+                Stmt::Host(decl) => self.collect_host_buffer(decl, level, ctx),
                 Stmt::Fragment(fragment) => {
                     // Declared before collection, at the graph's top.
                     if level != TOP || ctx.region.is_some() || !self.prefix.is_empty() {
@@ -381,7 +384,7 @@ fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
             dst.to_tokens(&mut tokens);
             value.to_tokens(&mut tokens);
         }
-        Op::Host { closure } => closure.to_tokens(&mut tokens),
+        Op::Host { closure, .. } => closure.to_tokens(&mut tokens),
         Op::Child { graph } => graph.to_tokens(&mut tokens),
         Op::Record { event } | Op::Wait { event } => event.to_tokens(&mut tokens),
         Op::Capture {

@@ -10,12 +10,13 @@
 pub(crate) mod attrs;
 mod blocks;
 mod fragment;
+mod host;
 mod lower;
 mod op;
 mod resolve;
 
 pub use lower::lower;
-pub use op::Op;
+pub use op::{HostParam, Op};
 
 use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
 use proc_macro2::{Span, TokenStream};
@@ -45,6 +46,8 @@ pub struct Model<'a> {
     pub buffers: Vec<Buffer>,
     pub repeats: Vec<Repeat<'a>>,
     pub places: Vec<Place<'a>>,
+    /// `host name: T[len];` declarations, in source order.
+    pub host_buffers: Vec<&'a parse::HostDecl>,
     /// Whether an edge was dropped for a label that did not resolve: the
     /// ordering checks would then report errors of the missing edge.
     pub dropped_edges: bool,
@@ -59,6 +62,11 @@ impl Model<'_> {
     /// top graph.
     pub fn holders(&self, node: NodeId) -> impl Iterator<Item = NodeId> + '_ {
         std::iter::successors(Some(node), |&n| self.levels[self.nodes[n].level].parent)
+    }
+
+    /// The host buffer declared as `name`, if the graph has one.
+    pub fn host_named(&self, name: &str) -> Option<&parse::HostDecl> {
+        self.host_buffers.iter().copied().find(|h| h.name == name)
     }
 
     /// The allocation named `name`, if the graph has one.

@@ -6,6 +6,58 @@ use super::Kind;
 use crate::parse::{self, kw, KernelNode, SwitchArm};
 use syn::{Expr, ExprClosure, Ident, Type};
 
+/// A host node closure's parameter: the host buffer (`host y: T[n];`) it
+/// reads (`|y: &[T]|`, or `|y|`) or writes (`|y: &mut [T]|`).
+#[derive(Debug, Clone, Copy)]
+pub struct HostParam<'a> {
+    pub name: &'a Ident,
+    pub write: bool,
+}
+
+/// The host buffer a host node's closure takes, if it takes one; an error
+/// (at the tokens, with its message) for a parameter list the node cannot
+/// take.
+pub fn host_param(closure: &Expr) -> Result<Option<HostParam<'_>>, (&dyn quote::ToTokens, String)> {
+    let Expr::Closure(closure) = closure else {
+        return Ok(None);
+    };
+    let mut inputs = closure.inputs.iter();
+    let Some(first) = inputs.next() else {
+        return Ok(None);
+    };
+    if let Some(second) = inputs.next() {
+        return Err((
+            second,
+            "a host node's closure takes one host buffer at most".to_string(),
+        ));
+    }
+    let (pat, write) = match first {
+        syn::Pat::Type(typed) => match &*typed.ty {
+            Type::Reference(r) => (&*typed.pat, r.mutability.is_some()),
+            other => {
+                return Err((
+                    other,
+                    "a host buffer parameter is `&[T]` (read) or `&mut [T]` (written)".to_string(),
+                ))
+            }
+        },
+        other => (other, false),
+    };
+    match pat {
+        syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+            Ok(Some(HostParam {
+                name: &ident.ident,
+                write,
+            }))
+        }
+        other => Err((
+            other,
+            "a host node's closure parameter names the host buffer it uses (`|y: &[f32]|`)"
+                .to_string(),
+        )),
+    }
+}
+
 /// A node's operation and its operands, as the user wrote them.
 #[derive(Debug, Clone, Copy)]
 pub enum Op<'a> {
@@ -20,6 +72,8 @@ pub enum Op<'a> {
     },
     Host {
         closure: &'a Expr,
+        /// The host buffer its closure's parameter names, if it has one.
+        param: Option<HostParam<'a>>,
     },
     Empty,
     Child {
@@ -67,7 +121,10 @@ impl<'a> Op<'a> {
             K::Kernel(k) => Op::Kernel(k),
             K::Copy { src, dst, .. } => Op::Copy { src, dst },
             K::Fill { dst, value, .. } => Op::Fill { dst, value },
-            K::Host { closure, .. } => Op::Host { closure },
+            K::Host { closure, .. } => Op::Host {
+                closure,
+                param: host_param(closure).ok().flatten(),
+            },
             K::Empty { .. } => Op::Empty,
             K::Child { graph, .. } => Op::Child { graph },
             K::Record { event, .. } => Op::Record { event },

@@ -81,6 +81,7 @@ pub enum Stmt {
     Node(NodeStmt),
     Edge(EdgeStmt),
     Cond(CondDecl),
+    Host(HostDecl),
     Scope(AllocScope),
     Repeat(RepeatBlock),
     Fragment(Fragment),
@@ -229,6 +230,18 @@ pub struct CondDecl {
     pub keyword: kw::cond,
     pub name: Ident,
     pub default: Option<Expr>,
+}
+
+/// `host name: T[len];`: page-locked host memory the graph owns, which copy
+/// nodes fill or send to the device, host nodes read or write, and the exec
+/// hands to the program between launches.
+#[derive(Debug)]
+pub struct HostDecl {
+    pub attrs: Vec<Attribute>,
+    pub keyword: kw::host,
+    pub name: Ident,
+    pub ty: Type,
+    pub len: Expr,
 }
 
 /// `alloc buf: T[len] { ... }`: an allocation whose alloc node precedes every
@@ -474,6 +487,20 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             keyword,
             name,
             default,
+        }));
+    }
+    if input.peek(kw::host) && input.peek2(Ident) && input.peek3(Token![:]) {
+        let keyword = input.parse()?;
+        let name = input.parse()?;
+        input.parse::<Token![:]>()?;
+        let (ty, len) = node::parse_element_type_and_len(input)?;
+        input.parse::<Token![;]>()?;
+        return Ok(Stmt::Host(HostDecl {
+            attrs,
+            keyword,
+            name,
+            ty,
+            len,
         }));
     }
     if input.peek(kw::fragment) && input.peek2(Ident) {
