@@ -42,16 +42,20 @@ impl<'a> Graph<'a> {
     /// kernel, copy (of device memory), fill, empty, child graph and
     /// conditional nodes. Anything else is refused here, naming the node.
     ///
-    /// A view used on another stream, or after the capture ended, panics
-    /// (checked where cudarc asks a view for its address; a kernel
-    /// launched with cudarc's builder is checked for the capture only).
+    /// Work may fork across streams: [`Capture::fork`] brings another stream
+    /// of the context into the capture and [`Capture::join`] joins it back
+    /// (two memsets on two streams, say, joined before a kernel); the views
+    /// serve there too. A view used on a stream outside the capture, or
+    /// after the capture ended, panics (checked where cudarc asks a view
+    /// for its address; a kernel launched with cudarc's builder is checked
+    /// for the capture only).
     ///
     /// # Safety
     /// - Memory the captured work touches other than through the views
     ///   stays valid while this graph or any exec made from it may run
     ///   (the graph cannot see it to borrow it).
-    /// - Work through the views is issued on the capture stream while the
-    ///   capture begun here is in progress (a kernel launch builder of
+    /// - Work through the views is issued on the capture stream (or a
+    ///   stream forked from it) while the capture begun here is in progress (a kernel launch builder of
     ///   another stream would run it at once, unordered with the graph's
     ///   launches), and `work` neither ends nor begins a capture on the
     ///   stream.

@@ -58,6 +58,33 @@ impl<'c, 'a> Capture<'c, 'a> {
         self.stream
     }
 
+    /// Forks `stream` into the capture (cudarc's `stream.join(capture
+    /// stream)`): it waits for the work captured so far, and the work then
+    /// issued on it is captured too, so the views answer there as on the
+    /// capture stream. Join it back with [`Capture::join`] before the work
+    /// returns: a capture that ends with a fork not joined fails
+    /// (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`), naming the node.
+    ///
+    /// # Errors
+    /// The driver's, when the stream cannot join (another context's, or a
+    /// stream in another capture).
+    pub fn fork(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
+        stream
+            .join(self.stream)
+            .map_err(|e| super::captured("fork (cuStreamWaitEvent)", e))
+    }
+
+    /// Joins a forked stream back: the capture stream waits for the work
+    /// captured on `stream` so far.
+    ///
+    /// # Errors
+    /// The driver's, as for [`Capture::fork`].
+    pub fn join(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
+        self.stream
+            .join(stream)
+            .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))
+    }
+
     /// A view of `buf` that the captured work reads.
     pub fn read<T>(&self, buf: Buf<'a, T>) -> CaptureView<'_, T> {
         self.view(buf, false)
@@ -102,19 +129,26 @@ pub struct CaptureView<'c, T> {
 
 impl<T> CaptureView<'_, T> {
     /// The address, for work on `stream`: only while the view's capture is
-    /// in progress and only on its stream, where the work is captured. Used
-    /// anywhere else it would run at once, unordered with the graph's
-    /// launches (and for a graph allocation, before it exists): a panic,
-    /// which ends and discards the capture.
+    /// in progress and only on a stream in that capture (the capture
+    /// stream, or one forked from it: each reports the capture's id), where
+    /// the work is captured. Used anywhere else it would run at once,
+    /// unordered with the graph's launches (and for a graph allocation,
+    /// before it exists): a panic, which ends and discards the capture.
     fn address(&self, stream: Option<&CudaStream>) -> sys::CUdeviceptr {
-        let same_stream = stream.is_none_or(|s| s.cu_stream() == self.stream.cu_stream());
-        // SAFETY: the capture stream is live (borrowed for the capture).
-        let capturing = unsafe { result::capture_id(self.stream.cu_stream()) };
-        if !same_stream || capturing.ok() != Some(self.id) {
+        let on = stream.map_or(self.stream.cu_stream(), |s| s.cu_stream());
+        // SAFETY: the stream is live (borrowed by the caller, or the
+        // capture stream, borrowed for the capture).
+        let capture = unsafe { result::capture_id(on) };
+        if capture.ok() != Some(self.id) {
             panic!(
                 "a capture node's view of a graph buffer was used outside its capture ({}): \
-                 views serve only work issued on the capture stream while the capture is in progress",
-                if same_stream { "the capture ended" } else { "on another stream" }
+                 views serve only work issued on the capture stream, or on streams forked from it \
+                 (`Capture::fork`), while the capture is in progress",
+                if on == self.stream.cu_stream() {
+                    "the capture ended"
+                } else {
+                    "on a stream that is not in the capture"
+                }
             );
         }
         self.ptr

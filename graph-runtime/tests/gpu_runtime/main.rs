@@ -4,6 +4,7 @@
 //! asked for (`cargo test -- --include-ignored`); then a missing driver
 //! fails them.
 
+mod capture_fork;
 mod common;
 mod conditional;
 mod declarations;
