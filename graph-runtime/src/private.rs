@@ -15,6 +15,23 @@ pub fn fill_value<T: crate::memory::FillValue>(value: T) -> T {
     value
 }
 
+/// Whether two strings are equal, in a const context (a struct
+/// parameter's field lookup by name).
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Whether kernel `K` writes the buffer of its parameter `I` (for the
 /// compile-time check of read-only bindings).
 pub const fn param_writes<K: KernelDef, const I: usize>() -> bool

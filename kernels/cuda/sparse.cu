@@ -20,3 +20,28 @@ extern "C" __global__ void csr_spmv(const unsigned* row_offsets, const unsigned*
         y[row] = sum;
     }
 }
+
+// The same product over a CSR matrix passed by value, as a struct of
+// pointers and sizes (graph_runtime::kernel_struct!, kernels::Csr).
+struct Csr {
+    const unsigned* offsets;
+    const unsigned* cols;
+    const float* values;
+    unsigned n;
+    unsigned nnz;
+};
+
+extern "C" __global__ void csr_spmv_struct(Csr a, const float* x, float* y, unsigned m) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long row = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         row < a.n; row += stride) {
+        unsigned begin = a.offsets[row], end = a.offsets[row + 1];
+        if (end > a.nnz) end = a.nnz;
+        float sum = 0.0f;
+        for (unsigned j = begin; j < end; ++j) {
+            unsigned c = a.cols[j];
+            if (c < m) sum += a.values[j] * x[c];
+        }
+        y[row] = sum;
+    }
+}

@@ -94,6 +94,20 @@ macro_rules! with_pdl {
 /// The [PDL prelude](pdl_prelude) as a constant.
 pub const PDL_PRELUDE: &str = pdl_prelude!();
 
+graph_runtime::kernel_struct! {
+    /// A CSR matrix of `n` rows and `nnz` stored values, as
+    /// `csr_spmv_struct` takes it by value: `struct Csr { const unsigned*
+    /// offsets; const unsigned* cols; const float* values; unsigned n;
+    /// unsigned nnz; }`.
+    pub struct Csr {
+        offsets: InLen<u32, 0, 1>,
+        cols: InLen<u32, 1>,
+        values: InLen<f32, 1>,
+        n: Count<0>,
+        nnz: Count<1>,
+    }
+}
+
 // Each declaration's SAFETY comment gives the CUDA C signature it matches.
 // What a kernel touches is bounded by something the runtime checks: below
 // its `Len` argument (checked against every `In`/`Out` buffer), at its
@@ -185,6 +199,14 @@ graph_runtime::declare_kernel! {
     // it checks below m, and writes y[..n].
     pub CsrSpmv: (InLen<u32, 0, 1>, InLen<u32, 1>, InLen<f32, 1>, InLen<f32, 2>, OutLen<f32, 0>,
                   Count<0>, Count<1>, Count<2>) = unsafe cuda_c(SPARSE_SOURCE, "csr_spmv");
+
+    /// [`CsrSpmv`] over a matrix passed by value as a struct ([`Csr`]).
+    // SAFETY: matches `csr_spmv_struct(Csr a, const float* x, float* y,
+    // unsigned m)` with `struct Csr { const unsigned* offsets; const
+    // unsigned* cols; const float* values; unsigned n; unsigned nnz; }`
+    // (laid out as `Csr`'s fields); touches what CsrSpmv does.
+    pub CsrSpmvStruct: (Csr<'static>, InLen<f32, 2>, OutLen<f32, 0>, Count<2>) =
+        unsafe cuda_c(SPARSE_SOURCE, "csr_spmv_struct");
 
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.

@@ -255,6 +255,81 @@ impl<'a> ArgEncoder<'a> {
         self.push_use(buffer.as_use(write));
     }
 
+    /// Encodes a struct parameter ([`kernel_struct!`](crate::kernel_struct)):
+    /// `fields` encodes each field as its own parameter type would into a
+    /// fresh encoder (so each is checked and its buffers reported as for a
+    /// separate argument), then their values are laid out as the kernel's
+    /// C struct (`layout`: each field's size and alignment, in order) and
+    /// pushed as one parameter, and the fields' buffers and bounds become
+    /// this encoder's.
+    #[doc(hidden)]
+    pub fn encode_struct(
+        &mut self,
+        index: usize,
+        layout: &[Option<(usize, usize)>],
+        fields: impl FnOnce(&mut ArgEncoder<'a>) -> std::result::Result<(), String>,
+    ) -> std::result::Result<(), String> {
+        let mut inner = ArgEncoder::default();
+        fields(&mut inner)?;
+        if inner.overflow || inner.len != layout.len() {
+            return Err(format!(
+                "argument {index}: a struct parameter holds at most {MAX_PARAMS} fields of {} bytes in all",
+                VALUE_WORDS * 8
+            ));
+        }
+        if !inner.conds().is_empty() || !inner.execs().is_empty() {
+            return Err(format!(
+                "argument {index}: a struct parameter cannot hold conditional handles or execs"
+            ));
+        }
+        if self.use_count + inner.use_count > MAX_PARAMS {
+            return Err(format!(
+                "the kernel's arguments pass more than {MAX_PARAMS} buffers (struct fields included)"
+            ));
+        }
+        let (words, starts) = inner.values();
+        // Each value's bytes, in order, from the start of its first word.
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let mut packed = Vec::new();
+        let mut largest = 1;
+        for (field, (&start, place)) in starts.iter().zip(layout).enumerate() {
+            let Some((size, align)) = *place else {
+                return Err(format!(
+                    "argument {index}: field {field} has a type a struct parameter cannot hold"
+                ));
+            };
+            largest = largest.max(align);
+            packed.resize(packed.len().next_multiple_of(align.max(1)), 0);
+            let from = start as usize * 8;
+            packed.extend_from_slice(&bytes[from..from + size]);
+        }
+        packed.resize(packed.len().next_multiple_of(largest), 0);
+        self.push_bytes(&packed);
+        for used in inner.uses() {
+            self.push_use(*used);
+        }
+        let (mine, theirs) = (&mut self.bounds, &inner.bounds);
+        lower(&mut mine.shortest, theirs.shortest.0, theirs.shortest.1);
+        raise(&mut mine.count, theirs.count.0, theirs.count.1);
+        raise(&mut mine.index_end, theirs.index_end.0, theirs.index_end.1);
+        lower(&mut mine.per_block, theirs.per_block.0, theirs.per_block.1);
+        if let Some(counts) = &theirs.counts {
+            let mut merged = self.counts_mut().clone();
+            for c in 0..COUNTS {
+                raise(
+                    &mut merged.counts[c],
+                    counts.counts[c].0,
+                    counts.counts[c].1,
+                );
+                if counts.buffers[c].0 < merged.buffers[c].0 {
+                    merged.buffers[c] = counts.buffers[c];
+                }
+            }
+            *self.counts_mut() = merged;
+        }
+        Ok(())
+    }
+
     /// The execs the encoded arguments let the kernel launch.
     pub(crate) fn execs(&self) -> &[DeviceTarget<'a>] {
         &self.execs

@@ -28,6 +28,10 @@ pub unsafe trait KernelParam: 'static {
     /// refuses, at compile time, to pass a slice bound read-only to such a
     /// parameter (the runtime refuses it at build time as well).
     const WRITES: bool = false;
+    /// Its (size, alignment) as a field of a struct parameter
+    /// ([`kernel_struct!`](crate::kernel_struct)), in the kernel's C
+    /// layout; `None` for what a struct cannot hold (handles, execs).
+    const FIELD: Option<(usize, usize)> = None;
     #[doc(hidden)]
     fn encode<'a>(
         arg: &Self::Arg<'a>,
@@ -41,6 +45,7 @@ macro_rules! scalar_params {
         // SAFETY: a plain scalar, passed by value; it touches no memory.
         unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
+            const FIELD: Option<(usize, usize)> = Some((std::mem::size_of::<$t>(), std::mem::align_of::<$t>()));
             fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
                 out.push_scalar(arg.to_ne_bytes());
                 Ok(())
@@ -155,6 +160,7 @@ pub struct ExecParam;
 // bounding the node's Len and Index arguments.
 unsafe impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -180,6 +186,7 @@ fn at_least(arg: usize, len: usize, n: usize) -> std::result::Result<(), String>
 // has the N elements the kernel reads.
 unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -204,6 +211,7 @@ fn writable(arg: &Buf<'_, impl Sized>, index: usize) -> std::result::Result<(), 
 // SAFETY: as for Out, and checks the N elements the kernel touches.
 unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
@@ -221,6 +229,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
 // configuration (`ArgEncoder::check_bounds`).
 unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
@@ -238,6 +247,7 @@ unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
 // (`ArgEncoder::check_bounds`).
 unsafe impl KernelParam for Len {
     type Arg<'a> = u32;
+    const FIELD: Option<(usize, usize)> = UNSIGNED;
     fn encode(
         arg: &u32,
         index: usize,
@@ -248,6 +258,11 @@ unsafe impl KernelParam for Len {
         Ok(())
     }
 }
+
+/// A device address as a struct field (`T*`).
+const POINTER: Option<(usize, usize)> = Some((8, 8));
+/// A count or index as a struct field (`unsigned`).
+const UNSIGNED: Option<(usize, usize)> = Some((4, 4));
 
 /// Refuses a count number past [`COUNTS`] (a declaration's mistake: every
 /// launch of the kernel is refused).
@@ -265,6 +280,7 @@ fn count_number(c: usize, index: usize) -> std::result::Result<(), String> {
 // buffers tied to it (`ArgEncoder::check_bounds`).
 unsafe impl<const C: usize> KernelParam for Count<C> {
     type Arg<'a> = u32;
+    const FIELD: Option<(usize, usize)> = UNSIGNED;
     fn encode(
         arg: &u32,
         index: usize,
@@ -298,6 +314,7 @@ fn tie_to_count(
 // length to count C (`ArgEncoder::check_bounds`).
 unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for InLen<T, C, PLUS> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -313,6 +330,7 @@ unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for InLen
 // read-only binding).
 unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for OutLen<T, C, PLUS> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
@@ -329,6 +347,7 @@ unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for OutLe
 // SAFETY: a 32-bit index, checked below the In/Out buffers' lengths.
 unsafe impl KernelParam for Index {
     type Arg<'a> = u32;
+    const FIELD: Option<(usize, usize)> = UNSIGNED;
     fn encode(
         arg: &u32,
         index: usize,
@@ -345,6 +364,7 @@ unsafe impl KernelParam for Index {
 // arguments.
 unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
+    const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
     fn encode<'a>(
         arg: &Buf<'a, T>,
@@ -364,6 +384,8 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
 // does so under its declaration's `unsafe` promise.)
 unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
     type Arg<'a> = T;
+    const FIELD: Option<(usize, usize)> =
+        Some((std::mem::size_of::<T>(), std::mem::align_of::<T>()));
     fn encode(arg: &T, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
         out.push_bytes(bytemuck::bytes_of(arg));
         Ok(())
@@ -374,6 +396,8 @@ unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
 // struct parameter, or a fixed-size array the kernel takes by value).
 unsafe impl<T: bytemuck::Pod, const N: usize> KernelParam for [T; N] {
     type Arg<'a> = [T; N];
+    const FIELD: Option<(usize, usize)> =
+        Some((std::mem::size_of::<[T; N]>(), std::mem::align_of::<T>()));
     fn encode(arg: &[T; N], _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
         out.push_bytes(bytemuck::cast_slice(arg.as_slice()));
         Ok(())
@@ -525,6 +549,55 @@ mod tests {
         // OutLen writes: a read-only buffer is refused.
         let err = check::<Csr>((buf(11, false), buf(40, false), buf(10, false), 10, 40));
         assert!(err.unwrap_err().contains("bound read-only"));
+    }
+
+    crate::kernel_struct! {
+        /// `struct { const float* a; unsigned n; double scale; unsigned char flag; }`
+        struct Mixed {
+            a: In<f32>,
+            n: Len,
+            scale: Val<f64>,
+            flag: u8,
+        }
+    }
+
+    #[test]
+    fn struct_fields_are_laid_out_as_c_and_checked_as_arguments() {
+        let a = Buf::new(0x1122_3344_5566_7788, 100, false, 1, None);
+        let arg = Mixed {
+            a,
+            n: 100,
+            scale: 0.5,
+            flag: 7,
+        };
+        let mut encoded = ArgEncoder::default();
+        <(Mixed<'static>, Len) as KernelArgs>::encode(&(arg, 100), &mut encoded).unwrap();
+        encoded.check_bounds(&LaunchConfig::new(1, 32)).unwrap();
+        let (words, starts) = encoded.values();
+        assert_eq!(starts, [0, 4]);
+        // a @ 0, n @ 8, scale @ 16 (8-aligned), flag @ 24, padded to 32.
+        assert_eq!(words[0], 0x1122_3344_5566_7788);
+        assert_eq!(words[1] as u32, 100);
+        assert_eq!(f64::from_bits(words[2]), 0.5);
+        assert_eq!(words[3], 7);
+        assert_eq!(encoded.uses().len(), 1);
+        assert!(!encoded.uses()[0].write);
+        // The struct's Len bounds its buffer, as the separate Len does.
+        let arg = Mixed {
+            a,
+            n: 101,
+            scale: 0.5,
+            flag: 7,
+        };
+        let mut encoded = ArgEncoder::default();
+        <(Mixed<'static>, Len) as KernelArgs>::encode(&(arg, 1), &mut encoded).unwrap();
+        let err = encoded.check_bounds(&LaunchConfig::new(1, 32)).unwrap_err();
+        assert_eq!(
+            err,
+            "length argument 0 is 101 but buffer argument 0 has 100 elements"
+        );
+        const { assert!(!<Mixed<'static> as KernelParam>::WRITES) };
+        assert!(!Mixed::__field_writes("a") && !Mixed::__field_writes("nope"));
     }
 
     #[test]

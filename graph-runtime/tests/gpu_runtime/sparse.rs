@@ -198,3 +198,56 @@ fn buffers_shorter_than_their_counts_are_refused() {
     drop(g);
     assert!(stream.clone_dtoh(&y).unwrap().iter().all(|v| *v == 0.0));
 }
+
+/// The matrix passed by value as a struct of buffers and counts
+/// (`kernels::Csr`, a `kernel_struct!`): the same product, and a short
+/// field refused as a separate argument would be.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_struct_of_buffers_is_a_kernel_argument() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let spmv = kernels::CsrSpmvStruct::load(&ctx).unwrap();
+    let a = Csr::new(5_000, 3_000, 7);
+    let (offsets, cols, values, x) = (
+        stream.clone_htod(&a.offsets).unwrap(),
+        stream.clone_htod(&a.cols).unwrap(),
+        stream.clone_htod(&a.values).unwrap(),
+        stream.clone_htod(&a.x).unwrap(),
+    );
+    let short_cols = stream.clone_htod(&a.cols[..a.cols.len() - 1]).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(a.n as usize).unwrap();
+    let config = LaunchConfig::for_elements(a.n, 128);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let matrix = kernels::Csr {
+            offsets: g.bind(&offsets),
+            cols: g.bind(&cols),
+            values: g.bind(&values),
+            n: a.n,
+            nnz: a.nnz(),
+        };
+        let (xb, yb) = (g.bind(&x), g.bind_mut(&mut y));
+        let short = kernels::Csr {
+            cols: g.bind(&short_cols),
+            ..matrix
+        };
+        let err = g
+            .add_kernel("short", &spmv, config, (short, xb, yb, a.m), &[])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "count argument 0 is {} but buffer argument 0 has {} elements",
+                a.nnz(),
+                a.nnz() - 1
+            )),
+            "{err}"
+        );
+        g.add_kernel("spmv", &spmv, config, (matrix, xb, yb, a.m), &[])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), a.product());
+}

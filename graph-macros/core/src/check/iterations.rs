@@ -319,9 +319,10 @@ fn report(
             );
             match touch.access {
                 Access::Write => diag.error_with_help(touch.operand, message, help),
-                Access::Kernel(index) => races.push(KernelRace {
+                Access::Kernel(at) => races.push(KernelRace {
                     node: touch.node,
-                    index,
+                    index: at.index,
+                    field: at.field,
                     message,
                     label: format!("`{me}`'s kernel writes `{buffer}` through this parameter"),
                     help,

@@ -36,6 +36,9 @@ pub struct KernelRace {
     pub node: NodeId,
     /// The argument's index.
     pub index: usize,
+    /// The field of a struct literal argument (its position in the
+    /// literal) whose buffer races, if it is one.
+    pub field: Option<usize>,
     /// The error rustc shows if the parameter writes, its label at the
     /// argument, and a hint.
     pub message: String,
@@ -44,7 +47,8 @@ pub struct KernelRace {
     /// A kernel argument that races with this one and reports the pair
     /// itself when its parameter writes: the check then holds (one error
     /// for one missing edge).
-    pub unless_writes: Option<(NodeId, usize)>,
+    /// (node, argument index, struct literal field).
+    pub unless_writes: Option<(NodeId, usize, Option<usize>)>,
 }
 
 /// How a node accesses a buffer.
@@ -53,7 +57,15 @@ pub(super) enum Access {
     Read,
     Write,
     /// A kernel argument: a write if the kernel's parameter writes.
-    Kernel(usize),
+    Kernel(ArgAt),
+}
+
+/// A kernel argument: its index, and for a buffer in a struct literal
+/// argument (`kernel_struct!`), the field's position in the literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ArgAt {
+    pub index: usize,
+    pub field: Option<usize>,
 }
 
 pub(super) struct Touch<'a> {
@@ -128,14 +140,15 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
                     "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap"
                 ),
             ),
-            Access::Kernel(index) => races.push(KernelRace {
+            Access::Kernel(at) => races.push(KernelRace {
                 node: touch.node,
-                index,
+                index: at.index,
+                field: at.field,
                 // Two kernel arguments that race with each other first: the
                 // earlier one reports the pair if its parameter writes.
                 unless_writes: match peer.access {
-                    Access::Kernel(peer_index) if first < t && peers[first].first == Some(t) => {
-                        Some((peer.node, peer_index))
+                    Access::Kernel(peer_at) if first < t && peers[first].first == Some(t) => {
+                        Some((peer.node, peer_at.index, peer_at.field))
                     }
                     _ => None,
                 },
@@ -187,13 +200,26 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
         match node.op {
             Op::Kernel(k) => {
                 for (i, arg) in k.args.iter().enumerate() {
-                    // A read-only binding is refused where a parameter writes.
-                    let access = if model.read_only_param(arg).is_some() {
-                        Access::Read
-                    } else {
-                        Access::Kernel(i)
+                    // A struct literal (`kernel_struct!`): each field is an
+                    // argument of its own.
+                    let fields: Vec<(&'a Expr, Option<usize>)> = match arg {
+                        Expr::Struct(literal) => literal
+                            .fields
+                            .iter()
+                            .enumerate()
+                            .map(|(j, f)| (&f.expr, Some(j)))
+                            .collect(),
+                        _ => vec![(arg, None)],
                     };
-                    add(arg, access);
+                    for (value, field) in fields {
+                        // A read-only binding is refused where a parameter writes.
+                        let access = if model.read_only_param(value).is_some() {
+                            Access::Read
+                        } else {
+                            Access::Kernel(ArgAt { index: i, field })
+                        };
+                        add(value, access);
+                    }
                 }
             }
             Op::Copy { src, dst } => {

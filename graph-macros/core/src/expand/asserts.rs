@@ -21,22 +21,44 @@ struct Rule<'r> {
     note: &'r str,
 }
 
-/// That parameter `index` of kernel `path` only reads (or that parameter
-/// `unless` writes: another check reports the pair), or `rule`'s error at
-/// `span` (the argument).
+/// Whether the parameter a kernel argument goes to writes: parameter
+/// `index` of kernel `path`, or for field `field` of a struct literal
+/// argument (`kernel_struct!`), that field's parameter type.
+fn writes(
+    rt: &Runtime,
+    path: &syn::Path,
+    arg: &syn::Expr,
+    index: usize,
+    field: Option<usize>,
+    span: Span,
+) -> TokenStream {
+    let rt = rt.at(span);
+    if let (Some(j), syn::Expr::Struct(literal)) = (field, arg) {
+        if let Some(f) = literal.fields.iter().nth(j) {
+            let struct_path = &literal.path;
+            let name = match &f.member {
+                syn::Member::Named(ident) => ident.to_string(),
+                syn::Member::Unnamed(index) => index.index.to_string(),
+            };
+            return quote_spanned! {span=> #struct_path::__field_writes(#name) };
+        }
+    }
+    let index = syn::Index::from(index);
+    quote_spanned! {span=> #rt::__private::param_writes::<#path, #index>() }
+}
+
+/// That the parameter `writes` says only reads (or that another one,
+/// `unless`, writes: another check reports the pair), or `rule`'s error
+/// at `span` (the argument).
 fn reads_only(
     rt: &Runtime,
-    (path, index): (&syn::Path, usize),
-    unless: Option<(&syn::Path, usize)>,
+    writes: TokenStream,
+    unless: Option<TokenStream>,
     span: Span,
     rule: Rule<'_>,
 ) -> TokenStream {
     let rt = rt.at(span);
-    let index = syn::Index::from(index);
-    let unless = unless.map(|(path, index)| {
-        let index = syn::Index::from(index);
-        quote_spanned! {span=> && !#rt::__private::param_writes::<#path, #index>() }
-    });
+    let unless = unless.map(|other| quote_spanned! {span=> && !#other });
     let Rule {
         name,
         message,
@@ -48,7 +70,7 @@ fn reads_only(
     // declares the trait, so they cannot name it.
     quote_spanned! {span=>
         const _: () = {
-            const WRITES: bool = #rt::__private::param_writes::<#path, #index>() #unless;
+            const WRITES: bool = #writes #unless;
             {
                 #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
                 trait #name {
@@ -72,25 +94,32 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> Toke
         let Some(arg) = k.args.iter().nth(race.index) else {
             continue;
         };
+        // Reported at the racing field's value, for a struct literal.
+        let at = match (race.field, arg) {
+            (Some(j), syn::Expr::Struct(literal)) => literal
+                .fields
+                .iter()
+                .nth(j)
+                .map_or(arg.span(), |f| f.expr.span()),
+            _ => arg.span(),
+        };
         let rule = Rule {
             name: "NoDataRace",
             message: &race.message,
             label: &race.label,
             note: &race.help,
         };
-        let unless = race
-            .unless_writes
-            .and_then(|(node, index)| match model.nodes[node].op {
-                Op::Kernel(peer) => Some((&peer.function, index)),
-                _ => None,
-            });
-        out.extend(reads_only(
-            rt,
-            (&k.function, race.index),
-            unless,
-            arg.span(),
-            rule,
-        ));
+        let unless =
+            race.unless_writes
+                .and_then(|(node, index, field)| match model.nodes[node].op {
+                    Op::Kernel(peer) => {
+                        let peer_arg = peer.args.iter().nth(index)?;
+                        Some(writes(rt, &peer.function, peer_arg, index, field, at))
+                    }
+                    _ => None,
+                });
+        let writes = writes(rt, &k.function, arg, race.index, race.field, at);
+        out.extend(reads_only(rt, writes, unless, at, rule));
     }
     out
 }
@@ -103,7 +132,17 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
         let Op::Kernel(k) = node.op else {
             continue;
         };
-        for (i, arg) in k.args.iter().enumerate() {
+        let values = k.args.iter().enumerate().flat_map(|(i, arg)| match arg {
+            // A struct literal (`kernel_struct!`): each field's value.
+            syn::Expr::Struct(literal) => literal
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(j, f)| (i, arg, Some(j), &f.expr))
+                .collect::<Vec<_>>(),
+            _ => vec![(i, arg, None, arg)],
+        });
+        for (i, whole, field, arg) in values {
             let (message, note, name) = if let Some(name) = model.read_only_param(arg) {
                 (
                     format!("`{name}` is bound read-only (`&CudaSlice`), but this parameter of the kernel writes it"),
@@ -126,7 +165,8 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
                 label: &label,
                 note: &note,
             };
-            out.extend(reads_only(rt, (&k.function, i), None, arg.span(), rule));
+            let writes = writes(rt, &k.function, whole, i, field, arg.span());
+            out.extend(reads_only(rt, writes, None, arg.span(), rule));
         }
     }
     out
