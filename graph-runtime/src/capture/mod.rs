@@ -45,7 +45,8 @@ impl<'a> Graph<'a> {
     /// Work may fork across streams: [`Capture::fork`] brings another stream
     /// of the context into the capture and [`Capture::join`] joins it back
     /// (two memsets on two streams, say, joined before a kernel); the views
-    /// serve there too. A view used on a stream outside the capture, or
+    /// serve there too, and forks left open when the work returns (or
+    /// fails, or panics) are joined back then. A view used on a stream outside the capture, or
     /// after the capture ended, panics (checked where cudarc asks a view
     /// for its address; a kernel launched with cudarc's builder is checked
     /// for the capture only).

@@ -31,6 +31,8 @@ pub struct Capture<'c, 'a> {
     /// The capture's id (`cuStreamGetCaptureInfo`): views check it.
     id: u64,
     uses: RefCell<Vec<BufferUse>>,
+    /// Streams forked into the capture and not joined back yet.
+    forks: RefCell<Vec<Arc<CudaStream>>>,
     _buffers: PhantomData<Buf<'a, ()>>,
 }
 
@@ -48,6 +50,7 @@ impl<'c, 'a> Capture<'c, 'a> {
             stream,
             id,
             uses: RefCell::new(Vec::new()),
+            forks: RefCell::new(Vec::new()),
             _buffers: PhantomData,
         }
     }
@@ -61,9 +64,12 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// Forks `stream` into the capture (cudarc's `stream.join(capture
     /// stream)`): it waits for the work captured so far, and the work then
     /// issued on it is captured too, so the views answer there as on the
-    /// capture stream. Join it back with [`Capture::join`] before the work
-    /// returns: a capture that ends with a fork not joined fails
-    /// (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`), naming the node.
+    /// capture stream. Join it back with [`Capture::join`] where the work
+    /// on the capture stream must wait for it; a fork still open when the
+    /// work returns (or panics) is joined back then, so the capture ends
+    /// whole and the stream leaves it. (A stream forked with cudarc's own
+    /// `join` and left open fails the capture,
+    /// `CUDA_ERROR_STREAM_CAPTURE_UNJOINED`, and stays unusable.)
     ///
     /// # Errors
     /// The driver's, when the stream cannot join (another context's, or a
@@ -71,7 +77,9 @@ impl<'c, 'a> Capture<'c, 'a> {
     pub fn fork(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
         stream
             .join(self.stream)
-            .map_err(|e| super::captured("fork (cuStreamWaitEvent)", e))
+            .map_err(|e| super::captured("fork (cuStreamWaitEvent)", e))?;
+        self.forks.borrow_mut().push(stream.clone());
+        Ok(())
     }
 
     /// Joins a forked stream back: the capture stream waits for the work
@@ -82,7 +90,11 @@ impl<'c, 'a> Capture<'c, 'a> {
     pub fn join(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
         self.stream
             .join(stream)
-            .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))
+            .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))?;
+        self.forks
+            .borrow_mut()
+            .retain(|fork| fork.cu_stream() != stream.cu_stream());
+        Ok(())
     }
 
     /// A view of `buf` that the captured work reads.
@@ -110,9 +122,22 @@ impl<'c, 'a> Capture<'c, 'a> {
         }
     }
 
-    /// The uses the views declared.
+    /// The uses the views declared (the open forks joined back).
     pub(crate) fn into_uses(self) -> Vec<BufferUse> {
-        self.uses.into_inner()
+        std::mem::take(&mut *self.uses.borrow_mut())
+    }
+}
+
+impl Drop for Capture<'_, '_> {
+    /// Joins the forks still open into the capture stream before the
+    /// capture ends (when the work returned, failed or panicked): a fork
+    /// left out would fail the capture and leave its stream unusable. A
+    /// join the driver refuses (the capture already broken) is left: the
+    /// capture's end reports the error.
+    fn drop(&mut self) {
+        for fork in self.forks.get_mut().drain(..) {
+            let _ = self.stream.join(&fork);
+        }
     }
 }
 
