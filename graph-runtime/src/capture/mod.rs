@@ -55,6 +55,10 @@ impl<'a> Graph<'a> {
     /// - Memory the captured work touches other than through the views
     ///   stays valid while this graph or any exec made from it may run
     ///   (the graph cannot see it to borrow it).
+    /// - A stream forked into the capture ([`Capture::fork`]) is used by
+    ///   nothing but the work until it is joined back: work another thread
+    ///   issues on it meanwhile is captured into this graph, and runs at
+    ///   every launch (after the memory it names may be gone).
     /// - Work through the views is issued on the capture stream (or a
     ///   stream forked from it) while the capture begun here is in progress (a kernel launch builder of
     ///   another stream would run it at once, unordered with the graph's

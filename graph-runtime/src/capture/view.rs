@@ -72,9 +72,11 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// `CUDA_ERROR_STREAM_CAPTURE_UNJOINED`, and stays unusable.)
     ///
     /// # Errors
-    /// The driver's, when the stream cannot join (another context's, or a
-    /// stream in another capture).
+    /// [`GraphError::ForeignHandle`](crate::GraphError::ForeignHandle) for
+    /// a stream of another context; the driver's, when the stream cannot
+    /// join (one in another capture, say).
     pub fn fork(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
+        self.same_context(stream, "fork")?;
         stream
             .join(self.stream)
             .map_err(|e| super::captured("fork (cuStreamWaitEvent)", e))?;
@@ -88,6 +90,7 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// # Errors
     /// The driver's, as for [`Capture::fork`].
     pub fn join(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
+        self.same_context(stream, "join")?;
         self.stream
             .join(stream)
             .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))?;
@@ -95,6 +98,16 @@ impl<'c, 'a> Capture<'c, 'a> {
             .borrow_mut()
             .retain(|fork| fork.cu_stream() != stream.cu_stream());
         Ok(())
+    }
+
+    /// Refuses a stream of another context than the capture's.
+    fn same_context(&self, stream: &CudaStream, operation: &str) -> crate::Result<()> {
+        if stream.context().cu_ctx() == self.stream.context().cu_ctx() {
+            return Ok(());
+        }
+        Err(crate::GraphError::ForeignHandle {
+            what: format!("the stream passed to `Capture::{operation}` (another context's)"),
+        })
     }
 
     /// A view of `buf` that the captured work reads.

@@ -90,7 +90,7 @@ pub use encode::ArgEncoder;
 use load::cached_module;
 pub use params::*;
 pub(crate) use stream::param_pointers;
-pub use stream::StreamLaunch;
+pub use stream::{StreamBuffer, StreamBufferMut, StreamLaunch};
 
 /// Where a kernel's code comes from.
 #[derive(Debug, Clone, Copy)]

@@ -4,12 +4,19 @@
 //! buffers, no write through a read-only binding, buffers of this launch's
 //! context), then orders itself with cudarc's event tracking of every
 //! buffer it binds (waits for their pending work, records its own use), as
-//! cudarc's launch builder does for its slices.
+//! cudarc's launch builder does for its slices, and makes each buffer's
+//! own stream (where cudarc frees it) wait for the launch, which orders
+//! the free even once cudarc has stopped tracking. The buffers are
+//! cudarc's slices and views and [`Escaped`](crate::Escaped) allocations
+//! only ([`StreamBuffer`], sealed): the launch trusts their addresses and
+//! lengths.
 
 use super::encode::MAX_PARAMS;
 use super::*;
 use crate::graph::{next_id, FOREIGN_ROOT};
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+};
 use std::ffi::c_void;
 
 /// A launch of a declared kernel on a stream, being set up: bind the
@@ -50,7 +57,8 @@ pub struct StreamLaunch<'k, 'a, A> {
     /// Identifies the buffers bound here: a `Buf` of a graph or of another
     /// launch carries another root and is refused.
     root: u64,
-    bindings: Vec<Box<dyn Acquire + 'a>>,
+    /// The bound buffers, each with the stream cudarc frees it on.
+    bindings: Vec<(Box<dyn Acquire + 'a>, Arc<CudaStream>)>,
 }
 
 impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
@@ -87,6 +95,55 @@ impl<T, S: DevicePtrMut<T> + ?Sized> Acquire for Write<'_, S, T> {
     }
 }
 
+/// A buffer a stream launch binds for reading: cudarc's `CudaSlice`,
+/// `CudaView` and `CudaViewMut`, and an [`Escaped`](crate::Escaped).
+/// Sealed: the launch trusts the address and length it reports.
+pub trait StreamBuffer<T>: DevicePtr<T> + sealed::Sealed {
+    /// Its address, with no effect but ordering `stream` (the launch's)
+    /// after the buffer's pending writes.
+    #[doc(hidden)]
+    fn address_on(&self, stream: &CudaStream) -> u64;
+}
+
+/// A buffer a stream launch binds for writing: a `CudaSlice`, a
+/// `CudaViewMut`, an [`Escaped`](crate::Escaped). Sealed, as
+/// [`StreamBuffer`].
+pub trait StreamBufferMut<T>: DevicePtrMut<T> + StreamBuffer<T> {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T> Sealed for cudarc::driver::CudaSlice<T> {}
+    impl<T> Sealed for cudarc::driver::CudaView<'_, T> {}
+    impl<T> Sealed for cudarc::driver::CudaViewMut<'_, T> {}
+    impl<T> Sealed for crate::Escaped<T> {}
+}
+
+impl<T> StreamBuffer<T> for CudaSlice<T> {
+    fn address_on(&self, stream: &CudaStream) -> u64 {
+        address(self.device_ptr(stream))
+    }
+}
+impl<T> StreamBuffer<T> for CudaView<'_, T> {
+    fn address_on(&self, stream: &CudaStream) -> u64 {
+        address(self.device_ptr(stream))
+    }
+}
+impl<T> StreamBuffer<T> for CudaViewMut<'_, T> {
+    fn address_on(&self, stream: &CudaStream) -> u64 {
+        address(self.device_ptr(stream))
+    }
+}
+impl<T> StreamBuffer<T> for crate::Escaped<T> {
+    fn address_on(&self, _: &CudaStream) -> u64 {
+        // Its fixed address, without the allocation's ordering (done at
+        // the launch, where its use is recorded).
+        crate::Escaped::device_ptr(self)
+    }
+}
+impl<T> StreamBufferMut<T> for CudaSlice<T> {}
+impl<T> StreamBufferMut<T> for CudaViewMut<'_, T> {}
+impl<T> StreamBufferMut<T> for crate::Escaped<T> {}
+
 impl<A: KernelArgs> Kernel<A> {
     /// Sets up a launch of this kernel on `stream` (see [`StreamLaunch`]).
     pub fn on<'k, 'a>(&'k self, stream: &'a Arc<CudaStream>) -> StreamLaunch<'k, 'a, A> {
@@ -101,15 +158,16 @@ impl<A: KernelArgs> Kernel<A> {
 
 impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// Binds a buffer the kernel only reads: a `CudaSlice`, a `CudaView`
-    /// or an [`Escaped`](crate::Escaped). The launch waits for its pending
+    /// or `CudaViewMut`, or an [`Escaped`](crate::Escaped) ([`StreamBuffer`]). The launch waits for its pending
     /// writes and records its read. A buffer of another context gives a
     /// `Buf` the launch refuses.
-    pub fn bind<T: 'a, S: DevicePtr<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
+    pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
         let root = self.root_for(buffer.stream());
-        let ptr = address(buffer.device_ptr(buffer.stream()));
-        let len = buffer.len();
+        let ptr = buffer.address_on(self.stream);
+        let (len, home) = (buffer.len(), buffer.stream().clone());
         if root != FOREIGN_ROOT {
-            self.bindings.push(Box::new(Read(buffer, PhantomData)));
+            self.bindings
+                .push((Box::new(Read(buffer, PhantomData)), home));
         }
         Buf::new(ptr, len, false, root, None)
     }
@@ -118,13 +176,13 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// or an [`Escaped`](crate::Escaped), borrowed exclusively until the
     /// launch is queued. The launch waits for its pending reads and writes
     /// and records its write.
-    pub fn bind_mut<T: 'a, S: DevicePtrMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
+    pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
         let root = self.root_for(buffer.stream());
-        let stream = buffer.stream().clone();
-        let ptr = address(buffer.device_ptr_mut(&stream));
-        let len = buffer.len();
+        let ptr = buffer.address_on(self.stream);
+        let (len, home) = (buffer.len(), buffer.stream().clone());
         if root != FOREIGN_ROOT {
-            self.bindings.push(Box::new(Write(buffer, PhantomData)));
+            self.bindings
+                .push((Box::new(Write(buffer, PhantomData)), home));
         }
         Buf::new(ptr, len, true, root, None)
     }
@@ -214,7 +272,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         let guards: Vec<SyncOnDrop<'_>> = self
             .bindings
             .iter_mut()
-            .map(|binding| binding.acquire(stream))
+            .map(|(binding, _)| binding.acquire(stream))
             .collect();
         let mut pointers = param_pointers(&encoded);
         let count = encoded.values().1.len();
@@ -238,7 +296,24 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             )
         };
         drop(guards);
-        launched.op_at("cuLaunchKernel", &name)
+        launched.op_at("cuLaunchKernel", &name)?;
+        // cudarc frees a slice on its own stream, waiting on its events
+        // only while tracking is on, which it turns off for the whole
+        // context once its last `new_stream` stream is dropped: the
+        // buffers' own streams wait for the launch here, so their frees
+        // are ordered after the kernel whatever cudarc tracks then.
+        let mut homes: Vec<&Arc<CudaStream>> = Vec::new();
+        for (_, home) in &self.bindings {
+            if home.cu_stream() != stream.cu_stream()
+                && !homes.iter().any(|h| h.cu_stream() == home.cu_stream())
+            {
+                homes.push(home);
+            }
+        }
+        for home in homes {
+            home.join(stream).op_at("cuStreamWaitEvent", &name)?;
+        }
+        Ok(())
     }
 }
 

@@ -262,3 +262,34 @@ fn the_driver_version_is_at_least_the_one_conditional_nodes_need() {
     assert_eq!(raw as u32, version.major * 1000 + version.minor * 10);
     println!("CUDA driver {version}");
 }
+
+/// cudarc stops tracking a context's slices once its last `new_stream`
+/// stream is dropped, and then frees a slice on its own stream without
+/// waiting on its events. A launch on such a stream, the stream dropped,
+/// the slice dropped, its memory reused on the slice's stream: the
+/// launch made the slice's stream wait for it, so the reuse comes after.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_buffer_freed_after_tracking_stopped_still_waits_for_its_launch() {
+    let ctx = own_context();
+    let home = ctx.default_stream();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let mut x = home.alloc_zeros::<f32>(N as usize).unwrap();
+    sync(&home);
+    {
+        let launch_stream = ctx.new_stream().unwrap();
+        let mut launch = slow.on(&launch_stream);
+        let xb = launch.bind_mut(&mut x);
+        launch
+            .launch(LaunchConfig::new(132, 256), (xb, 7.0, N, SPIN))
+            .unwrap();
+    }
+    // No stream made by new_stream is left: cudarc's tracking is off.
+    drop(x);
+    let z = home.clone_htod(&vec![3.0f32; N as usize]).unwrap();
+    ctx.synchronize().unwrap();
+    assert!(
+        home.clone_dtoh(&z).unwrap().iter().all(|v| *v == 3.0),
+        "the launch wrote memory freed and reused under it"
+    );
+}

@@ -12,3 +12,13 @@ cuda_graph! {
 }
 
 fn main() {}
+
+cuda_graph! {
+    graph NotDisjoint(x: &CudaSlice<f32>, n: u32) {
+        host seen: f32[n];
+        #[disjoint(seen)]
+        down: copy x => seen;
+        #[disjoint]
+        look: host |seen: &[f32]| println!("{}", seen[0]);
+    }
+}

@@ -314,9 +314,14 @@ fn report(
             let message = format!(
                 "data race on `{buffer}` between iterations of `{block}`: {between} access it, one writing, and no path orders them"
             );
-            let help = format!(
-                "order the iterations (`{first}[{var}-1] -> {second}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
-            );
+            let help = match model.host_named(buffer) {
+                Some(_) => format!(
+                    "order the iterations (`{first}[{var}-1] -> {second}`): the uses of a host buffer are always ordered"
+                ),
+                None => format!(
+                    "order the iterations (`{first}[{var}-1] -> {second}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
+                ),
+            };
             match touch.access {
                 Access::Write => diag.error_with_help(touch.operand, message, help),
                 Access::Kernel(at) => races.push(KernelRace {

@@ -136,9 +136,14 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
                     "data race on `{buffer}`: `{}` writes it while `{peer_name}` {peer_access}{more}, and no path orders them",
                     node.name
                 ),
-                format!(
-                    "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap"
-                ),
+                match model.host_named(buffer) {
+                    Some(_) => format!(
+                        "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}): the uses of a host buffer are always ordered"
+                    ),
+                    None => format!(
+                        "add an edge ({edge_from} -> {edge_to} or {edge_to} -> {edge_from}), or mark one of them `#[disjoint({buffer})]` if their accesses never overlap"
+                    ),
+                },
             ),
             Access::Kernel(at) => races.push(KernelRace {
                 node: touch.node,
@@ -247,11 +252,25 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
 /// `#[disjoint(x)]` names buffers that the node (or its bodies, or a
 /// repeated block's nodes) accesses.
 fn check_disjoint_names(model: &Model<'_>, touches: &[Touch<'_>], diag: &Diagnostics) {
+    let host = |name: &syn::Ident| {
+        let found = model.host_named(&name.to_string()).is_some();
+        if found {
+            diag.error_with_help(
+                name,
+                format!("`#[disjoint({name})]`: `{name}` is a host buffer, whose uses are always ordered"),
+                "the CPU reads and writes host memory, where a race is undefined behaviour: order the nodes that use it with an edge",
+            );
+        }
+        found
+    };
     for (id, repeat) in model.repeats.iter().enumerate() {
         let Some((_, names)) = &repeat.disjoint else {
             continue;
         };
         for name in names {
+            if host(name) {
+                continue;
+            }
             let accessed = touches
                 .iter()
                 .any(|t| *name == t.buffer && model.is_repeated_by(t.node, id));
@@ -272,6 +291,9 @@ fn check_disjoint_names(model: &Model<'_>, touches: &[Touch<'_>], diag: &Diagnos
             continue;
         };
         for name in names {
+            if host(name) {
+                continue;
+            }
             let accessed = touches
                 .iter()
                 .any(|t| *name == t.buffer && holds(model, id, t.node));
@@ -294,6 +316,11 @@ fn holds(model: &Model<'_>, holder: NodeId, node: NodeId) -> bool {
 /// Whether `#[disjoint]` on the node, or on a conditional node whose body
 /// holds it, leaves its accesses to `buffer` out.
 fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
+    // Host memory is never left out: the CPU reads and writes it, where
+    // a race is undefined behaviour (the runtime refuses one too).
+    if model.host_named(buffer).is_some() {
+        return false;
+    }
     let leaves_out = |attr: &Option<(proc_macro2::Span, Vec<syn::Ident>)>| match attr {
         Some((_, only)) => only.is_empty() || only.iter().any(|b| *b == buffer),
         None => false,

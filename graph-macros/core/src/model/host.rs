@@ -56,7 +56,7 @@ impl<'a> Lowering<'a, '_> {
             );
             return;
         }
-        if crate::check::EXEC_METHODS.contains(&name.as_str()) {
+        if crate::check::EXEC_METHODS.contains(&name.as_str()) || name.starts_with("__") {
             self.diag.error_with_help(
                 &decl.name,
                 format!(
