@@ -614,3 +614,52 @@ fn host_buffers_declared_in_the_dsl_round_trip() {
         .enumerate()
         .all(|(i, v)| *v == (i as u32 % 7 + 50) as f32));
 }
+
+/// Two builds of one graph with host buffers: each has its own host
+/// memory and its own live exec; a clone shares the memory, so its exec
+/// is refused while the original's lives; `update` from a rebuild
+/// re-instantiates onto the rebuilt graph's memory.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn host_buffers_of_two_builds_are_their_own() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x1 = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut x2 = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let (sums1, sums2) = (
+        Arc::new(std::sync::Mutex::new(Vec::new())),
+        Arc::new(std::sync::Mutex::new(Vec::new())),
+    );
+    let g1 = HostRoundTrip::build(&ctx, &mut x1, sums1.clone(), N).unwrap();
+    let g2 = HostRoundTrip::build(&ctx, &mut x2, sums2.clone(), N).unwrap();
+    let clone = g1.graph().try_clone().unwrap();
+    let (mut e1, mut e2) = (g1.instantiate().unwrap(), g2.instantiate().unwrap());
+    let err = clone.instantiate().unwrap_err();
+    assert!(
+        matches!(err, graph_runtime::GraphError::SecondExec),
+        "{err}"
+    );
+    e1.src().unwrap().fill(1.0);
+    e2.src().unwrap().fill(2.0);
+    e1.launch(&stream).unwrap();
+    e2.launch(&stream).unwrap();
+    e1.synchronize().unwrap();
+    e2.synchronize().unwrap();
+    assert_eq!(*sums1.lock().unwrap(), [f64::from(N) * 2.0]);
+    assert_eq!(*sums2.lock().unwrap(), [f64::from(N) * 3.0]);
+    // A rebuild has new host memory: the update re-instantiates onto it.
+    let rebuilt = g1.rebuild(g1.bound().x, sums1.clone(), N).unwrap();
+    let outcome = e1.update(&rebuilt).unwrap();
+    assert!(
+        matches!(outcome, graph_runtime::UpdateOutcome::Reinstantiated { .. }),
+        "{outcome:?}"
+    );
+    assert!(
+        e1.src().unwrap().iter().all(|v| *v == 0.0),
+        "the rebuilt graph's memory"
+    );
+    e1.src().unwrap().fill(4.0);
+    e1.launch(&stream).unwrap();
+    e1.synchronize().unwrap();
+    assert_eq!(sums1.lock().unwrap().last(), Some(&(f64::from(N) * 5.0)));
+}
