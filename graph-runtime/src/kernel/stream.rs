@@ -15,7 +15,7 @@ use super::encode::MAX_PARAMS;
 use super::*;
 use crate::graph::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 use std::ffi::c_void;
 
@@ -99,10 +99,12 @@ impl<T, S: DevicePtrMut<T> + ?Sized> Acquire for Write<'_, S, T> {
 /// `CudaView` and `CudaViewMut`, and an [`Escaped`](crate::Escaped).
 /// Sealed: the launch trusts the address and length it reports.
 pub trait StreamBuffer<T>: DevicePtr<T> + sealed::Sealed {
-    /// Its address, with no effect but ordering `stream` (the launch's)
-    /// after the buffer's pending writes.
+    /// Its address. (cudarc hands a slice's address out with a wait: it
+    /// is asked on the slice's own stream, where its last write is
+    /// already ordered, never on the launch stream, which may be
+    /// capturing: a wait there would break the capture.)
     #[doc(hidden)]
-    fn address_on(&self, stream: &CudaStream) -> u64;
+    fn address(&self) -> u64;
 }
 
 /// A buffer a stream launch binds for writing: a `CudaSlice`, a
@@ -119,22 +121,22 @@ mod sealed {
 }
 
 impl<T> StreamBuffer<T> for CudaSlice<T> {
-    fn address_on(&self, stream: &CudaStream) -> u64 {
-        address(self.device_ptr(stream))
+    fn address(&self) -> u64 {
+        address(self.device_ptr(self.stream()))
     }
 }
 impl<T> StreamBuffer<T> for CudaView<'_, T> {
-    fn address_on(&self, stream: &CudaStream) -> u64 {
-        address(self.device_ptr(stream))
+    fn address(&self) -> u64 {
+        address(self.device_ptr(self.stream()))
     }
 }
 impl<T> StreamBuffer<T> for CudaViewMut<'_, T> {
-    fn address_on(&self, stream: &CudaStream) -> u64 {
-        address(self.device_ptr(stream))
+    fn address(&self) -> u64 {
+        address(self.device_ptr(self.stream()))
     }
 }
 impl<T> StreamBuffer<T> for crate::Escaped<T> {
-    fn address_on(&self, _: &CudaStream) -> u64 {
+    fn address(&self) -> u64 {
         // Its fixed address, without the allocation's ordering (done at
         // the launch, where its use is recorded).
         crate::Escaped::device_ptr(self)
@@ -163,7 +165,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// `Buf` the launch refuses.
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
         let root = self.root_for(buffer.stream());
-        let ptr = buffer.address_on(self.stream);
+        let ptr = buffer.address();
         let (len, home) = (buffer.len(), buffer.stream().clone());
         if root != FOREIGN_ROOT {
             self.bindings
@@ -178,7 +180,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// and records its write.
     pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
         let root = self.root_for(buffer.stream());
-        let ptr = buffer.address_on(self.stream);
+        let ptr = buffer.address();
         let (len, home) = (buffer.len(), buffer.stream().clone());
         if root != FOREIGN_ROOT {
             self.bindings
