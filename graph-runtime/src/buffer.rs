@@ -139,6 +139,7 @@ impl<'a, T> Buf<'a, T> {
             alloc: self.alloc,
             write,
             writable: self.writable,
+            bytes: (self.ptr, self.ptr.saturating_add(self.num_bytes() as u64)),
         }
     }
 }
@@ -150,6 +151,8 @@ pub(crate) struct BufferUse {
     pub alloc: Option<AllocRef>,
     pub write: bool,
     pub writable: bool,
+    /// The device addresses it spans, [start, end).
+    pub bytes: (u64, u64),
 }
 
 /// A bound cudarc slice, tracked at every launch.

@@ -44,6 +44,8 @@ pub struct KernelNode<A> {
     pub(crate) node: Node,
     pub(crate) config: LaunchConfig,
     pub(crate) function: sys::CUfunction,
+    /// Its kernel refuses overlapping buffers ([`KernelDecl::no_alias`](crate::KernelDecl::no_alias)).
+    pub(crate) no_alias: bool,
     pub(crate) _args: PhantomData<fn(A)>,
 }
 
@@ -81,6 +83,7 @@ impl<A> KernelNode<A> {
             shared_mem_bytes: 0,
         },
         function: std::ptr::null_mut(),
+        no_alias: false,
         _args: PhantomData,
     };
 }

@@ -167,8 +167,10 @@ graph_runtime::declare_kernel! {
     /// inside a grid of `width` columns, 0 on its boundary (see [`jacobi`]).
     // SAFETY: matches `jacobi_sweep(const float* u, const float* f, float* out,
     // unsigned width, float h2, unsigned len)`; touches indices below len (a
-    // Len) only: interior points' neighbours are inside the grid.
-    pub JacobiSweep: (In<f32>, In<f32>, Out<f32>, u32, f32, Len) = unsafe cuda_c(JACOBI_SOURCE, "jacobi_sweep");
+    // Len) only: interior points' neighbours are inside the grid. `out`
+    // overlapping `u` would race (a thread writes out[i] while others read
+    // its neighbours): no_alias has the runtime refuse it.
+    pub JacobiSweep: (In<f32>, In<f32>, Out<f32>, u32, f32, Len) = unsafe no_alias cuda_c(JACOBI_SOURCE, "jacobi_sweep");
     /// `out[0] += sum((a - b)^2)` in f64 (blocks of whole warps; zero `out` first).
     // SAFETY: matches `sq_diff_sum(const float* a, const float* b, double* out,
     // unsigned len)`; reads a and b below len, writes out[0] only (atomically),
@@ -196,17 +198,20 @@ graph_runtime::declare_kernel! {
     // cols, const float* values, const float* x, float* y, unsigned n,
     // unsigned nnz, unsigned m)`; reads row_offsets[..n + 1], cols and values
     // below nnz (it clamps the offsets it reads to nnz), x at column indices
-    // it checks below m, and writes y[..n].
+    // it checks below m, and writes y[..n]; y overlapping another buffer
+    // would race (a thread writes y[row] while others read x[c]): no_alias
+    // has the runtime refuse it.
     pub CsrSpmv: (InLen<u32, 0, 1>, InLen<u32, 1>, InLen<f32, 1>, InLen<f32, 2>, OutLen<f32, 0>,
-                  Count<0>, Count<1>, Count<2>) = unsafe cuda_c(SPARSE_SOURCE, "csr_spmv");
+                  Count<0>, Count<1>, Count<2>) = unsafe no_alias cuda_c(SPARSE_SOURCE, "csr_spmv");
 
     /// [`CsrSpmv`] over a matrix passed by value as a struct ([`Csr`]).
     // SAFETY: matches `csr_spmv_struct(Csr a, const float* x, float* y,
     // unsigned m)` with `struct Csr { const unsigned* offsets; const
     // unsigned* cols; const float* values; unsigned n; unsigned nnz; }`
-    // (laid out as `Csr`'s fields); touches what CsrSpmv does.
+    // (laid out as `Csr`'s fields); touches what CsrSpmv does, and is
+    // declared no_alias for the same reason.
     pub CsrSpmvStruct: (Csr<'static>, InLen<f32, 2>, OutLen<f32, 0>, Count<2>) =
-        unsafe cuda_c(SPARSE_SOURCE, "csr_spmv_struct");
+        unsafe no_alias cuda_c(SPARSE_SOURCE, "csr_spmv_struct");
 
     /// Launches an exec from the device: mode 0 tail, 1 fire-and-forget, 2 sibling.
     // SAFETY: matches `launch_graph(unsigned long long exec, unsigned mode)`.

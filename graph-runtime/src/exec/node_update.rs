@@ -48,7 +48,10 @@ impl<'a> Exec<'a> {
         args: A::Args<'a>,
     ) -> Result<()> {
         let mut encoded = ArgEncoder::default();
-        let encoding = A::encode(&args, &mut encoded);
+        let encoding = A::encode(&args, &mut encoded).and_then(|()| match node.no_alias {
+            true => encoded.check_no_alias(),
+            false => Ok(()),
+        });
         self.set_encoded_kernel_args(node.node, node.function, &node.config, &encoded, encoding)
     }
 

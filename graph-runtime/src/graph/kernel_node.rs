@@ -46,7 +46,8 @@ impl<'a> Graph<'a> {
         // Encoded in place: the encoder is a few hundred bytes, not worth
         // moving between the generic and the shared half.
         let mut encoded = ArgEncoder::default();
-        let encoding = A::encode(&args, &mut encoded);
+        let encoding =
+            A::encode(&args, &mut encoded).and_then(|()| kernel.check_aliasing(&encoded));
         let node = self.add_encoded_kernel(
             label,
             kernel.function(),
@@ -59,6 +60,7 @@ impl<'a> Graph<'a> {
             node,
             config,
             function: kernel.function().cu_function(),
+            no_alias: kernel.is_no_alias(),
             _args: PhantomData,
         })
     }

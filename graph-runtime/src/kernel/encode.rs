@@ -245,6 +245,30 @@ impl<'a> ArgEncoder<'a> {
         })
     }
 
+    /// For a kernel declared `no_alias`: no buffer it writes overlaps
+    /// another buffer argument (the kernel may read one element while
+    /// another thread writes it).
+    pub(crate) fn check_no_alias(&self) -> std::result::Result<(), String> {
+        let uses = self.uses();
+        for (i, a) in uses.iter().enumerate() {
+            for b in &uses[i + 1..] {
+                // Empty ranges overlap nothing.
+                let overlap = a.bytes.0 < b.bytes.1
+                    && b.bytes.0 < a.bytes.1
+                    && a.bytes.0 < a.bytes.1
+                    && b.bytes.0 < b.bytes.1;
+                if overlap && (a.write || b.write) {
+                    return Err(
+                        "two of the kernel's buffer arguments overlap and it writes one of them, \
+                         but it is declared `no_alias`: pass buffers that do not overlap"
+                            .to_string(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn bound_buffer(&mut self, len: usize, index: usize) {
         lower(&mut self.bounds.shortest, len as u64, index);
     }

@@ -119,6 +119,7 @@ pub struct KernelDecl<A> {
     source: Source,
     name: &'static str,
     pdl_aware: bool,
+    no_alias: bool,
     _args: PhantomData<fn(A)>,
 }
 
@@ -136,6 +137,7 @@ impl<A> KernelDecl<A> {
             source: Source::CudaC(source),
             name,
             pdl_aware: false,
+            no_alias: false,
             _args: PhantomData,
         }
     }
@@ -149,6 +151,7 @@ impl<A> KernelDecl<A> {
             source: Source::Ptx(ptx),
             name,
             pdl_aware: false,
+            no_alias: false,
             _args: PhantomData,
         }
     }
@@ -162,6 +165,7 @@ impl<A> KernelDecl<A> {
             source: Source::Cubin(image),
             name,
             pdl_aware: false,
+            no_alias: false,
             _args: PhantomData,
         }
     }
@@ -177,6 +181,18 @@ impl<A> KernelDecl<A> {
     /// predecessor grid has completed and its writes are visible.
     pub const unsafe fn pdl_aware(mut self) -> Self {
         self.pdl_aware = true;
+        self
+    }
+
+    /// Has the runtime refuse a node or launch of the kernel whose written
+    /// buffer overlaps another of its buffer arguments (`unsafe no_alias
+    /// cuda_c(..)` in [`declare_kernel!`](crate::declare_kernel)): for a
+    /// kernel that reads some elements while other threads write others,
+    /// such as a sparse product reading `x[cols[j]]` while writing `y[row]`,
+    /// for which an alias would be a data race. (Kernels that read and
+    /// write each element in the same thread, in place, need not.)
+    pub const fn no_alias(mut self) -> Self {
+        self.no_alias = true;
         self
     }
 
@@ -206,6 +222,7 @@ impl<A> KernelDecl<A> {
             .op_at("cuModuleGetFunction", self.name)?;
         Ok(Kernel {
             function,
+            no_alias: self.no_alias,
             home: Some(ctx.clone()),
             name: self.name.into(),
             pdl_aware: self.pdl_aware,
@@ -259,6 +276,12 @@ pub trait KernelDef {
 ///     pub Twice: (In<f32>, Out<f32>, Len) = unsafe cuda_c(SOURCE, "twice");
 /// }
 /// ```
+///
+/// A kernel that reads elements other threads write (a stencil reading
+/// its neighbours, a sparse product reading `x[cols[j]]` while writing
+/// `y[row]`) races if its written buffer overlaps another of its
+/// arguments; `unsafe no_alias cuda_c(..)` has the runtime refuse such
+/// arguments ([`KernelDecl::no_alias`]), so its promise need not cover them.
 ///
 /// A kernel that may follow a programmatic dependent launch edge says so
 /// with `unsafe pdl_aware`: its promise adds that every thread waits on its
@@ -395,6 +418,12 @@ macro_rules! declare_kernel {
         unsafe impl $crate::kernel::PdlAware for $name {}
         $crate::declare_kernel!($($rest)*);
     };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe no_alias $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
+            // SAFETY: promised by the `unsafe` at the declaration.
+            unsafe { $crate::kernel::KernelDecl::$source($($arg),*) }.no_alias());
+        $crate::declare_kernel!($($rest)*);
+    };
     ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
         $crate::declare_kernel!(@one [$(#[$meta])*] $vis $name: $args =
             // SAFETY: promised by the `unsafe` at the declaration.
@@ -493,6 +522,8 @@ pub type ArgsOf<'a, K> = <<K as KernelDef>::Args as KernelArgs>::Args<'a>;
 #[derive(Debug)]
 pub struct Kernel<A> {
     function: CudaFunction,
+    /// Refuse overlapping buffers where one is written ([`KernelDecl::no_alias`]).
+    no_alias: bool,
     /// The context it was loaded in (None for `from_function`: cudarc's
     /// functions do not say).
     home: Option<Arc<CudaContext>>,
@@ -505,6 +536,7 @@ impl<A> Clone for Kernel<A> {
     fn clone(&self) -> Self {
         Kernel {
             function: self.function.clone(),
+            no_alias: self.no_alias,
             home: self.home.clone(),
             name: self.name.clone(),
             pdl_aware: self.pdl_aware,
@@ -525,6 +557,7 @@ impl<A> Kernel<A> {
     pub unsafe fn from_function(function: CudaFunction, name: &str) -> Self {
         Kernel {
             function,
+            no_alias: false,
             home: None,
             name: name.into(),
             pdl_aware: false,
@@ -553,6 +586,23 @@ impl<A> Kernel<A> {
     /// The cudarc function, e.g. to launch it on a stream being captured.
     pub fn function(&self) -> &CudaFunction {
         &self.function
+    }
+
+    /// Whether overlapping buffer arguments, one written, are refused
+    /// ([`KernelDecl::no_alias`]).
+    pub fn is_no_alias(&self) -> bool {
+        self.no_alias
+    }
+
+    /// Refuses overlapping buffers for a kernel declared `no_alias`.
+    pub(crate) fn check_aliasing(
+        &self,
+        encoded: &ArgEncoder<'_>,
+    ) -> std::result::Result<(), String> {
+        match self.no_alias {
+            true => encoded.check_no_alias(),
+            false => Ok(()),
+        }
     }
 
     /// The context it was loaded in, where known (not for

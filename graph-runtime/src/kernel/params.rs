@@ -601,6 +601,22 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_buffers_one_written_are_found() {
+        let whole = Buf::<f32>::new(0x1000, 100, true, 1, None);
+        let (head, tail) = (whole.slice(0..50), whole.slice(50..100));
+        let check = |args: (Buf<'static, f32>, Buf<'static, f32>, Buf<'static, f32>)| {
+            let mut encoded = ArgEncoder::default();
+            <(In<f32>, In<f32>, Out<f32>) as KernelArgs>::encode(&args, &mut encoded).unwrap();
+            encoded.check_no_alias()
+        };
+        // Reads may overlap; a write may not overlap anything.
+        check((whole, whole, tail.slice(0..0))).unwrap();
+        check((head, head, tail)).unwrap();
+        assert!(check((whole, head, tail)).is_err());
+        assert!(check((head, tail, tail)).is_err());
+    }
+
+    #[test]
     fn a_count_past_the_last_number_is_refused() {
         let err = check::<(InLen<f32, 4>, Count<4>)>((buf(8, false), 8));
         assert_eq!(

@@ -218,7 +218,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             reason,
         };
         let mut encoded = ArgEncoder::default();
-        let encoding = A::encode(&args, &mut encoded);
+        let encoding =
+            A::encode(&args, &mut encoded).and_then(|()| self.kernel.check_aliasing(&encoded));
         config
             .validate()
             .and(encoding)

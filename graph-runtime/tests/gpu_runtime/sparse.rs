@@ -251,3 +251,60 @@ fn a_struct_of_buffers_is_a_kernel_argument() {
     }
     assert_eq!(stream.clone_dtoh(&y).unwrap(), a.product());
 }
+
+/// The product is declared `no_alias`: the same buffer as x and y (a
+/// thread would write y[row] while others read x[c]) is refused, in a
+/// graph and in a per-node update.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_output_overlapping_an_input_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let spmv = kernels::CsrSpmv::load(&ctx).unwrap();
+    assert!(spmv.is_no_alias());
+    let a = Csr::new(64, 64, 3);
+    let (offsets, cols, values) = (
+        stream.clone_htod(&a.offsets).unwrap(),
+        stream.clone_htod(&a.cols).unwrap(),
+        stream.clone_htod(&a.values).unwrap(),
+    );
+    let mut v = stream.clone_htod(&a.x).unwrap();
+    let mut y = stream.alloc_zeros::<f32>(64).unwrap();
+    let config = LaunchConfig::for_elements(64, 64);
+    let mut g = Graph::new(&ctx).unwrap();
+    let (o, c, val) = (g.bind(&offsets), g.bind(&cols), g.bind(&values));
+    let (vb, yb) = (g.bind_mut(&mut v), g.bind_mut(&mut y));
+    let err = g
+        .add_kernel(
+            "aliased",
+            &spmv,
+            config,
+            (o, c, val, vb, vb, 64, a.nnz(), 64),
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::InvalidNode { label, reason } if label == "aliased" && reason.contains("no_alias")),
+        "{err}"
+    );
+    // v as x and y apart: accepted.
+    let node = g
+        .add_kernel(
+            "apart",
+            &spmv,
+            config,
+            (o, c, val, vb, yb, 64, a.nnz(), 64),
+            &[],
+        )
+        .unwrap();
+    let mut exec = g.instantiate().unwrap();
+    let err = exec
+        .set_kernel_args(&node, (o, c, val, yb, yb.slice(0..64), 64, a.nnz(), 64))
+        .unwrap_err();
+    assert!(err.to_string().contains("no_alias"), "{err}");
+    exec.launch(&stream).unwrap();
+    exec.synchronize().unwrap();
+    drop(exec);
+    drop(g);
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), a.product());
+}
