@@ -91,10 +91,11 @@ pub enum GraphError {
     },
 
     /// A graph with memory nodes (a CUDA rule) or host buffers may have
-    /// only one live exec; its clones share that one (they share its host
-    /// memory). Another build of the graph (a `cuda_graph!` type's `build`
-    /// or `rebuild`) has host memory of its own, and an exec of its own.
-    #[error("a graph with memory nodes or host buffers can have only one live exec, its clones' included (they share its memory); drop the other exec first, or build the graph again (`build` or `rebuild`: new host memory) for a second exec")]
+    /// only one live exec. A clone of a graph with host buffers
+    /// (`try_clone`), or another build of it (a `cuda_graph!` type's
+    /// `build` or `rebuild`), has host memory of its own, and an exec of
+    /// its own.
+    #[error("a graph with memory nodes or host buffers can have only one live exec; drop the other exec first, or, for host buffers, instantiate a clone (`try_clone`) or another build of the graph: those have host memory of their own")]
     SecondExec,
 
     /// A conditional body was replaced while it was built (`mem::swap` or

@@ -13,6 +13,9 @@
 //! - A graph with host buffers has one live exec (two could run at once
 //!   and write the same memory), is not updated from another graph, and
 //!   its exec waits for its last launch before handing the buffer out.
+//! - A clone ([`Graph::try_clone`]) gets host memory of its own (zeroed):
+//!   its copy nodes and host nodes are pointed at it, so it has a live
+//!   exec of its own; [`Graph::host_buffer`] gives its handles.
 
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
@@ -20,7 +23,65 @@ use crate::graph::Graph;
 use crate::node::Node;
 use bytemuck::Pod;
 use cudarc::driver::CudaContext;
+use std::any::Any;
 use std::sync::Arc;
+
+/// A host buffer's memory with its element type erased, so that a clone
+/// can make its own.
+pub(crate) trait HostMemory: Send + Sync {
+    /// New zeroed memory of the same type and length.
+    fn fresh(&self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn HostMemory>>;
+    fn ptr(&self) -> *mut std::ffi::c_void;
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl<T: Pod + Send + Sync> HostMemory for HostStorage<T> {
+    fn fresh(&self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn HostMemory>> {
+        Ok(Arc::new(HostStorage::<T>::new(ctx, self.len)?))
+    }
+    fn ptr(&self) -> *mut std::ffi::c_void {
+        self.data.as_ptr().cast()
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// A host node's closure over a buffer it reads, shared by the node and
+/// the clones made of it.
+type ReadFn<T> = Arc<dyn Fn(&[T]) + Send + Sync>;
+/// Likewise, for a buffer it writes.
+type WriteFn<T> = Arc<dyn Fn(&mut [T]) + Send + Sync>;
+
+/// Makes a host node's closure over other memory of its buffer (a
+/// clone's), or None for memory of another type.
+pub(crate) type HostNodeMaker =
+    Arc<dyn Fn(Arc<dyn Any + Send + Sync>) -> Option<Box<dyn Fn() + Send + Sync>> + Send + Sync>;
+
+/// What a graph records of its host buffers' uses, so that a clone can be
+/// given memory of its own.
+#[derive(Clone, Default)]
+pub(crate) struct HostRebinding {
+    /// Each host buffer: its id and memory.
+    pub buffers: Vec<(u64, Arc<dyn HostMemory>)>,
+    /// Copy nodes to or from a host buffer: (node index, buffer id).
+    pub copies: Vec<(u32, u64)>,
+    /// Host nodes whose closure takes a host buffer.
+    pub nodes: Vec<(u32, u64, HostNodeMaker)>,
+    /// For a clone: the buffer ids of the graph it was cloned from (and of
+    /// that one's origin), with this graph's ids for them.
+    pub renamed: Vec<(u64, u64)>,
+}
+
+impl std::fmt::Debug for HostRebinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostRebinding")
+            .field("buffers", &self.buffers.len())
+            .field("copies", &self.copies.len())
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
+}
 
 /// A graph-owned host buffer of `T`. Cheap to clone (a handle).
 pub struct HostBuf<T> {
@@ -179,11 +240,16 @@ impl<'a> Graph<'a> {
         // The driver keeps the memory until the work of every exec is done.
         self.keep_alive(storage.clone())?;
         self.registry.host_buffers += 1;
+        let id = crate::graph::next_id();
+        self.registry
+            .host_rebinding
+            .buffers
+            .push((id, storage.clone()));
         Ok(HostBuf {
             storage,
             graph: self.instance,
             ordinal: self.registry.host_buffers,
-            id: crate::graph::next_id(),
+            id,
         })
     }
 
@@ -203,18 +269,26 @@ impl<'a> Graph<'a> {
         deps: &[Node],
     ) -> Result<Node> {
         self.check_host_uses(label, deps, &[buffer.host_use(false)])?;
-        let storage = buffer.storage.clone();
-        let node = self.add_host(
-            label,
+        let f = Arc::new(f);
+        let reading = |storage: Arc<HostStorage<T>>, f: ReadFn<T>| {
             move || {
                 // SAFETY: every node writing the buffer is ordered with this
                 // one (checked when either was added), and the program
-                // reaches it only while no launch runs (`Exec::host_data`).
+                // reaches it only while no launch runs (`Exec::host_data`);
+                // a clone's node reads the clone's own memory.
                 f(unsafe { storage.slice() })
-            },
-            deps,
-        )?;
+            }
+        };
+        let node = self.add_host(label, reading(buffer.storage.clone(), f.clone()), deps)?;
         self.record_host_uses(node, &[buffer.host_use(false)]);
+        let maker: HostNodeMaker = Arc::new(move |memory| {
+            let storage = memory.downcast::<HostStorage<T>>().ok()?;
+            Some(Box::new(reading(storage, f.clone())))
+        });
+        self.registry
+            .host_rebinding
+            .nodes
+            .push((node.index, buffer.id, maker));
         Ok(node)
     }
 
@@ -234,18 +308,25 @@ impl<'a> Graph<'a> {
         deps: &[Node],
     ) -> Result<Node> {
         self.check_host_uses(label, deps, &[buffer.host_use(true)])?;
-        let storage = buffer.storage.clone();
-        let node = self.add_host(
-            label,
+        let f = Arc::new(f);
+        let writing = |storage: Arc<HostStorage<T>>, f: WriteFn<T>| {
             move || {
                 // SAFETY: every node using the buffer is ordered with this
                 // one, so nothing else reads or writes it meanwhile; see
                 // `add_host_reading` for the program's side.
                 f(unsafe { storage.slice_mut() })
-            },
-            deps,
-        )?;
+            }
+        };
+        let node = self.add_host(label, writing(buffer.storage.clone(), f.clone()), deps)?;
         self.record_host_uses(node, &[buffer.host_use(true)]);
+        let maker: HostNodeMaker = Arc::new(move |memory| {
+            let storage = memory.downcast::<HostStorage<T>>().ok()?;
+            Some(Box::new(writing(storage, f.clone())))
+        });
+        self.registry
+            .host_rebinding
+            .nodes
+            .push((node.index, buffer.id, maker));
         Ok(node)
     }
 
@@ -290,6 +371,126 @@ impl<'a> Graph<'a> {
         }
     }
 }
+
+impl<'a> Graph<'a> {
+    /// This graph's handle for `buffer`: `buffer` itself if it is this
+    /// graph's, or, for a clone ([`Graph::try_clone`]), the clone's own
+    /// memory made for it (to hand to [`Exec::host_data`] of the clone's
+    /// exec, say).
+    ///
+    /// # Errors
+    /// [`GraphError::ForeignHandle`] for a host buffer of a graph this one
+    /// is not a clone of.
+    pub fn host_buffer<T: Pod + Send + Sync>(&self, buffer: &HostBuf<T>) -> Result<HostBuf<T>> {
+        if buffer.graph == self.instance {
+            return Ok(buffer.clone());
+        }
+        let rebinding = &self.registry().host_rebinding;
+        let foreign = || GraphError::ForeignHandle {
+            what: "the host buffer passed to `host_buffer`".to_string(),
+        };
+        let id = rebinding
+            .renamed
+            .iter()
+            .find(|(old, _)| *old == buffer.id)
+            .map(|(_, new)| *new)
+            .ok_or_else(foreign)?;
+        let memory = rebinding
+            .buffers
+            .iter()
+            .find(|(b, _)| *b == id)
+            .map(|(_, m)| m.clone())
+            .ok_or_else(foreign)?;
+        let storage = memory
+            .into_any()
+            .downcast::<HostStorage<T>>()
+            .map_err(|_| foreign())?;
+        Ok(HostBuf {
+            storage,
+            graph: self.instance,
+            ordinal: buffer.ordinal,
+            id,
+        })
+    }
+
+    /// Gives `clone` (a `cuGraphClone` of this graph, its registry this
+    /// one's) host memory of its own: fresh zeroed buffers, its copy nodes
+    /// and host nodes pointed at them, its records renamed to them.
+    pub(crate) fn give_clone_host_memory(&self, clone: &mut Graph<'a>) -> Result<()> {
+        let old = self.registry().host_rebinding.clone();
+        let mut fresh: Vec<(u64, u64, Arc<dyn HostMemory>)> = Vec::new();
+        for (id, memory) in &old.buffers {
+            let made = memory.fresh(&self.ctx)?;
+            clone.keep_alive(KeptMemory(made.clone()))?;
+            fresh.push((*id, crate::graph::next_id(), made));
+        }
+        let find = |id: u64| fresh.iter().find(|(o, _, _)| *o == id);
+        for &(node, id) in &old.copies {
+            let (Some((_, _, made)), Some(original)) =
+                (find(id), old.buffers.iter().find(|(b, _)| *b == id))
+            else {
+                continue;
+            };
+            let (from, to) = (original.1.ptr(), made.ptr());
+            let raw = clone.registry.nodes[node as usize].raw;
+            let label = clone.registry.label(node as usize).to_string();
+            clone
+                .ctx
+                .bind_to_thread()
+                .op_at("cuCtxSetCurrent", &label)?;
+            // SAFETY: `raw` is a live copy node of the clone.
+            let mut params = unsafe { crate::result::memcpy_node_params(raw) }
+                .op_at("cuGraphMemcpyNodeGetParams", &label)?;
+            if params.srcHost.cast_mut() == from {
+                params.srcHost = to.cast_const();
+            }
+            if params.dstHost == from {
+                params.dstHost = to;
+            }
+            // SAFETY: as above; the new memory is the clone's (kept alive
+            // by it above), of the same length.
+            unsafe { crate::result::set_memcpy_node_params(raw, &params) }
+                .op_at("cuGraphMemcpyNodeSetParams", &label)?;
+        }
+        for (node, id, maker) in &old.nodes {
+            let Some((_, _, made)) = find(*id) else {
+                continue;
+            };
+            let label = clone.registry.label(*node as usize).to_string();
+            let Some(f) = maker(made.clone().into_any()) else {
+                return Err(GraphError::invalid(
+                    &label,
+                    "its host buffer's memory has another type",
+                ));
+            };
+            let raw = clone.registry.nodes[*node as usize].raw;
+            crate::user_object::rebind_host_node(clone, raw, &label, f)?;
+        }
+        let rename = |id: u64| find(id).map_or(id, |(_, new, _)| *new);
+        let registry = &mut clone.registry;
+        for (buffer, _, _) in &mut registry.host_uses {
+            *buffer = rename(*buffer);
+        }
+        let rebinding = &mut registry.host_rebinding;
+        rebinding.buffers = fresh.iter().map(|(_, new, m)| (*new, m.clone())).collect();
+        for (_, buffer) in &mut rebinding.copies {
+            *buffer = rename(*buffer);
+        }
+        for (_, buffer, _) in &mut rebinding.nodes {
+            *buffer = rename(*buffer);
+        }
+        // Handles of this graph, and of the graphs it was cloned from.
+        let mut renamed: Vec<(u64, u64)> = fresh.iter().map(|(o, n, _)| (*o, *n)).collect();
+        for &(older, mine) in &old.renamed {
+            renamed.push((older, rename(mine)));
+        }
+        rebinding.renamed = renamed;
+        Ok(())
+    }
+}
+
+/// Host memory a clone owns, kept by the clone's user objects.
+struct KeptMemory(#[allow(dead_code)] Arc<dyn HostMemory>);
 
 impl<'a> Exec<'a> {
     /// The contents of a host buffer of this exec's graph, between launches:

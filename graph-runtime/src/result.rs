@@ -32,6 +32,35 @@ pub fn driver_version() -> R<i32> {
 }
 
 /// # Safety
+/// `node` is a live host node; `params` point to a function and data that
+/// stay valid while any graph or exec may call them.
+pub unsafe fn host_node_set_params(
+    node: CUgraphNode,
+    params: &sys::CUDA_HOST_NODE_PARAMS,
+) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphHostNodeSetParams(node, params) }.result()
+}
+
+/// # Safety
+/// `node` is a live copy node of a graph (not an exec).
+pub unsafe fn memcpy_node_params(node: CUgraphNode) -> R<sys::CUDA_MEMCPY3D> {
+    let mut params = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller; the out-pointer is valid.
+    unsafe { sys::cuGraphMemcpyNodeGetParams(node, params.as_mut_ptr()) }.result()?;
+    // SAFETY: initialised by the successful call.
+    Ok(unsafe { params.assume_init() })
+}
+
+/// # Safety
+/// `node` is a live copy node of a graph; `params` name memory valid for
+/// every launch of it (kept alive by the graph).
+pub unsafe fn set_memcpy_node_params(node: CUgraphNode, params: &sys::CUDA_MEMCPY3D) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphMemcpyNodeSetParams(node, params) }.result()
+}
+
+/// # Safety
 /// A context must be current on this thread.
 pub unsafe fn graph_create() -> R<CUgraph> {
     let mut graph = MaybeUninit::uninit();

@@ -166,6 +166,33 @@ unsafe extern "C" fn call_host(data: *mut c_void) {
     }
 }
 
+/// Points the host node `raw` of `graph` at a new closure `f` (a clone's
+/// host node taking the clone's own host memory): the closure is tied to
+/// the graph's life as `add_host`'s are.
+pub(crate) fn rebind_host_node(
+    graph: &mut Graph<'_>,
+    raw: sys::CUgraphNode,
+    label: &str,
+    f: Box<dyn Fn() + Send + Sync>,
+) -> Result<()> {
+    let faults = graph.registry.host_faults().clone();
+    let closure = HostClosure {
+        f,
+        label: label.to_string(),
+        faults,
+    };
+    let data = attach(graph, closure, label)?;
+    let params = sys::CUDA_HOST_NODE_PARAMS {
+        fn_: Some(call_host),
+        userData: data.cast(),
+    };
+    graph.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+    // SAFETY: `raw` is a live host node of the graph; the closure lives as
+    // long as the graph and its execs (attached above).
+    unsafe { crate::result::host_node_set_params(raw, &params) }
+        .op_at("cuGraphHostNodeSetParams", label)
+}
+
 impl Graph<'_> {
     /// Adds a host node that calls `f` when the graph runs. The closure
     /// lives exactly as long as any graph or exec that can call it. It must

@@ -615,9 +615,8 @@ fn host_buffers_declared_in_the_dsl_round_trip() {
         .all(|(i, v)| *v == (i as u32 % 7 + 50) as f32));
 }
 
-/// Two builds of one graph with host buffers: each has its own host
-/// memory and its own live exec; a clone shares the memory, so its exec
-/// is refused while the original's lives; `update` from a rebuild
+/// Two builds of one graph with host buffers, and a clone: each has its
+/// own host memory and its own live exec; `update` from a rebuild
 /// re-instantiates onto the rebuilt graph's memory.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
@@ -634,11 +633,10 @@ fn host_buffers_of_two_builds_are_their_own() {
     let g2 = HostRoundTrip::build(&ctx, &mut x2, sums2.clone(), N).unwrap();
     let clone = g1.graph().try_clone().unwrap();
     let (mut e1, mut e2) = (g1.instantiate().unwrap(), g2.instantiate().unwrap());
-    let err = clone.instantiate().unwrap_err();
-    assert!(
-        matches!(err, graph_runtime::GraphError::SecondExec),
-        "{err}"
-    );
+    // A clone has host memory of its own, so an exec of its own.
+    let clone_src = clone.host_buffer(&g1.bound().src).unwrap();
+    let mut e3 = clone.instantiate().unwrap();
+    e3.host_data(&clone_src).unwrap().fill(6.0);
     e1.src().unwrap().fill(1.0);
     e2.src().unwrap().fill(2.0);
     e1.launch(&stream).unwrap();
@@ -647,6 +645,13 @@ fn host_buffers_of_two_builds_are_their_own() {
     e2.synchronize().unwrap();
     assert_eq!(*sums1.lock().unwrap(), [f64::from(N) * 2.0]);
     assert_eq!(*sums2.lock().unwrap(), [f64::from(N) * 3.0]);
+    // The clone's host node sums into the same `sums1` (its closure is the
+    // original's), from its own memory.
+    e3.launch(&stream).unwrap();
+    e3.synchronize().unwrap();
+    assert_eq!(sums1.lock().unwrap().last(), Some(&(f64::from(N) * 7.0)));
+    assert!(e1.src().unwrap().iter().all(|v| *v == 1.0));
+    drop(e3);
     // A rebuild has new host memory: the update re-instantiates onto it.
     let rebuilt = g1.rebuild(g1.bound().x, sums1.clone(), N).unwrap();
     let outcome = e1.update(&rebuilt).unwrap();

@@ -53,6 +53,8 @@ pub(crate) struct Registry {
     pub host_uses: Vec<(u64, u32, bool)>,
     /// Host buffers the graph owns (see `host`).
     pub host_buffers: usize,
+    /// Its host buffers' memory and uses, for clones (see `host`).
+    pub host_rebinding: crate::host::HostRebinding,
     /// Whether a copy node (or a child's) touches host memory.
     pub host_copies: bool,
     /// Where this graph's host closures report panics (made with the first

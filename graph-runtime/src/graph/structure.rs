@@ -231,9 +231,11 @@ impl<'a> Graph<'a> {
                 .op("cuGraphRetainUserObject")?;
         }
         clone.registry = registry;
-        // The clone's nodes use the same host buffers: one live exec among
-        // the clone and the original.
-        clone.live_execs = self.live_execs.clone();
+        // Host memory of its own, so an exec of its own: its copy and host
+        // nodes are pointed at new buffers (see `host`).
+        if !self.registry.host_rebinding.buffers.is_empty() {
+            self.give_clone_host_memory(&mut clone)?;
+        }
         Ok(clone)
     }
 

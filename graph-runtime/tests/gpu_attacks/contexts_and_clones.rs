@@ -76,9 +76,11 @@ fn the_per_thread_default_stream_is_refused() {
 }
 
 /// Attack: a graph with a host buffer cloned (`try_clone`), both
-/// instantiated, so two execs write one buffer; and added as a child of
-/// another graph. Must happen: the second exec is refused (`SecondExec`),
-/// the child is refused naming the node.
+/// instantiated, hoping for two execs writing one buffer; the original's
+/// handle used with the clone's exec; the clone added as a child of
+/// another graph. Must happen: the clone has host memory of its own (both
+/// execs run, each bumps its own buffer once), the original's handle is
+/// refused by the clone's exec, and the child is refused naming the node.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn host_buffers_are_not_shared_by_clones_or_parents() {
@@ -92,9 +94,23 @@ fn host_buffers_are_not_shared_by_clones_or_parents() {
     g.add_host_writing("bump", &host, |d: &mut [f32]| d[0] += 1.0, &[back])
         .unwrap();
     let clone = g.try_clone().unwrap();
-    let exec = g.instantiate().unwrap();
-    assert!(matches!(clone.instantiate(), Err(GraphError::SecondExec)));
-    drop(exec);
+    let mine = clone.host_buffer(&host).unwrap();
+    let (mut exec, mut theirs) = (g.instantiate().unwrap(), clone.instantiate().unwrap());
+    exec.launch(&stream).unwrap();
+    theirs.launch(&stream).unwrap();
+    theirs.launch(&stream).unwrap();
+    assert_eq!(exec.host_data(&host).unwrap()[0], 1.0);
+    assert_eq!(theirs.host_data(&mine).unwrap()[0], 1.0);
+    assert!(matches!(
+        theirs.host_data(&host),
+        Err(GraphError::ForeignHandle { .. })
+    ));
+    // The clone's copies land in its own memory too.
+    theirs.host_data(&mine).unwrap()[5] = 9.0;
+    theirs.launch(&stream).unwrap();
+    assert_eq!(theirs.host_data(&mine).unwrap()[5], 0.0);
+    assert_eq!(exec.host_data(&host).unwrap()[5], 0.0);
+    drop((exec, theirs));
     let mut parent = Graph::new(&ctx).unwrap();
     let err = parent.add_child("child", clone, &[]).unwrap_err();
     expect_invalid_node(&err, "child");
