@@ -42,6 +42,11 @@ impl<'a> Graph<'a> {
     /// kernel, copy (of device memory), fill, empty, child graph and
     /// conditional nodes. Anything else is refused here, naming the node.
     ///
+    /// Captured work reaches device buffers only: a graph's host buffers
+    /// (`add_host_buffer`, `host name: T[n];`) have no view here; copy
+    /// between them and a device buffer with copy nodes ordered before or
+    /// after the capture node.
+    ///
     /// Work may fork across streams: [`Capture::fork`] brings another stream
     /// of the context into the capture and [`Capture::join`] joins it back
     /// (two memsets on two streams, say, joined before a kernel); the views

@@ -71,6 +71,31 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// `join` and left open fails the capture,
     /// `CUDA_ERROR_STREAM_CAPTURE_UNJOINED`, and stays unusable.)
     ///
+    /// Two memsets on forked streams, joined before the work goes on:
+    ///
+    /// ```no_run
+    /// # fn main() -> graph_runtime::Result<()> {
+    /// use graph_runtime::capture::captured;
+    /// let ctx = graph_runtime::driver::context(0)?;
+    /// let (stream, s1, s2) = (ctx.new_stream()?, ctx.new_stream()?, ctx.new_stream()?);
+    /// let (mut a, mut b) = (stream.alloc_zeros::<f32>(256)?, stream.alloc_zeros::<f32>(256)?);
+    /// let mut g = graph_runtime::Graph::new(&ctx)?;
+    /// let (ab, bb) = (g.bind_mut(&mut a), g.bind_mut(&mut b));
+    /// // SAFETY: the work touches only the views' buffers, on streams in the capture.
+    /// unsafe {
+    ///     g.add_capture("clear", &stream, &[], |cap| {
+    ///         cap.fork(&s1)?;
+    ///         cap.fork(&s2)?;
+    ///         s1.memset_zeros(&mut cap.write(ab)).map_err(|e| captured("memset a", e))?;
+    ///         s2.memset_zeros(&mut cap.write(bb)).map_err(|e| captured("memset b", e))?;
+    ///         cap.join(&s1)?;
+    ///         cap.join(&s2)
+    ///     })
+    /// }?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// # Errors
     /// [`GraphError::ForeignHandle`](crate::GraphError::ForeignHandle) for
     /// a stream of another context; the driver's, when the stream cannot
