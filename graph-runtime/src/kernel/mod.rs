@@ -79,13 +79,16 @@ pub struct WritingParameter;
 
 mod arity;
 mod config;
+mod counts;
 mod encode;
 mod load;
 mod params;
 mod stream;
+mod struct_param;
 
 pub use arity::*;
 pub use config::{Dim3, LaunchConfig};
+pub use counts::{Count, InLen, OutLen, COUNTS};
 pub use encode::ArgEncoder;
 use load::cached_module;
 pub use params::*;
@@ -301,95 +304,6 @@ pub trait KernelDef {
 /// fn needs_pdl_aware<K: graph_runtime::kernel::PdlAware>() {}
 /// needs_pdl_aware::<Bump>();
 /// ```
-/// Declares a struct a kernel takes by value whose fields are buffers
-/// (with their declared access) and plain values: a CUDA C struct of
-/// pointers and sizes. The struct (`Name<'a>`, its fields the values the
-/// field types take: a [`Buf`] for a buffer, a `u32` for a count) is what
-/// a node or a stream launch passes; `Name<'static>` is the parameter type
-/// in a [`declare_kernel!`](crate::declare_kernel) tuple. Each field is
-/// checked as a separate argument of its type would be (lengths against
-/// counts, a written buffer bound for writing, the buffer ordered and
-/// tracked), and `cuda_graph!` checks races on the buffers of a struct
-/// literal's fields. The fields are laid out as C lays out the kernel's
-/// struct: in order, each at its alignment (buffers as 8-byte pointers;
-/// `Len`, `Count` and `Index` as 4-byte `unsigned`; scalars and [`Val`]
-/// as themselves).
-///
-/// ```
-/// use graph_runtime::kernel::{Count, InLen, OutLen};
-/// # const SPMV: &str = "";
-/// graph_runtime::kernel_struct! {
-///     /// `struct Csr { const unsigned* offsets; const unsigned* cols;
-///     /// const float* values; unsigned rows; unsigned nnz; };`
-///     pub struct Csr {
-///         offsets: InLen<u32, 0, 1>,
-///         cols: InLen<u32, 1>,
-///         values: InLen<f32, 1>,
-///         rows: Count<0>,
-///         nnz: Count<1>,
-///     }
-/// }
-/// graph_runtime::declare_kernel! {
-///     // SAFETY: matches `spmv(Csr a, const float* x, float* y, unsigned m)`: ...
-///     pub Spmv: (Csr<'static>, InLen<f32, 2>, OutLen<f32, 0>, Count<2>) = unsafe cuda_c(SPMV, "spmv");
-/// }
-/// ```
-///
-/// Conditional handles and execs cannot be fields; a struct holds at most
-/// 12 fields, and a kernel's arguments at most 12 buffers in all.
-#[macro_export]
-macro_rules! kernel_struct {
-    ($(#[$meta:meta])* $vis:vis struct $name:ident {
-        $($(#[$fmeta:meta])* $field:ident : $ty:ty),* $(,)?
-    }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy)]
-        $vis struct $name<'a> {
-            $($(#[$fmeta])* pub $field: <$ty as $crate::kernel::KernelParam>::Arg<'a>,)*
-        }
-
-        impl<'a> ::core::fmt::Debug for $name<'a> {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.debug_struct(::core::stringify!($name)).finish_non_exhaustive()
-            }
-        }
-
-        // SAFETY: each field is encoded by its own type's implementation
-        // (which reports its buffers and checks its bounds), then laid out
-        // as one struct parameter by `encode_struct`.
-        unsafe impl $crate::kernel::KernelParam for $name<'static> {
-            type Arg<'a> = $name<'a>;
-            const WRITES: bool = false $(|| <$ty as $crate::kernel::KernelParam>::WRITES)*;
-            fn encode<'a>(
-                arg: &$name<'a>,
-                index: usize,
-                out: &mut $crate::kernel::ArgEncoder<'a>,
-            ) -> ::core::result::Result<(), ::std::string::String> {
-                out.encode_struct(
-                    index,
-                    &[$(<$ty as $crate::kernel::KernelParam>::FIELD),*],
-                    |fields| {
-                        $(<$ty as $crate::kernel::KernelParam>::encode(&arg.$field, index, fields)?;)*
-                        ::core::result::Result::Ok(())
-                    },
-                )
-            }
-        }
-
-        impl $name<'_> {
-            /// Whether field `name`'s parameter type writes its buffer
-            /// (`cuda_graph!`'s race and read-only checks ask).
-            #[doc(hidden)]
-            pub const fn __field_writes(name: &str) -> bool {
-                $(if $crate::__private::str_eq(name, ::core::stringify!($field)) {
-                    return <$ty as $crate::kernel::KernelParam>::WRITES;
-                })*
-                false
-            }
-        }
-    };
-}
-
 #[macro_export]
 macro_rules! declare_kernel {
     () => {};
@@ -613,80 +527,4 @@ impl<A> Kernel<A> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::load::arch_name;
-    use super::*;
-
-    #[test]
-    fn launch_config_validation() {
-        assert!(LaunchConfig::new(1, 32).validate().is_ok());
-        assert!(LaunchConfig::new(0, 32)
-            .validate()
-            .unwrap_err()
-            .contains("grid 0x1x1"));
-        assert!(LaunchConfig::new(1, (32, 0))
-            .validate()
-            .unwrap_err()
-            .contains("block 32x0x1"));
-        assert!(LaunchConfig::new(1, (64, 32))
-            .validate()
-            .unwrap_err()
-            .contains("2048 threads"));
-        assert_eq!(LaunchConfig::for_elements(1000, 256).grid, Dim3::from(4));
-    }
-
-    #[test]
-    fn scalar_arguments_are_encoded_in_native_layout() {
-        let mut out = ArgEncoder::default();
-        <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
-        let (values, starts) = out.values();
-        assert_eq!(starts, [0, 1, 2]);
-        assert_eq!(values[0] as u32, 7);
-        assert_eq!(f64::from_bits(values[1]), 1.5);
-        assert_eq!(values[2] as u8, 3);
-    }
-
-    #[repr(C)]
-    #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-    struct Params {
-        scale: f32,
-        offset: f32,
-        count: u64,
-        bias: [f32; 2],
-    }
-
-    #[test]
-    fn structs_take_the_words_they_need() {
-        let mut out = ArgEncoder::default();
-        let params = Params {
-            scale: 2.0,
-            offset: -1.0,
-            count: 7,
-            bias: [0.5, 0.25],
-        };
-        <(u32, Val<Params>, [u16; 3]) as KernelArgs>::encode(&(9, params, [1, 2, 3]), &mut out)
-            .unwrap();
-        let (values, starts) = out.values();
-        // 4 bytes, then 24 bytes (three words), then 6 bytes (one word).
-        assert_eq!(starts, [0, 1, 4]);
-        let bytes: &[u8] = bytemuck::cast_slice(&values[1..4]);
-        assert_eq!(bytes, bytemuck::bytes_of(&params));
-        assert_eq!(values[4] & 0xFFFF_FFFF_FFFF, 0x0003_0002_0001);
-        assert!(out.check_bounds(&LaunchConfig::new(1, 1)).is_ok());
-    }
-
-    #[test]
-    fn arguments_past_a_nodes_room_are_refused() {
-        let mut out = ArgEncoder::default();
-        let big = [0u64; 30];
-        <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
-        let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
-        assert!(err.contains("256 bytes"), "{err}");
-    }
-
-    #[test]
-    fn arch_names_are_interned() {
-        assert_eq!(arch_name(9, 0), "compute_90");
-        assert!(std::ptr::eq(arch_name(9, 0), arch_name(9, 0)));
-    }
-}
+mod tests;

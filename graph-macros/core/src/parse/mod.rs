@@ -490,18 +490,7 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
         }));
     }
     if input.peek(kw::host) && input.peek2(Ident) && input.peek3(Token![:]) {
-        let keyword = input.parse()?;
-        let name = input.parse()?;
-        input.parse::<Token![:]>()?;
-        let (ty, len) = node::parse_element_type_and_len(input)?;
-        input.parse::<Token![;]>()?;
-        return Ok(Stmt::Host(HostDecl {
-            attrs,
-            keyword,
-            name,
-            ty,
-            len,
-        }));
+        return node::parse_host_decl(input, attrs).map(Stmt::Host);
     }
     if input.peek(kw::fragment) && input.peek2(Ident) {
         let keyword = input.parse()?;

@@ -21,6 +21,25 @@ pub(super) fn parse_element_type_and_len(input: ParseStream<'_>) -> syn::Result<
     Ok((ty, len))
 }
 
+/// `host name: T[len];`, after its attributes.
+pub(super) fn parse_host_decl(
+    input: ParseStream<'_>,
+    attrs: Vec<syn::Attribute>,
+) -> syn::Result<HostDecl> {
+    let keyword = input.parse()?;
+    let name = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let (ty, len) = parse_element_type_and_len(input)?;
+    input.parse::<Token![;]>()?;
+    Ok(HostDecl {
+        attrs,
+        keyword,
+        name,
+        ty,
+        len,
+    })
+}
+
 impl NodeKind {
     pub(super) fn ends_with_block(&self) -> bool {
         matches!(

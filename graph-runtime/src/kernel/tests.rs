@@ -1,0 +1,77 @@
+//! Unit tests of declarations and launch configurations (no GPU).
+
+use super::load::arch_name;
+use super::*;
+
+#[test]
+fn launch_config_validation() {
+    assert!(LaunchConfig::new(1, 32).validate().is_ok());
+    assert!(LaunchConfig::new(0, 32)
+        .validate()
+        .unwrap_err()
+        .contains("grid 0x1x1"));
+    assert!(LaunchConfig::new(1, (32, 0))
+        .validate()
+        .unwrap_err()
+        .contains("block 32x0x1"));
+    assert!(LaunchConfig::new(1, (64, 32))
+        .validate()
+        .unwrap_err()
+        .contains("2048 threads"));
+    assert_eq!(LaunchConfig::for_elements(1000, 256).grid, Dim3::from(4));
+}
+
+#[test]
+fn scalar_arguments_are_encoded_in_native_layout() {
+    let mut out = ArgEncoder::default();
+    <(u32, f64, u8) as KernelArgs>::encode(&(7, 1.5, 3), &mut out).unwrap();
+    let (values, starts) = out.values();
+    assert_eq!(starts, [0, 1, 2]);
+    assert_eq!(values[0] as u32, 7);
+    assert_eq!(f64::from_bits(values[1]), 1.5);
+    assert_eq!(values[2] as u8, 3);
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    scale: f32,
+    offset: f32,
+    count: u64,
+    bias: [f32; 2],
+}
+
+#[test]
+fn structs_take_the_words_they_need() {
+    let mut out = ArgEncoder::default();
+    let params = Params {
+        scale: 2.0,
+        offset: -1.0,
+        count: 7,
+        bias: [0.5, 0.25],
+    };
+    <(u32, Val<Params>, [u16; 3]) as KernelArgs>::encode(&(9, params, [1, 2, 3]), &mut out)
+        .unwrap();
+    let (values, starts) = out.values();
+    // 4 bytes, then 24 bytes (three words), then 6 bytes (one word).
+    assert_eq!(starts, [0, 1, 4]);
+    let bytes: &[u8] = bytemuck::cast_slice(&values[1..4]);
+    assert_eq!(bytes, bytemuck::bytes_of(&params));
+    assert_eq!(values[4] & 0xFFFF_FFFF_FFFF, 0x0003_0002_0001);
+    assert!(out.check_bounds(&LaunchConfig::new(1, 1)).is_ok());
+}
+
+#[test]
+fn arguments_past_a_nodes_room_are_refused() {
+    let mut out = ArgEncoder::default();
+    let big = [0u64; 30];
+    <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
+    let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
+    assert!(err.contains("256 bytes"), "{err}");
+}
+
+#[test]
+fn arch_names_are_interned() {
+    assert_eq!(arch_name(9, 0), "compute_90");
+    assert!(std::ptr::eq(arch_name(9, 0), arch_name(9, 0)));
+}
