@@ -42,6 +42,7 @@ extern "C" __global__ void reduce_partial(const float* x, double* partial, unsig
 extern "C" __global__ void reduce_final(const double* partial, double* out, unsigned count) {
     __shared__ double sums[256];
     if (blockDim.x > 256 || blockDim.y * blockDim.z != 1) return;
+    if (blockIdx.x != 0 || blockIdx.y != 0 || blockIdx.z != 0) return;  // block 0 writes out[0]
     double sum = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partial[i];
     sums[threadIdx.x] = sum;

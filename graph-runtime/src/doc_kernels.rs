@@ -28,8 +28,10 @@ crate::declare_kernel! {
     // n, writes partial[blockIdx.x]; returns from blocks over 256 threads.
     pub ReducePartial: (In<f32>, OutPerBlock<f64>, Len) = unsafe cuda_c(SOURCE, "reduce_partial");
     // SAFETY: `reduce_final(const double*, double*, unsigned count)`: reads
-    // below count, writes out[0]; returns from blocks over 256 threads.
-    pub ReduceFinal: (In<f64>, OutFirst<f64, 1>, Len) = unsafe cuda_c(SOURCE, "reduce_final");
+    // below count, writes out[0] from block 0 alone; returns from other
+    // blocks and from blocks over 256 threads; no_alias: out overlapping
+    // partial would race.
+    pub ReduceFinal: (In<f64>, OutFirst<f64, 1>, Len) = unsafe no_alias cuda_c(SOURCE, "reduce_final");
     // SAFETY: `set_condition(cudaGraphConditionalHandle, unsigned)`.
     pub SetCondition: (Cond, u32) = unsafe cuda_c(SOURCE, "set_condition");
     // SAFETY: `countdown(cudaGraphConditionalHandle, int*, int*)`, element 0 of each.

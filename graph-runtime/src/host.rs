@@ -20,20 +20,12 @@
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
+use crate::graph::{HostMemory, HostNodeMaker};
 use crate::node::Node;
 use bytemuck::Pod;
 use cudarc::driver::CudaContext;
 use std::any::Any;
 use std::sync::Arc;
-
-/// A host buffer's memory with its element type erased, so that a clone
-/// can make its own.
-pub(crate) trait HostMemory: Send + Sync {
-    /// New zeroed memory of the same type and length.
-    fn fresh(&self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn HostMemory>>;
-    fn ptr(&self) -> *mut std::ffi::c_void;
-    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
-}
 
 impl<T: Pod + Send + Sync> HostMemory for HostStorage<T> {
     fn fresh(&self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn HostMemory>> {
@@ -52,36 +44,6 @@ impl<T: Pod + Send + Sync> HostMemory for HostStorage<T> {
 type ReadFn<T> = Arc<dyn Fn(&[T]) + Send + Sync>;
 /// Likewise, for a buffer it writes.
 type WriteFn<T> = Arc<dyn Fn(&mut [T]) + Send + Sync>;
-
-/// Makes a host node's closure over other memory of its buffer (a
-/// clone's), or None for memory of another type.
-pub(crate) type HostNodeMaker =
-    Arc<dyn Fn(Arc<dyn Any + Send + Sync>) -> Option<Box<dyn Fn() + Send + Sync>> + Send + Sync>;
-
-/// What a graph records of its host buffers' uses, so that a clone can be
-/// given memory of its own.
-#[derive(Clone, Default)]
-pub(crate) struct HostRebinding {
-    /// Each host buffer: its id and memory.
-    pub buffers: Vec<(u64, Arc<dyn HostMemory>)>,
-    /// Copy nodes to or from a host buffer: (node index, buffer id).
-    pub copies: Vec<(u32, u64)>,
-    /// Host nodes whose closure takes a host buffer.
-    pub nodes: Vec<(u32, u64, HostNodeMaker)>,
-    /// For a clone: the buffer ids of the graph it was cloned from (and of
-    /// that one's origin), with this graph's ids for them.
-    pub renamed: Vec<(u64, u64)>,
-}
-
-impl std::fmt::Debug for HostRebinding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostRebinding")
-            .field("buffers", &self.buffers.len())
-            .field("copies", &self.copies.len())
-            .field("nodes", &self.nodes.len())
-            .finish()
-    }
-}
 
 /// A graph-owned host buffer of `T`. Cheap to clone (a handle).
 pub struct HostBuf<T> {
@@ -452,6 +414,11 @@ impl<'a> Graph<'a> {
             unsafe { crate::result::set_memcpy_node_params(raw, &params) }
                 .op_at("cuGraphMemcpyNodeSetParams", &label)?;
         }
+        // The rebound closures report panics to the clone's execs alone.
+        clone
+            .registry
+            .host_faults
+            .insert(0, Arc::new(Default::default()));
         for (node, id, maker) in &old.nodes {
             let Some((_, _, made)) = find(*id) else {
                 continue;

@@ -19,6 +19,8 @@ extern "C" __global__ void reduce_partial(const float* x, double* partial, unsig
 extern "C" __global__ void reduce_final(const double* partial, double* out, unsigned count) {
     __shared__ double sums[256];
     if (blockDim.x > 256 || blockDim.y * blockDim.z != 1) return;  // sums[] holds 256
+    // One block writes out[0]: the others (a grid of several) return.
+    if (blockIdx.x != 0 || blockIdx.y != 0 || blockIdx.z != 0) return;
     double sum = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x) sum += partial[i];
     sums[threadIdx.x] = sum;

@@ -140,9 +140,10 @@ graph_runtime::declare_kernel! {
     pub ReducePartial: (In<f32>, OutPerBlock<f64>, Len) = unsafe cuda_c(REDUCE_SOURCE, "reduce_partial");
     /// Stage 2: `*out = sum(partial[..count])` (one block of at most 256 threads).
     // SAFETY: matches `reduce_final(const double* partial, double* out, unsigned count)`;
-    // reads partial below count, writes out[0], and returns at once from
-    // blocks of more than 256 threads.
-    pub ReduceFinal: (In<f64>, OutFirst<f64, 1>, Len) = unsafe cuda_c(REDUCE_SOURCE, "reduce_final");
+    // reads partial below count, writes out[0] from block 0 alone, and
+    // returns at once from other blocks and from blocks of more than 256
+    // threads. `out` overlapping `partial` would race: no_alias.
+    pub ReduceFinal: (In<f64>, OutFirst<f64, 1>, Len) = unsafe no_alias cuda_c(REDUCE_SOURCE, "reduce_final");
 
     /// Sets a conditional handle to `value`.
     // SAFETY: matches `set_condition(unsigned long long handle, unsigned value)`.

@@ -61,9 +61,10 @@ impl<'a> Graph<'a> {
     ///   stays valid while this graph or any exec made from it may run
     ///   (the graph cannot see it to borrow it).
     /// - A stream forked into the capture ([`Capture::fork`]) is used by
-    ///   nothing but the work until it is joined back: work another thread
-    ///   issues on it meanwhile is captured into this graph, and runs at
-    ///   every launch (after the memory it names may be gone).
+    ///   nothing but the work until the work returns (a joined fork stays
+    ///   in the capture until it ends): work another thread issues on it
+    ///   meanwhile is captured into this graph, and runs at every launch
+    ///   (after the memory it names may be gone).
     /// - Work through the views is issued on the capture stream (or a
     ///   stream forked from it) while the capture begun here is in progress (a kernel launch builder of
     ///   another stream would run it at once, unordered with the graph's

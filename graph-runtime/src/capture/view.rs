@@ -31,7 +31,7 @@ pub struct Capture<'c, 'a> {
     /// The capture's id (`cuStreamGetCaptureInfo`): views check it.
     id: u64,
     uses: RefCell<Vec<BufferUse>>,
-    /// Streams forked into the capture and not joined back yet.
+    /// Streams forked into the capture (joined again when the work ends).
     forks: RefCell<Vec<Arc<CudaStream>>>,
     _buffers: PhantomData<Buf<'a, ()>>,
 }
@@ -118,11 +118,9 @@ impl<'c, 'a> Capture<'c, 'a> {
         self.same_context(stream, "join")?;
         self.stream
             .join(stream)
-            .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))?;
-        self.forks
-            .borrow_mut()
-            .retain(|fork| fork.cu_stream() != stream.cu_stream());
-        Ok(())
+            .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))
+        // (It stays in `forks`: work issued on it after this join is still
+        // captured, and is joined back when the work returns.)
     }
 
     /// Refuses a stream of another context than the capture's.
@@ -167,10 +165,11 @@ impl<'c, 'a> Capture<'c, 'a> {
 }
 
 impl Drop for Capture<'_, '_> {
-    /// Joins the forks still open into the capture stream before the
-    /// capture ends (when the work returned, failed or panicked): a fork
-    /// left out would fail the capture and leave its stream unusable. A
-    /// join the driver refuses (the capture already broken) is left: the
+    /// Joins every forked stream into the capture stream (again, for those
+    /// the work joined: work issued after a join is captured too) before
+    /// the capture ends, when the work returned, failed or panicked: a
+    /// fork left out would fail the capture and leave its stream unusable.
+    /// A join the driver refuses (the capture already broken) is left: the
     /// capture's end reports the error.
     fn drop(&mut self) {
         for fork in self.forks.get_mut().drain(..) {

@@ -21,7 +21,7 @@ use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod kernel_node;
@@ -34,17 +34,9 @@ pub use operand::Operand;
 
 pub(crate) use kernel_node::with_kernel_params;
 pub(crate) use raw::RawGraph;
-pub(crate) use registry::{AllocInfo, AllocOrigin, Place, Registry};
+pub(crate) use registry::{AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry};
 
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// The resource id of no graph (ids start at 1): a buffer bound from
-/// another context carries it, so every node refuses it.
-pub(crate) const FOREIGN_ROOT: u64 = 0;
-
-pub(crate) fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, Ordering::Relaxed)
-}
+pub(crate) use crate::buffer::{next_id, FOREIGN_ROOT};
 
 /// A CUDA graph under construction (or a conditional body of one).
 ///

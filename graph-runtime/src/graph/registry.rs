@@ -54,7 +54,7 @@ pub(crate) struct Registry {
     /// Host buffers the graph owns (see `host`).
     pub host_buffers: usize,
     /// Its host buffers' memory and uses, for clones (see `host`).
-    pub host_rebinding: crate::host::HostRebinding,
+    pub host_rebinding: HostRebinding,
     /// Whether a copy node (or a child's) touches host memory.
     pub host_copies: bool,
     /// Where this graph's host closures report panics (made with the first
@@ -258,4 +258,46 @@ pub(crate) struct Place {
     pub level: u64,
     pub top: Option<u32>,
     pub holder: Option<u32>,
+}
+
+/// A host buffer's memory with its element type erased, so that a clone
+/// can make its own.
+pub(crate) trait HostMemory: Send + Sync {
+    /// New zeroed memory of the same type and length.
+    fn fresh(&self, ctx: &Arc<CudaContext>) -> Result<Arc<dyn HostMemory>>;
+    fn ptr(&self) -> *mut std::ffi::c_void;
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync>;
+}
+
+/// Makes a host node's closure over other memory of its buffer (a
+/// clone's), or None for memory of another type.
+pub(crate) type HostNodeMaker = Arc<
+    dyn Fn(Arc<dyn std::any::Any + Send + Sync>) -> Option<Box<dyn Fn() + Send + Sync>>
+        + Send
+        + Sync,
+>;
+
+/// What a graph records of its host buffers' uses, so that a clone can be
+/// given memory of its own.
+#[derive(Clone, Default)]
+pub(crate) struct HostRebinding {
+    /// Each host buffer: its id and memory.
+    pub buffers: Vec<(u64, Arc<dyn HostMemory>)>,
+    /// Copy nodes to or from a host buffer: (node index, buffer id).
+    pub copies: Vec<(u32, u64)>,
+    /// Host nodes whose closure takes a host buffer.
+    pub nodes: Vec<(u32, u64, HostNodeMaker)>,
+    /// For a clone: the buffer ids of the graph it was cloned from (and of
+    /// that one's origin), with this graph's ids for them.
+    pub renamed: Vec<(u64, u64)>,
+}
+
+impl std::fmt::Debug for HostRebinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostRebinding")
+            .field("buffers", &self.buffers.len())
+            .field("copies", &self.copies.len())
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
 }

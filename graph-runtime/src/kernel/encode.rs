@@ -30,6 +30,9 @@ pub struct ArgEncoder<'a> {
     /// is made per kernel node added).
     pub(super) use_slots: [std::mem::MaybeUninit<BufferUse>; MAX_PARAMS],
     pub(super) use_count: usize,
+    /// Set when more buffers were passed than `use_slots` holds (struct
+    /// parameters can pass several each): the arguments are refused.
+    pub(super) too_many_uses: bool,
     /// The conditional handles the kernel may set, like `use_slots`.
     pub(super) cond_slots: [std::mem::MaybeUninit<CondHandle>; MAX_PARAMS],
     pub(super) cond_count: usize,
@@ -114,6 +117,7 @@ impl Default for ArgEncoder<'_> {
             overflow: false,
             use_slots: [const { std::mem::MaybeUninit::uninit() }; MAX_PARAMS],
             use_count: 0,
+            too_many_uses: false,
             cond_slots: [const { std::mem::MaybeUninit::uninit() }; MAX_PARAMS],
             cond_count: 0,
             execs: Vec::new(),
@@ -170,9 +174,13 @@ impl<'a> ArgEncoder<'a> {
     }
 
     pub(super) fn push_use(&mut self, used: BufferUse) {
-        if let Some(slot) = self.use_slots.get_mut(self.use_count) {
-            slot.write(used);
-            self.use_count += 1;
+        match self.use_slots.get_mut(self.use_count) {
+            Some(slot) => {
+                slot.write(used);
+                self.use_count += 1;
+            }
+            // A use not recorded would escape every check: refused.
+            None => self.too_many_uses = true,
         }
     }
 
@@ -195,6 +203,11 @@ impl<'a> ArgEncoder<'a> {
             return Err(format!(
                 "the kernel's arguments take more than the {} bytes a node holds",
                 VALUE_WORDS * 8
+            ));
+        }
+        if self.too_many_uses {
+            return Err(format!(
+                "the kernel's arguments pass more than {MAX_PARAMS} buffers (struct fields included)"
             ));
         }
         let b = &self.bounds;

@@ -480,6 +480,38 @@ mod tests {
         assert!(!Mixed::__field_writes("a") && !Mixed::__field_writes("nope"));
     }
 
+    crate::kernel_struct! {
+        /// Twelve buffers: with one more argument, a thirteenth.
+        struct Twelve {
+            a0: In<f32>, a1: In<f32>, a2: In<f32>, a3: In<f32>, a4: In<f32>, a5: In<f32>,
+            a6: In<f32>, a7: In<f32>, a8: In<f32>, a9: In<f32>, a10: In<f32>, a11: In<f32>,
+        }
+    }
+
+    #[test]
+    fn more_buffers_than_a_node_records_are_refused() {
+        let b = Buf::<f32>::new(0x1000, 100, true, 1, None);
+        let twelve = Twelve {
+            a0: b,
+            a1: b,
+            a2: b,
+            a3: b,
+            a4: b,
+            a5: b,
+            a6: b,
+            a7: b,
+            a8: b,
+            a9: b,
+            a10: b,
+            a11: b,
+        };
+        let mut encoded = ArgEncoder::default();
+        <(Twelve<'static>, Out<f32>, Len) as KernelArgs>::encode(&(twelve, b, 100), &mut encoded)
+            .unwrap();
+        let err = encoded.check_bounds(&LaunchConfig::new(1, 32)).unwrap_err();
+        assert!(err.contains("more than 12 buffers"), "{err}");
+    }
+
     #[test]
     fn overlapping_buffers_one_written_are_found() {
         let whole = Buf::<f32>::new(0x1000, 100, true, 1, None);

@@ -13,7 +13,7 @@
 
 use super::encode::MAX_PARAMS;
 use super::*;
-use crate::graph::{next_id, FOREIGN_ROOT};
+use crate::buffer::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
@@ -313,10 +313,15 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 homes.push(home);
             }
         }
+        // Every home joined, even after a failure: then the first error.
+        let mut first_error = Ok(());
         for home in homes {
-            home.join(stream).op_at("cuStreamWaitEvent", &name)?;
+            let joined = home.join(stream).op_at("cuStreamWaitEvent", &name);
+            if first_error.is_ok() {
+                first_error = joined;
+            }
         }
-        Ok(())
+        first_error
     }
 }
 

@@ -36,3 +36,9 @@ cuda_graph! {
 }
 
 fn main() {}
+
+cuda_graph! {
+    graph Partial(a: &CudaSlice<f32>, b: &mut CudaSlice<f32>, n: u32) {
+        one: kernel CopyPair<<<1, 32>>>(Pair { src: a, ..Pair { src: a, dst: b, n } });
+    }
+}

@@ -88,6 +88,7 @@ struct Peers {
 const BLOCK: usize = 4096;
 
 pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<KernelRace> {
+    check_struct_arguments(model, diag);
     let mut touches = touches(model);
     check_disjoint_names(model, &touches, diag);
     touches.retain(|t| !disjoint(model, t.node, &t.buffer));
@@ -247,6 +248,29 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
         }
     }
     out
+}
+
+/// A struct literal argument names every field: the fields a `..base`
+/// brings in would pass buffers the race and read-only checks cannot see.
+fn check_struct_arguments(model: &Model<'_>, diag: &Diagnostics) {
+    for node in &model.nodes {
+        let Op::Kernel(k) = node.op else { continue };
+        for arg in &k.args {
+            if let Expr::Struct(syn::ExprStruct {
+                dot2_token: Some(dots),
+                rest,
+                ..
+            }) = arg
+            {
+                let tokens = quote::quote!(#dots #rest);
+                diag.error_with_help(
+                    tokens,
+                    "a struct argument names each of its fields: `..` would pass buffers the checks cannot see",
+                    "write every field of the struct literal",
+                );
+            }
+        }
+    }
 }
 
 /// `#[disjoint(x)]` names buffers that the node (or its bodies, or a
