@@ -200,8 +200,10 @@
 //!   memory.
 //! - [`Graph::add_capture`]: the memory the captured work touches other
 //!   than through the [`capture::Capture`]'s views of the graph's buffers
-//!   stays valid while the graph or any exec of it may run, and the views
-//!   serve only work issued on the capture stream.
+//!   stays valid while the graph or any exec of it may run; the views
+//!   serve only work issued on the capture stream or streams forked from
+//!   it ([`capture::Capture::fork`]), and a forked stream is used by
+//!   nothing else until the work returns.
 //! - `unsafe impl` [`kernel::KernelParam`]: encode exactly one parameter and
 //!   report every buffer, handle and exec it passes (delegate to the
 //!   runtime's impls).

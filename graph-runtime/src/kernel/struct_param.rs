@@ -37,7 +37,12 @@
 /// ```
 ///
 /// Conditional handles and execs cannot be fields; a struct holds at most
-/// 12 fields, and a kernel's arguments at most 12 buffers in all.
+/// 12 fields, and a kernel's arguments at most 12 buffers in all. The
+/// counts a struct's fields name are the kernel's: its other `Count`s take
+/// other numbers (`Csr` above uses 0 and 1, so the kernel's own is 2). A
+/// kernel taking the struct alone declares `(Csr<'static>,)`, with the
+/// trailing comma. In `cuda_graph!` the argument is a struct literal naming
+/// every field (`Csr { offsets, cols, values, rows: n, nnz }`).
 #[macro_export]
 macro_rules! kernel_struct {
     ($(#[$meta:meta])* $vis:vis struct $name:ident {
