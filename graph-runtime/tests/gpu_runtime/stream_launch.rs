@@ -293,3 +293,50 @@ fn a_buffer_freed_after_tracking_stopped_still_waits_for_its_launch() {
         "the launch wrote memory freed and reused under it"
     );
 }
+
+/// A slice a live exec has bound, reached between its launches through
+/// `bound_mut` and launched on with a declared kernel: ordered after the
+/// exec's launch and before its next one (the exec waits for the view's
+/// work), on another stream.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_live_exec_s_slice_takes_a_stream_launch_between_launches() {
+    let ctx = own_context();
+    let (a, b) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut x = a.alloc_zeros::<f32>(N as usize).unwrap();
+    sync(&a);
+    let config = LaunchConfig::new(132, 256);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let fill = g
+            .add_kernel("fill", &slow, config, (xb, 2.0, N, SPIN), &[])
+            .unwrap();
+        g.add_kernel("bump", &add_one, config, (xb, N), &[fill.node()])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&a).unwrap();
+        {
+            // x = 3 once the launch is done; the stream launch on b doubles it.
+            let mut bound = exec.bound_mut(xb).unwrap();
+            let mut view = bound.view_mut();
+            let scale = kernels::Scale::load(&ctx).unwrap();
+            let mut launch = scale.on(&b);
+            let vb = launch.bind_mut(&mut view);
+            launch.launch(config, (vb, 2.0, N)).unwrap();
+            // After the exec's slow fill and bump, then doubled: 6.
+            let read = b.clone_dtoh(&view).unwrap();
+            assert!(read.iter().all(|v| *v == 6.0), "{:?}", &read[..4]);
+        }
+        // Refills with 2 and bumps: 3 again, only after the doubling.
+        exec.launch(&a).unwrap();
+        let mut bound = exec.bound_mut(xb).unwrap();
+        let read = b.clone_dtoh(&bound.view()).unwrap();
+        assert!(read.iter().all(|v| *v == 3.0), "{:?}", &read[..4]);
+        let _ = bound.view_mut();
+    }
+    let read = a.clone_dtoh(&x).unwrap();
+    assert!(read.iter().all(|v| *v == 3.0));
+}
