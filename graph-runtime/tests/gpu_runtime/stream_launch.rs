@@ -307,14 +307,18 @@ fn a_live_exec_s_slice_takes_a_stream_launch_between_launches() {
     let add_one = kernels::AddOne::load(&ctx).unwrap();
     let mut x = a.alloc_zeros::<f32>(N as usize).unwrap();
     sync(&a);
-    let config = LaunchConfig::new(132, 256);
+    // The slow fill strides over the grid; the others take an element each.
+    let (spin, each) = (
+        LaunchConfig::new(132, 256),
+        LaunchConfig::for_elements(N, 256),
+    );
     {
         let mut g = Graph::new(&ctx).unwrap();
         let xb = g.bind_mut(&mut x);
         let fill = g
-            .add_kernel("fill", &slow, config, (xb, 2.0, N, SPIN), &[])
+            .add_kernel("fill", &slow, spin, (xb, 2.0, N, SPIN), &[])
             .unwrap();
-        g.add_kernel("bump", &add_one, config, (xb, N), &[fill.node()])
+        g.add_kernel("bump", &add_one, each, (xb, N), &[fill.node()])
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&a).unwrap();
@@ -325,7 +329,7 @@ fn a_live_exec_s_slice_takes_a_stream_launch_between_launches() {
             let scale = kernels::Scale::load(&ctx).unwrap();
             let mut launch = scale.on(&b);
             let vb = launch.bind_mut(&mut view);
-            launch.launch(config, (vb, 2.0, N)).unwrap();
+            launch.launch(each, (vb, 2.0, N)).unwrap();
             // After the exec's slow fill and bump, then doubled: 6.
             let read = b.clone_dtoh(&view).unwrap();
             assert!(read.iter().all(|v| *v == 6.0), "{:?}", &read[..4]);
