@@ -24,7 +24,7 @@
 use super::bits::BitMatrix;
 use super::Topology;
 use crate::diag::Diagnostics;
-use crate::model::{place, Model, NodeId, Op};
+use crate::model::{argument_values, place, Model, NodeId, Op};
 use std::collections::HashMap;
 use syn::Expr;
 
@@ -206,18 +206,7 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
         match node.op {
             Op::Kernel(k) => {
                 for (i, arg) in k.args.iter().enumerate() {
-                    // A struct literal (`kernel_struct!`): each field is an
-                    // argument of its own.
-                    let fields: Vec<(&'a Expr, Option<usize>)> = match arg {
-                        Expr::Struct(literal) => literal
-                            .fields
-                            .iter()
-                            .enumerate()
-                            .map(|(j, f)| (&f.expr, Some(j)))
-                            .collect(),
-                        _ => vec![(arg, None)],
-                    };
-                    for (value, field) in fields {
+                    for (field, value) in argument_values(arg) {
                         // A read-only binding is refused where a parameter writes.
                         let access = if model.read_only_param(value).is_some() {
                             Access::Read

@@ -7,7 +7,7 @@
 
 use super::Runtime;
 use crate::check::Topology;
-use crate::model::{Model, Op};
+use crate::model::{argument_field, argument_values, Model, Op};
 use proc_macro2::{Span, TokenStream};
 use quote::quote_spanned;
 use syn::spanned::Spanned;
@@ -33,15 +33,14 @@ fn writes(
     span: Span,
 ) -> TokenStream {
     let rt = rt.at(span);
-    if let (Some(j), syn::Expr::Struct(literal)) = (field, arg) {
-        if let Some(f) = literal.fields.iter().nth(j) {
-            let struct_path = &literal.path;
-            let name = match &f.member {
-                syn::Member::Named(ident) => ident.to_string(),
-                syn::Member::Unnamed(index) => index.index.to_string(),
-            };
-            return quote_spanned! {span=> #struct_path::__field_writes(#name) };
-        }
+    let field = field.and_then(|j| argument_field(arg, j));
+    if let (Some(f), syn::Expr::Struct(literal)) = (field, arg) {
+        let struct_path = &literal.path;
+        let name = match &f.member {
+            syn::Member::Named(ident) => ident.to_string(),
+            syn::Member::Unnamed(index) => index.index.to_string(),
+        };
+        return quote_spanned! {span=> #struct_path::__field_writes(#name) };
     }
     let index = syn::Index::from(index);
     quote_spanned! {span=> #rt::__private::param_writes::<#path, #index>() }
@@ -95,14 +94,10 @@ pub fn race_checks(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> Toke
             continue;
         };
         // Reported at the racing field's value, for a struct literal.
-        let at = match (race.field, arg) {
-            (Some(j), syn::Expr::Struct(literal)) => literal
-                .fields
-                .iter()
-                .nth(j)
-                .map_or(arg.span(), |f| f.expr.span()),
-            _ => arg.span(),
-        };
+        let at = race
+            .field
+            .and_then(|j| argument_field(arg, j))
+            .map_or(arg.span(), |f| f.expr.span());
         let rule = Rule {
             name: "NoDataRace",
             message: &race.message,
@@ -132,15 +127,10 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
         let Op::Kernel(k) = node.op else {
             continue;
         };
-        let values = k.args.iter().enumerate().flat_map(|(i, arg)| match arg {
-            // A struct literal (`kernel_struct!`): each field's value.
-            syn::Expr::Struct(literal) => literal
-                .fields
-                .iter()
-                .enumerate()
-                .map(|(j, f)| (i, arg, Some(j), &f.expr))
-                .collect::<Vec<_>>(),
-            _ => vec![(i, arg, None, arg)],
+        let values = k.args.iter().enumerate().flat_map(|(i, whole)| {
+            argument_values(whole)
+                .into_iter()
+                .map(move |(field, value)| (i, whole, field, value))
         });
         for (i, whole, field, arg) in values {
             let (message, note, name) = if let Some(name) = model.read_only_param(arg) {

@@ -16,7 +16,7 @@ mod op;
 mod resolve;
 
 pub use lower::lower;
-pub use op::{HostParam, Op};
+pub use op::{argument_field, argument_values, HostParam, Op};
 
 use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
 use proc_macro2::{Span, TokenStream};

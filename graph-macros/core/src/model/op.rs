@@ -58,6 +58,29 @@ pub fn host_param(closure: &Expr) -> Result<Option<HostParam<'_>>, (&dyn quote::
     }
 }
 
+/// The values a kernel argument passes: the argument itself, or for a
+/// struct literal (`kernel_struct!`) each field's value with its position
+/// in the literal (each field is checked as an argument of its own).
+pub fn argument_values(arg: &Expr) -> Vec<(Option<usize>, &Expr)> {
+    match arg {
+        Expr::Struct(literal) => literal
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(j, f)| (Some(j), &f.expr))
+            .collect(),
+        _ => vec![(None, arg)],
+    }
+}
+
+/// Field `j` of a struct literal argument (`kernel_struct!`).
+pub fn argument_field(arg: &Expr, j: usize) -> Option<&syn::FieldValue> {
+    match arg {
+        Expr::Struct(literal) => literal.fields.iter().nth(j),
+        _ => None,
+    }
+}
+
 /// A node's operation and its operands, as the user wrote them.
 #[derive(Debug, Clone, Copy)]
 pub enum Op<'a> {
