@@ -22,6 +22,16 @@ pub(crate) fn next_id() -> u64 {
     NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// A buffer's device address, read without a use: cudarc hands it out
+/// with a guard that would record one, which is dropped unrecorded (its
+/// wait, on the buffer's own stream, orders nothing new). Nodes and
+/// launches record their uses themselves.
+pub(crate) fn untracked_address<T>(buffer: &(impl DevicePtr<T> + ?Sized)) -> u64 {
+    let (ptr, guard) = buffer.device_ptr(buffer.stream());
+    std::mem::forget(guard);
+    ptr
+}
+
 /// Marks a `Buf` as borrowing for `'a` and typed by `T`.
 type Borrow<'a, T> = PhantomData<(&'a (), fn() -> T)>;
 

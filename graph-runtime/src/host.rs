@@ -201,7 +201,6 @@ impl<'a> Graph<'a> {
         let storage = Arc::new(HostStorage::new(&self.ctx, len)?);
         // The driver keeps the memory until the work of every exec is done.
         self.keep_alive(storage.clone())?;
-        self.registry.host_buffers += 1;
         let id = crate::graph::next_id();
         self.registry
             .host_rebinding
@@ -210,7 +209,7 @@ impl<'a> Graph<'a> {
         Ok(HostBuf {
             storage,
             graph: self.instance,
-            ordinal: self.registry.host_buffers,
+            ordinal: self.registry.host_buffers(),
             id,
         })
     }
@@ -383,11 +382,15 @@ impl<'a> Graph<'a> {
         let mut fresh: Vec<(u64, u64, Arc<dyn HostMemory>)> = Vec::new();
         for (id, memory) in &old.buffers {
             let made = memory.fresh(&self.ctx)?;
-            clone.keep_alive(KeptMemory(made.clone()))?;
+            clone.keep_alive(made.clone())?;
             fresh.push((*id, crate::graph::next_id(), made));
         }
         let find = |id: u64| fresh.iter().find(|(o, _, _)| *o == id);
-        for &(node, id) in &old.copies {
+        // The copy nodes among the nodes that use a host buffer.
+        let copies = self.registry().host_uses.iter().filter(|&&(_, node, _)| {
+            self.registry().nodes[node as usize].kind == crate::node::NodeKind::Memcpy
+        });
+        for &(id, node, _) in copies {
             let (Some((_, _, made)), Some(original)) =
                 (find(id), old.buffers.iter().find(|(b, _)| *b == id))
             else {
@@ -440,9 +443,6 @@ impl<'a> Graph<'a> {
         }
         let rebinding = &mut registry.host_rebinding;
         rebinding.buffers = fresh.iter().map(|(_, new, m)| (*new, m.clone())).collect();
-        for (_, buffer) in &mut rebinding.copies {
-            *buffer = rename(*buffer);
-        }
         for (_, buffer, _) in &mut rebinding.nodes {
             *buffer = rename(*buffer);
         }
@@ -455,9 +455,6 @@ impl<'a> Graph<'a> {
         Ok(())
     }
 }
-
-/// Host memory a clone owns, kept by the clone's user objects.
-struct KeptMemory(#[allow(dead_code)] Arc<dyn HostMemory>);
 
 impl<'a> Exec<'a> {
     /// The contents of a host buffer of this exec's graph, between launches:

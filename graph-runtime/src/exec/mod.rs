@@ -276,7 +276,7 @@ impl<'a> Exec<'a> {
 
     /// How many host buffers that graph had when the exec was instantiated.
     pub(crate) fn host_buffers(&self) -> usize {
-        self.registry.host_buffers
+        self.registry.host_buffers()
     }
 
     /// Waits for the exec's last launch, if any.

@@ -48,10 +48,8 @@ impl<'a> Exec<'a> {
         args: A::Args<'a>,
     ) -> Result<()> {
         let mut encoded = ArgEncoder::default();
-        let encoding = A::encode(&args, &mut encoded).and_then(|()| match node.no_alias {
-            true => encoded.check_no_alias(),
-            false => Ok(()),
-        });
+        let encoding =
+            A::encode(&args, &mut encoded).and_then(|()| encoded.check_aliasing(node.no_alias));
         self.set_encoded_kernel_args(node.node, node.function, &node.config, &encoded, encoding)
     }
 

@@ -22,7 +22,7 @@ impl<'a> Exec<'a> {
         if graph.instance != self.instances[0]
             && (graph.needs_one_exec()
                 || !self.registry.allocs.is_empty()
-                || self.registry.host_buffers > 0)
+                || self.registry.host_buffers() > 0)
         {
             // Each graph's allocations live at that graph's addresses: the
             // exec's alloc nodes keep theirs while the other graph's kernels

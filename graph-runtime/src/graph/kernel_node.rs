@@ -46,8 +46,8 @@ impl<'a> Graph<'a> {
         // Encoded in place: the encoder is a few hundred bytes, not worth
         // moving between the generic and the shared half.
         let mut encoded = ArgEncoder::default();
-        let encoding =
-            A::encode(&args, &mut encoded).and_then(|()| kernel.check_aliasing(&encoded));
+        let encoding = A::encode(&args, &mut encoded)
+            .and_then(|()| encoded.check_aliasing(kernel.is_no_alias()));
         let node = self.add_encoded_kernel(
             label,
             kernel.function(),

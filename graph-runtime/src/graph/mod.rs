@@ -201,7 +201,8 @@ impl<'a> Graph<'a> {
     /// the slice's own context).
     #[must_use = "the graph uses the slice only through the returned `Buf`"]
     pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
-        let ptr = raw_ptr(slice);
+        // Tracking happens at every launch, not at build time.
+        let ptr = crate::buffer::untracked_address(slice);
         if !self.same_context(slice.context()) {
             return Buf::new(ptr, slice.len(), false, FOREIGN_ROOT, None);
         }
@@ -223,7 +224,7 @@ impl<'a> Graph<'a> {
     /// for [`Graph::bind`].
     #[must_use = "the graph uses the slice only through the returned `Buf`"]
     pub fn bind_mut<T: 'static>(&mut self, slice: &'a mut CudaSlice<T>) -> Buf<'a, T> {
-        let ptr = raw_ptr(slice);
+        let ptr = crate::buffer::untracked_address(&*slice);
         let len = slice.len();
         if !self.same_context(slice.context()) {
             return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
@@ -449,15 +450,6 @@ pub(crate) fn create_graph(ctx: &Arc<CudaContext>) -> Result<CUgraph> {
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
     // SAFETY: the context is current.
     unsafe { result::graph_create() }.op("cuGraphCreate")
-}
-
-fn raw_ptr<T>(slice: &CudaSlice<T>) -> u64 {
-    // The address is read without cudarc's tracking guard: tracking happens
-    // at every launch, not at build time.
-    let stream = slice.stream().clone();
-    let (ptr, guard) = cudarc::driver::DevicePtr::device_ptr(slice, &stream);
-    std::mem::forget(guard);
-    ptr
 }
 
 /// Node parameters of `type_` with every other byte zero (valid for the

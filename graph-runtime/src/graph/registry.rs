@@ -51,8 +51,6 @@ pub(crate) struct Registry {
     pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
     /// Nodes that use a host buffer: (buffer, node, writes).
     pub host_uses: Vec<(u64, u32, bool)>,
-    /// Host buffers the graph owns (see `host`).
-    pub host_buffers: usize,
     /// Its host buffers' memory and uses, for clones (see `host`).
     pub host_rebinding: HostRebinding,
     /// Whether a copy node (or a child's) touches host memory.
@@ -63,6 +61,11 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// How many host buffers the graph owns (see `host`).
+    pub fn host_buffers(&self) -> usize {
+        self.host_rebinding.buffers.len()
+    }
+
     /// This graph's host-fault slot (the first), made on first use.
     pub fn host_faults(&mut self) -> &Arc<HostFaults> {
         if self.host_faults.is_empty() {
@@ -283,8 +286,6 @@ pub(crate) type HostNodeMaker = Arc<
 pub(crate) struct HostRebinding {
     /// Each host buffer: its id and memory.
     pub buffers: Vec<(u64, Arc<dyn HostMemory>)>,
-    /// Copy nodes to or from a host buffer: (node index, buffer id).
-    pub copies: Vec<(u32, u64)>,
     /// Host nodes whose closure takes a host buffer.
     pub nodes: Vec<(u32, u64, HostNodeMaker)>,
     /// For a clone: the buffer ids of the graph it was cloned from (and of
@@ -296,7 +297,6 @@ impl std::fmt::Debug for HostRebinding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostRebinding")
             .field("buffers", &self.buffers.len())
-            .field("copies", &self.copies.len())
             .field("nodes", &self.nodes.len())
             .finish()
     }

@@ -71,7 +71,7 @@ impl<'a> Graph<'a> {
                 "a conditional body cannot be a child graph",
             ));
         }
-        if child.registry.host_buffers > 0 {
+        if child.registry.host_buffers() > 0 {
             // Its execs and this graph's could write them at once.
             return Err(GraphError::invalid(
                 label,
@@ -266,6 +266,6 @@ impl<'a> Graph<'a> {
     /// Whether two execs of the graph could not run side by side: graph
     /// memory (a CUDA rule) or host buffers (both would write them).
     pub(crate) fn needs_one_exec(&self) -> bool {
-        self.has_memory_nodes() || self.registry.host_buffers > 0
+        self.has_memory_nodes() || self.registry.host_buffers() > 0
     }
 }

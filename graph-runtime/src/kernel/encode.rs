@@ -258,10 +258,13 @@ impl<'a> ArgEncoder<'a> {
         })
     }
 
-    /// For a kernel declared `no_alias`: no buffer it writes overlaps
-    /// another buffer argument (the kernel may read one element while
-    /// another thread writes it).
-    pub(crate) fn check_no_alias(&self) -> std::result::Result<(), String> {
+    /// For a kernel declared `no_alias` ([`KernelDecl::no_alias`]): no
+    /// buffer it writes overlaps another buffer argument (the kernel may
+    /// read one element while another thread writes it).
+    pub(crate) fn check_aliasing(&self, no_alias: bool) -> std::result::Result<(), String> {
+        if !no_alias {
+            return Ok(());
+        }
         let uses = self.uses();
         for (i, a) in uses.iter().enumerate() {
             for b in &uses[i + 1..] {
@@ -319,11 +322,6 @@ impl<'a> ArgEncoder<'a> {
                 "argument {index}: a struct parameter cannot hold conditional handles or execs"
             ));
         }
-        if self.use_count + inner.use_count > MAX_PARAMS {
-            return Err(format!(
-                "the kernel's arguments pass more than {MAX_PARAMS} buffers (struct fields included)"
-            ));
-        }
         let (words, starts) = inner.values();
         // Each value's bytes, in order, from the start of its first word.
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -342,29 +340,31 @@ impl<'a> ArgEncoder<'a> {
         }
         packed.resize(packed.len().next_multiple_of(largest), 0);
         self.push_bytes(&packed);
+        // Past the slots, a use refuses the arguments (`push_use`).
         for used in inner.uses() {
             self.push_use(*used);
         }
-        let (mine, theirs) = (&mut self.bounds, &inner.bounds);
-        lower(&mut mine.shortest, theirs.shortest.0, theirs.shortest.1);
-        raise(&mut mine.count, theirs.count.0, theirs.count.1);
-        raise(&mut mine.index_end, theirs.index_end.0, theirs.index_end.1);
-        lower(&mut mine.per_block, theirs.per_block.0, theirs.per_block.1);
-        if let Some(counts) = &theirs.counts {
-            let mut merged = self.counts_mut().clone();
+        self.absorb_bounds(&inner.bounds);
+        Ok(())
+    }
+
+    /// Takes the bounds `other` (a struct's fields) sets as this
+    /// encoder's own, as if its arguments had been encoded here.
+    fn absorb_bounds(&mut self, other: &Bounds) {
+        let mine = &mut self.bounds;
+        lower(&mut mine.shortest, other.shortest.0, other.shortest.1);
+        raise(&mut mine.count, other.count.0, other.count.1);
+        raise(&mut mine.index_end, other.index_end.0, other.index_end.1);
+        lower(&mut mine.per_block, other.per_block.0, other.per_block.1);
+        if let Some(theirs) = &other.counts {
+            let mine = self.counts_mut();
             for c in 0..COUNTS {
-                raise(
-                    &mut merged.counts[c],
-                    counts.counts[c].0,
-                    counts.counts[c].1,
-                );
-                if counts.buffers[c].0 < merged.buffers[c].0 {
-                    merged.buffers[c] = counts.buffers[c];
+                raise(&mut mine.counts[c], theirs.counts[c].0, theirs.counts[c].1);
+                if theirs.buffers[c].0 < mine.buffers[c].0 {
+                    mine.buffers[c] = theirs.buffers[c];
                 }
             }
-            *self.counts_mut() = merged;
         }
-        Ok(())
     }
 
     /// The execs the encoded arguments let the kernel launch.

@@ -508,17 +508,6 @@ impl<A> Kernel<A> {
         self.no_alias
     }
 
-    /// Refuses overlapping buffers for a kernel declared `no_alias`.
-    pub(crate) fn check_aliasing(
-        &self,
-        encoded: &ArgEncoder<'_>,
-    ) -> std::result::Result<(), String> {
-        match self.no_alias {
-            true => encoded.check_no_alias(),
-            false => Ok(()),
-        }
-    }
-
     /// The context it was loaded in, where known (not for
     /// [`Kernel::from_function`]).
     pub fn home(&self) -> Option<&Arc<CudaContext>> {

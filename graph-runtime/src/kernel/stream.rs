@@ -13,9 +13,9 @@
 
 use super::encode::MAX_PARAMS;
 use super::*;
-use crate::buffer::{next_id, FOREIGN_ROOT};
+use crate::buffer::{next_id, untracked_address, FOREIGN_ROOT};
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use std::ffi::c_void;
 
@@ -122,17 +122,17 @@ mod sealed {
 
 impl<T> StreamBuffer<T> for CudaSlice<T> {
     fn address(&self) -> u64 {
-        address(self.device_ptr(self.stream()))
+        untracked_address(self)
     }
 }
 impl<T> StreamBuffer<T> for CudaView<'_, T> {
     fn address(&self) -> u64 {
-        address(self.device_ptr(self.stream()))
+        untracked_address(self)
     }
 }
 impl<T> StreamBuffer<T> for CudaViewMut<'_, T> {
     fn address(&self) -> u64 {
-        address(self.device_ptr(self.stream()))
+        untracked_address(self)
     }
 }
 impl<T> StreamBuffer<T> for crate::Escaped<T> {
@@ -218,8 +218,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             reason,
         };
         let mut encoded = ArgEncoder::default();
-        let encoding =
-            A::encode(&args, &mut encoded).and_then(|()| self.kernel.check_aliasing(&encoded));
+        let encoding = A::encode(&args, &mut encoded)
+            .and_then(|()| encoded.check_aliasing(self.kernel.is_no_alias()));
         config
             .validate()
             .and(encoding)
@@ -336,15 +336,4 @@ pub(crate) fn param_pointers(encoded: &ArgEncoder<'_>) -> [*mut c_void; MAX_PARA
         *pointer = words[start as usize..].as_ptr().cast_mut().cast();
     }
     pointers
-}
-
-/// The address in a cudarc tracking guard's pair, dropping the guard
-/// without recording (binding is not a use; the launch records its own).
-fn address((ptr, guard): (u64, SyncOnDrop<'_>)) -> u64 {
-    let mut guard = guard;
-    match &mut guard {
-        SyncOnDrop::Record(target) => *target = None,
-        SyncOnDrop::Sync(target) => *target = None,
-    }
-    ptr
 }

@@ -65,12 +65,6 @@ impl<'a> Graph<'a> {
         self.check_host_uses(label, deps, &host_uses)?;
         let node = self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)?;
         self.record_host_uses(node, &host_uses);
-        for used in &host_uses {
-            self.registry
-                .host_rebinding
-                .copies
-                .push((node.index, used.buffer));
-        }
         self.registry.host_copies |= !src.host.is_null() || !dst.host.is_null();
         Ok(node)
     }
