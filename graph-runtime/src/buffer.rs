@@ -10,18 +10,6 @@ use cudarc::driver::{
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Ids of graphs, allocations, host buffers and stream launches: a
-/// buffer's root names the graph (or launch) that bound it.
-static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// The resource id of no graph (ids start at 1): a buffer bound from
-/// another context carries it, so every node refuses it.
-pub(crate) const FOREIGN_ROOT: u64 = 0;
-
-pub(crate) fn next_id() -> u64 {
-    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
 /// A buffer's device address, read without a use: cudarc hands it out
 /// with a guard that would record one, which is dropped unrecorded (its
 /// wait, on the buffer's own stream, orders nothing new). Nodes and

@@ -52,7 +52,7 @@
 //! freed memory.
 //!
 //! Modules import downward only (`tests/module_layers.rs` checks it): the
-//! driver layer (`error`, `result`, `driver`); what a graph holds (`escape`,
+//! driver layer (`error`, `result`, `driver`, and `ids`); what a graph holds (`escape`,
 //! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
 //! `handle`); `node`; [`graph`] and the node kinds that extend it
 //! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
@@ -235,6 +235,7 @@ mod fault;
 pub mod graph;
 mod handle;
 pub mod host;
+mod ids;
 pub mod kernel;
 pub mod memory;
 pub mod node;

@@ -36,7 +36,7 @@ pub(crate) use kernel_node::with_kernel_params;
 pub(crate) use raw::RawGraph;
 pub(crate) use registry::{AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry};
 
-pub(crate) use crate::buffer::{next_id, FOREIGN_ROOT};
+pub(crate) use crate::ids::{next_id, FOREIGN_ROOT};
 
 /// A CUDA graph under construction (or a conditional body of one).
 ///

@@ -13,7 +13,8 @@
 
 use super::encode::MAX_PARAMS;
 use super::*;
-use crate::buffer::{next_id, untracked_address, FOREIGN_ROOT};
+use crate::buffer::untracked_address;
+use crate::ids::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
