@@ -3,7 +3,7 @@
 //! launch, selects which body graph runs, or whether a WHILE body runs again.
 //! Bodies are built by closures that receive the body as a `Graph`.
 
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, Result, Unsupported};
 use crate::graph::{zeroed_params, Graph, Registry};
 pub use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
@@ -52,7 +52,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a handle not created
+    /// [`GraphError::ForeignHandle`] for a handle not created
     /// on this graph (or its level); [`GraphError::Driver`] when
     /// the driver refuses the conditional node; and what `body` returns.
     pub fn add_if(
@@ -131,9 +131,10 @@ impl<'a> Graph<'a> {
         arm: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
     ) -> Result<Node> {
         if arms == 0 {
-            return Err(GraphError::invalid(
-                label,
-                "a switch needs at least one arm",
+            return Err(GraphError::unsupported(
+                "add_switch",
+                Some(label),
+                Unsupported::EmptySwitch,
             ));
         }
         self.add_conditional(label, handle, Conditional::Switch { arms }, deps, arm)
@@ -178,9 +179,11 @@ impl<'a> Graph<'a> {
         let bodies: Vec<sys::CUgraph> = unsafe {
             let out = params.__bindgen_anon_1.conditional.phGraph_out;
             if out.is_null() {
-                return Err(GraphError::invalid(
-                    label,
-                    "the driver returned no body graphs",
+                // The driver said it made the node, and gave no bodies.
+                return Err(GraphError::driver(
+                    "cuGraphAddNode (no conditional body graphs returned)",
+                    sys::CUresult::CUDA_ERROR_UNKNOWN,
+                    Some(label),
                 ));
             }
             std::slice::from_raw_parts(out, size as usize).to_vec()

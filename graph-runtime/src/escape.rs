@@ -15,7 +15,7 @@
 //!
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
 use crate::result;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
@@ -182,17 +182,16 @@ impl EscapeState {
     /// Hands the allocation out of the exec that made it: its generation.
     pub(crate) fn hand_out(&self) -> Result<u64> {
         let mut phase = self.lock();
+        let refused = |state| GraphError::AllocationRefused {
+            operation: "take_escaped",
+            label: self.label.clone(),
+            state,
+        };
         if !phase.live {
-            return Err(GraphError::invalid(
-                &self.label,
-                "has no live allocation to take: launch the exec first (each launch makes one)",
-            ));
+            return Err(refused(AllocationState::NotMade));
         }
         if phase.handed_out {
-            return Err(GraphError::invalid(
-                &self.label,
-                "was already taken since the last launch",
-            ));
+            return Err(refused(AllocationState::AlreadyTaken));
         }
         phase.handed_out = true;
         phase.user_held = true;
@@ -202,6 +201,15 @@ impl EscapeState {
     /// An `Escaped` the caller held is gone (bound to a graph, or dropped).
     fn release_user(&self) {
         self.lock().user_held = false;
+    }
+}
+
+/// A launch refused because of allocation `state`'s state.
+fn refused(state: &EscapeState, why: AllocationState) -> GraphError {
+    GraphError::AllocationRefused {
+        operation: "launch",
+        label: state.label.clone(),
+        state: why,
     }
 }
 
@@ -223,9 +231,9 @@ pub(crate) fn around_launch(
         .windows(2)
         .find(|w| Arc::ptr_eq(&states[w[0]].0, &states[w[1]].0))
     {
-        return Err(GraphError::invalid(
-            &states[twice[0]].0.label,
-            "the graph binds an allocation that it makes itself; use its alloc node's buffer",
+        return Err(refused(
+            &states[twice[0]].0,
+            AllocationState::BoundByItsMaker,
         ));
     }
     let mut phases: Vec<(usize, MutexGuard<'_, Phase>)> =
@@ -234,11 +242,7 @@ pub(crate) fn around_launch(
         let (state, role) = (&states[*i].0, states[*i].1);
         match role {
             Role::Make if phase.live && phase.handed_out => {
-                return Err(GraphError::invalid(
-                    &state.label,
-                    "the allocation of the last launch was taken and is still live: free it \
-                     (drop its `Escaped`, or launch the graph that frees it) before launching again",
-                ))
+                return Err(refused(state, AllocationState::TakenAndLive))
             }
             // Nobody took it: the exec frees it before making the next,
             // and records the free (the launch may still be refused below,
@@ -252,19 +256,10 @@ pub(crate) fn around_launch(
                     .op_at("cuEventRecord", &state.label)?;
             }
             Role::Free if phase.user_held => {
-                return Err(GraphError::invalid(
-                    &state.label,
-                    "the allocation made by another graph is held by an `Escaped` the caller \
-                     still has: bind it to a graph (`bind_escaped`) or drop it before launching \
-                     a graph that frees it",
-                ))
+                return Err(refused(state, AllocationState::HeldByCaller))
             }
             Role::Use | Role::Free if !phase.live => {
-                return Err(GraphError::invalid(
-                    &state.label,
-                    "an allocation made by another graph was freed since it was made: launch \
-                     the graph that makes it again first",
-                ))
+                return Err(refused(state, AllocationState::FreedSinceMade))
             }
             _ => state
                 .order(phase, stream)

@@ -17,7 +17,7 @@
 //!   its copy nodes and host nodes are pointed at it, so it has a live
 //!   exec of its own; [`Graph::host_buffer`] gives its handles.
 
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, OrderRule, Result, Unsupported};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::graph::{HostMemory, HostNodeMaker};
@@ -93,7 +93,12 @@ impl<T: Pod> HostStorage<T> {
     fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| GraphError::invalid("host buffer", format!("{len} elements overflow")))?
+            .ok_or(GraphError::TooLarge {
+                label: None,
+                elements: len,
+                element_size: std::mem::size_of::<T>(),
+                device_bytes: None,
+            })?
             .max(1);
         ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: a context is current; the memory is zeroed below before
@@ -101,8 +106,13 @@ impl<T: Pod> HostStorage<T> {
         let raw = unsafe { cudarc::driver::result::malloc_host(bytes, 0) }.op("cuMemHostAlloc")?;
         // SAFETY: `raw` points to `bytes` freshly allocated bytes.
         unsafe { std::ptr::write_bytes(raw.cast::<u8>(), 0, bytes) };
-        let data = std::ptr::NonNull::new(raw.cast::<T>())
-            .ok_or_else(|| GraphError::invalid("host buffer", "cuMemHostAlloc returned null"))?;
+        let data = std::ptr::NonNull::new(raw.cast::<T>()).ok_or_else(|| {
+            GraphError::driver(
+                "cuMemHostAlloc (returned null)",
+                cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                None,
+            )
+        })?;
         Ok(HostStorage {
             data,
             len,
@@ -193,7 +203,7 @@ impl<'a> Graph<'a> {
     /// program between launches.
     ///
     /// # Errors
-    /// [`GraphError::InvalidNode`] for a length whose bytes overflow `usize`;
+    /// [`GraphError::TooLarge`] for a length whose bytes overflow `usize`;
     /// [`GraphError::Driver`] when page-locked memory cannot be allocated;
     /// [`GraphError::Poisoned`]. (Bodies and device-launched graphs refuse the
     /// nodes that use it.)
@@ -311,12 +321,11 @@ impl<'a> Graph<'a> {
                     && (write || new.write)
                     && !registry.ordered_before_new(node, self.level, self.holder, deps)
                 {
-                    return Err(GraphError::invalid(
+                    return Err(GraphError::unordered(
                         label,
-                        format!(
-                            "uses a host buffer that `{}` also uses, one of them writing, and the two are not ordered; add an edge between them",
-                            registry.label(node as usize)
-                        ),
+                        OrderRule::HostBuffer {
+                            other: registry.label(node as usize).to_string(),
+                        },
                     ));
                 }
             }
@@ -428,10 +437,11 @@ impl<'a> Graph<'a> {
             };
             let label = clone.registry.label(*node as usize).to_string();
             let Some(f) = maker(made.clone().into_any()) else {
-                return Err(GraphError::invalid(
-                    &label,
-                    "its host buffer's memory has another type",
-                ));
+                return Err(GraphError::ForeignHandle {
+                    what: format!(
+                        "the host buffer of node `{label}` (its memory has another type)"
+                    ),
+                });
             };
             let raw = clone.registry.nodes[*node as usize].raw;
             crate::user_object::rebind_host_node(clone, raw, &label, f)?;
@@ -463,7 +473,7 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] for another graph's buffer;
-    /// [`GraphError::InvalidNode`] for a buffer added to the graph after
+    /// [`GraphError::Unsupported`] for a buffer added to the graph after
     /// this exec was instantiated; a driver error if waiting for the
     /// launch failed.
     pub fn host_data<'e, T: Pod>(&'e mut self, buffer: &'e HostBuf<T>) -> Result<&'e mut [T]> {
@@ -476,10 +486,10 @@ impl<'a> Exec<'a> {
         // it (it took no one-exec slot for it): a later exec of the graph
         // may be using it.
         if buffer.ordinal > self.host_buffers() {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "host_data",
-                "the host buffer was added to the graph after this exec was instantiated; \
-                 use an exec instantiated since",
+                None,
+                Unsupported::HostBufferAfterInstantiation,
             ));
         }
         self.wait_for_last_launch()?;

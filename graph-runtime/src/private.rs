@@ -1,7 +1,7 @@
 //! Support for the code `cuda_graph!` generates. Not a stable API.
 
 use crate::buffer::Buf;
-use crate::error::{GraphError, Result};
+use crate::error::{GraphError, Result, Unsupported};
 use crate::graph::Graph;
 use cudarc::driver::{CudaContext, CudaSlice};
 use std::sync::Arc;
@@ -141,7 +141,7 @@ impl<T> Unset for Vec<T> {
 
 /// A node handle set inside a conditional body's closure.
 pub fn built<N>(node: Option<N>, label: &str) -> Result<N> {
-    node.ok_or_else(|| GraphError::invalid(label, "its conditional body was not built"))
+    node.ok_or_else(|| GraphError::unsupported("build", Some(label), Unsupported::BodyNotBuilt))
 }
 
 /// What an invalid `cuda_graph!` expression evaluates to (never reached:

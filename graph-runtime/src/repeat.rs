@@ -44,10 +44,10 @@ mod sealed {
 /// The count of the repeated block `label`, or an error naming it.
 ///
 /// # Errors
-/// [`GraphError::InvalidNode`] for a negative count.
+/// [`GraphError::InvalidArguments`] for a negative count.
 pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
     count.to_count().ok_or_else(|| {
-        GraphError::invalid(
+        GraphError::arguments(
             label,
             format!("its count is {count}: a repeated block runs 0 or more times"),
         )

@@ -82,19 +82,25 @@ mod threads;
 use graph_runtime::GraphError;
 use std::time::{Duration, Instant};
 
-/// Asserts `err` is [`GraphError::InvalidNode`] for node `label`, and that
-/// its text names the node.
-#[track_caller]
-pub(crate) fn expect_invalid_node(err: &GraphError, label: &str) {
-    assert!(
-        matches!(err, GraphError::InvalidNode { label: l, .. } if l == label),
-        "expected InvalidNode for `{label}`, got {err:?}"
-    );
-    assert!(
-        err.to_string().contains(&format!("node `{label}`")),
-        "the error does not name `{label}`: {err}"
-    );
+/// Asserts that `err` (a `&GraphError`) matches `pattern` (a refusal's
+/// variant) and names node `label`, in its field and in its text.
+macro_rules! expect_refused {
+    ($err:expr, $pattern:pat $(if $guard:expr)?, $label:expr) => {{
+        let err: &graph_runtime::GraphError = $err;
+        let label: &str = $label;
+        assert!(
+            matches!(err, $pattern $(if $guard)?),
+            "expected {} for `{label}`, got {err:?}",
+            stringify!($pattern)
+        );
+        assert_eq!(err.label(), Some(label), "{err:?}");
+        assert!(
+            err.to_string().contains(&format!("node `{label}`")),
+            "the error does not name `{label}`: {err}"
+        );
+    }};
 }
+pub(crate) use expect_refused;
 
 /// Asserts `err` is [`GraphError::ForeignHandle`], and, for `Some(label)`,
 /// that its text names that node.

@@ -214,7 +214,14 @@ fn without_a_workspace_cublas_allocates_and_the_capture_is_refused() {
         Err(err) => {
             println!("{err}");
             assert!(
-                matches!(err, GraphError::InvalidNode { label, .. } if label == "gemm"),
+                matches!(
+                    err,
+                    GraphError::Unsupported {
+                        label: Some(label),
+                        what: graph_runtime::error::Unsupported::CapturedMemoryNode,
+                        ..
+                    } if label == "gemm"
+                ),
                 "{err:?}"
             );
             assert!(err.to_string().contains("cublasSetWorkspace"), "{err}");

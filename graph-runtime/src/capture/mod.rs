@@ -7,7 +7,7 @@
 mod view;
 pub use view::{Capture, CaptureView, CaptureViewMut};
 
-use crate::error::{GraphError, Result};
+use crate::error::{GraphError, Result, Unsupported};
 use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
 use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
@@ -81,7 +81,7 @@ impl<'a> Graph<'a> {
     /// fails (the capture is ended and discarded), the work's own error
     /// (a [`GraphError::CaptureWork`] made by [`failed`] gets the node's
     /// label), and
-    /// [`GraphError::InvalidNode`] when the captured work
+    /// [`GraphError::Unsupported`] when the captured work
     /// holds what this graph cannot (see above);
     /// [`GraphError::ForeignHandle`] for a stream of another context.
     pub unsafe fn add_capture(
@@ -201,7 +201,7 @@ impl<'a> Graph<'a> {
         if let Some(reason) = refusal(captured.raw, self.is_body(), &mut host_copy)
             .map_err(|e| GraphError::driver("cuGraphGetNodes", e.0, Some(label)))?
         {
-            return Err(GraphError::invalid(label, reason));
+            return Err(GraphError::unsupported("add_capture", Some(label), reason));
         }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
         // Other fields (13.x: the ownership) stay zero: the driver clones.
@@ -234,7 +234,7 @@ fn refusal(
     graph: sys::CUgraph,
     in_body: bool,
     host_copy: &mut bool,
-) -> std::result::Result<Option<String>, DriverError> {
+) -> std::result::Result<Option<Unsupported>, DriverError> {
     use sys::CUgraphNodeType as T;
     // SAFETY: the graph is live (owned by the caller); so are its nodes and
     // the graphs its child nodes own.
@@ -243,15 +243,7 @@ fn refusal(
         let kind = unsafe { result::node_type(node) }?;
         let what = match kind {
             T::CU_GRAPH_NODE_TYPE_MEM_ALLOC | T::CU_GRAPH_NODE_TYPE_MEM_FREE => {
-                return Ok(Some(
-                    "the captured work allocates or frees graph memory (a captured \
-                     cudaMallocAsync or cudaFreeAsync becomes a memory node, which a child \
-                     graph node may not hold); allocate outside the capture: a bound slice, \
-                     or an `alloc` node ordered before this one (a library that allocates \
-                     scratch memory while captured takes a buffer for it instead: cuBLAS \
-                     through cublasSetWorkspace)"
-                        .to_string(),
-                ))
+                return Ok(Some(Unsupported::CapturedMemoryNode))
             }
             T::CU_GRAPH_NODE_TYPE_GRAPH => {
                 // SAFETY: a live child graph node.
@@ -281,10 +273,7 @@ fn refusal(
             _ => "a node kind other than kernel, copy, fill, empty, child graph and conditional",
         };
         if in_body {
-            return Ok(Some(format!(
-                "the captured work holds {what}, which a conditional body may not hold \
-                 (only kernel, copy of device memory, fill, empty, child graph and conditional nodes)"
-            )));
+            return Ok(Some(Unsupported::CapturedInBody { what }));
         }
     }
     Ok(None)

@@ -18,7 +18,7 @@ impl<'a> Graph<'a> {
     /// # Errors
     /// [`GraphError::Instantiate`] naming the node the driver names;
     /// [`GraphError::SecondExec`] when the graph has memory nodes or host
-    /// buffers and an exec of it lives; [`GraphError::InvalidNode`] for a
+    /// buffers and an exec of it lives; [`GraphError::Unsupported`] for a
     /// conditional body, or a device launch of a graph that copies host
     /// memory; [`GraphError::Poisoned`]; [`GraphError::Driver`] for another
     /// refusal of the driver (an upload, say).
@@ -36,15 +36,17 @@ impl<'a> Graph<'a> {
         slot: &mut Option<LiveExec>,
     ) -> Result<Exec<'a>> {
         if self.is_body() {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "instantiate",
-                "a conditional body cannot be instantiated on its own",
+                None,
+                Unsupported::ConditionalBody,
             ));
         }
         if options.device_launch && self.registry.host_copies {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "instantiate",
-                "a graph launched from the device copies device memory only (it has a copy of host memory)",
+                None,
+                Unsupported::HostCopyInDeviceLaunch,
             ));
         }
         let (mut live, mut reused) = (None, false);

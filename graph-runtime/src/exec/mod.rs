@@ -8,7 +8,9 @@
 //! cudarc's per-slice event tracking for the slices the graph binds.
 
 use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{
+    AllocationState, DriverResultExt, GraphError, Result, StreamRefusal, Unsupported,
+};
 use crate::escape::{around_launch, EscapeState, Escaped, Role};
 use crate::fault::HostFaults;
 use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry};
@@ -205,9 +207,9 @@ impl<'a> Exec<'a> {
     /// # Errors
     /// [`GraphError::HostPanicked`] as said above;
     /// [`GraphError::ForeignHandle`] for a stream of another context;
-    /// [`GraphError::InvalidNode`] for the per-thread default stream or a
-    /// capturing stream (label `launch`), while an allocation the exec made
-    /// is held elsewhere, or one it uses is freed;
+    /// [`GraphError::StreamRefused`] for the per-thread default stream or a
+    /// capturing stream; [`GraphError::AllocationRefused`] while an
+    /// allocation the exec made is held elsewhere, or one it uses is freed;
     /// [`GraphError::Driver`] when the driver refuses the
     /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
@@ -295,10 +297,10 @@ impl<'a> Exec<'a> {
     /// not wait for its launch from another thread.
     fn same_context(&self, stream: &CudaStream) -> Result<()> {
         if stream.cu_stream() as usize == PER_THREAD_STREAM {
-            return Err(GraphError::invalid(
-                "launch",
-                "the per-thread default stream names another stream on every thread; launch on a stream of the context (`ctx.new_stream()`)",
-            ));
+            return Err(GraphError::StreamRefused {
+                operation: "launch",
+                stream: StreamRefusal::PerThreadDefault,
+            });
         }
         match stream.context().cu_ctx() == self.ctx.cu_ctx() {
             true => Ok(()),
@@ -312,8 +314,8 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] for a stream of another context;
-    /// [`GraphError::InvalidNode`] for the per-thread default stream or a
-    /// capturing stream (label `upload`);
+    /// [`GraphError::StreamRefused`] for the per-thread default stream or a
+    /// capturing stream;
     /// [`GraphError::Driver`] when the upload fails.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
         self.same_context(stream)?;
@@ -333,15 +335,15 @@ impl<'a> Exec<'a> {
     /// exec's drop. `buf` is the alloc node's buffer, or a prefix of it.
     ///
     /// # Errors
-    /// [`GraphError::InvalidNode`] for a buffer that is not an allocation this
-    /// exec makes and leaves live, before a launch made it, or once it was taken.
+    /// [`GraphError::ForeignHandle`] for a buffer that is not an allocation
+    /// this exec makes and leaves live; [`GraphError::AllocationRefused`]
+    /// before a launch made it, or once it was taken.
     pub fn take_escaped<T>(&mut self, buf: Buf<'a, T>) -> Result<Escaped<T>> {
-        let not_ours = || {
-            GraphError::invalid(
-                "take_escaped",
-                "the buffer is not an allocation this exec makes and leaves live: an alloc node \
-                 of its graph without a free node (and no auto-free-on-launch), from its start",
-            )
+        let not_ours = || GraphError::ForeignHandle {
+            what: "the buffer passed to `take_escaped` (it must be an allocation this exec \
+                       makes and leaves live: an alloc node of its graph without a free node, \
+                       and no auto-free-on-launch, from its start)"
+                .to_string(),
         };
         let alloc = buf.as_use(false).alloc.ok_or_else(not_ours)?;
         let info = self
@@ -358,12 +360,14 @@ impl<'a> Exec<'a> {
             .iter()
             .find(|(state, role)| *role == Role::Make && state.ptr == info.ptr)
             .ok_or_else(not_ours)?;
-        let stream = self.last_stream.clone().ok_or_else(|| {
-            GraphError::invalid(
-                &state.label,
-                "has no live allocation to take: launch the exec first (each launch makes one)",
-            )
-        })?;
+        let stream = self
+            .last_stream
+            .clone()
+            .ok_or_else(|| GraphError::AllocationRefused {
+                operation: "take_escaped",
+                label: state.label.clone(),
+                state: AllocationState::NotMade,
+            })?;
         let generation = state.hand_out()?;
         Ok(Escaped::new(state.clone(), stream, buf.len(), generation))
     }
@@ -376,21 +380,22 @@ impl<'a> Exec<'a> {
     /// launched from the host).
     ///
     /// # Errors
-    /// [`GraphError::InvalidNode`] for an exec not
+    /// [`GraphError::Unsupported`] for an exec not
     /// instantiated with `device_launch`, or one whose graph uses another graph's
     /// allocation; what [`Exec::synchronize`] returns for the wait.
     pub fn device_handle(&self) -> Result<DeviceExec<'_>> {
         if !self.device_launch {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "device_handle",
-                "instantiate with `InstantiateOptions::new().device_launch(true)` to launch from the device",
+                None,
+                Unsupported::NotDeviceLaunchable,
             ));
         }
         if let Some((state, _)) = self.escapes.iter().find(|(_, role)| *role != Role::Make) {
-            return Err(GraphError::invalid(
-                &state.label,
-                "a graph that uses an allocation of another graph cannot be launched from the \
-                 device (its launches could not be ordered after the one that makes it)",
+            return Err(GraphError::unsupported(
+                "device_handle",
+                Some(&state.label),
+                Unsupported::OtherGraphsAllocationInDeviceLaunch,
             ));
         }
         self.wait_for_last_launch()?;
@@ -471,15 +476,14 @@ impl<'a> Exec<'a> {
 /// A capturing stream records work instead of running it: an exec
 /// launched there would run when (and if) the captured graph runs, with
 /// nothing here able to wait for it, and cudarc's waits on it are refused.
-fn not_capturing(stream: &CudaStream, operation: &str) -> Result<()> {
+fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
     // SAFETY: the stream is live (borrowed).
     match unsafe { result::is_capturing(stream.cu_stream()) } {
         Ok(false) => Ok(()),
-        Ok(true) => Err(GraphError::invalid(
+        Ok(true) => Err(GraphError::StreamRefused {
             operation,
-            "the stream is capturing (a capture began on it and has not ended): an exec runs \
-             only on a stream that runs work",
-        )),
+            stream: StreamRefusal::Capturing,
+        }),
         Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
 }

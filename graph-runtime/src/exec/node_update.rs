@@ -38,8 +38,10 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] for a node of
-    /// another graph; [`GraphError::InvalidNode`] naming
-    /// the node for arguments it refuses (a buffer or handle that is not this graph's);
+    /// another graph or a buffer that is not this graph's;
+    /// [`GraphError::InvalidArguments`], [`GraphError::ReadOnlyWrite`],
+    /// [`GraphError::Unordered`] or [`GraphError::NodeUpdateRefused`] naming
+    /// the node for arguments it refuses;
     /// [`GraphError::Driver`] when the driver refuses the
     /// update.
     pub fn set_kernel_args<A: KernelArgs>(
@@ -72,7 +74,7 @@ impl<'a> Exec<'a> {
             .and(encoding)
             .and_then(|()| encoded.check_bounds(config))
         {
-            return Err(GraphError::invalid(&label(), reason));
+            return Err(GraphError::arguments(&label(), reason));
         }
         for used in encoded.uses() {
             let foreign = || GraphError::ForeignHandle {
@@ -82,10 +84,7 @@ impl<'a> Exec<'a> {
                 return Err(foreign());
             }
             if used.write && !used.writable {
-                return Err(GraphError::invalid(
-                    &label(),
-                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
-                ));
+                return Err(GraphError::ReadOnlyWrite { label: label() });
             }
             // The same lifetime rules as when the graph was built.
             if let Some(alloc) = used.alloc {
@@ -94,8 +93,8 @@ impl<'a> Exec<'a> {
                 {
                     return Err(foreign());
                 }
-                if let Some(reason) = registry.alloc_use_error(node.index as usize, alloc.index) {
-                    return Err(GraphError::invalid(&label(), reason));
+                if let Some(rule) = registry.alloc_use_error(node.index as usize, alloc.index) {
+                    return Err(GraphError::unordered(&label(), rule));
                 }
             }
         }
@@ -103,10 +102,10 @@ impl<'a> Exec<'a> {
         // other: a new setter could race with another setter of the handle.
         for handle in encoded.conds() {
             if !self.registry.setters.contains(&(handle.raw(), node.index)) {
-                return Err(GraphError::invalid(
-                    &label(),
-                    "may set only the conditional handles it was built with",
-                ));
+                return Err(GraphError::NodeUpdateRefused {
+                    label: label(),
+                    reason: crate::error::NodeUpdateRefusal::OtherConditionalHandles,
+                });
             }
         }
         if !encoded.execs().is_empty() {
@@ -129,17 +128,17 @@ impl<'a> Exec<'a> {
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] for a node of
-    /// another graph; [`GraphError::InvalidNode`] for a
+    /// another graph; [`GraphError::NodeUpdateRefused`] for a
     /// node the driver cannot disable (only kernel, copy and fill nodes can be);
     /// [`GraphError::Driver`] when the driver refuses.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
         let (raw, kind) = self.node_handle(node)?;
         let label = self.node_label(node);
         if !kind.can_be_disabled() {
-            return Err(GraphError::invalid(
-                &label,
-                "only kernel, copy and fill nodes can be enabled or disabled",
-            ));
+            return Err(GraphError::NodeUpdateRefused {
+                label,
+                reason: crate::error::NodeUpdateRefusal::NotToggleable,
+            });
         }
         let _guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;

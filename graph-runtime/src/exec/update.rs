@@ -11,12 +11,13 @@ impl<'a> Exec<'a> {
     /// [`GraphError::Update`] when the driver refuses the update
     /// (explained, naming the node where it says which) or the graphs' memory differs
     /// (memory nodes, host buffers); the exec is unchanged.
-    /// [`GraphError::InvalidNode`] for a conditional body.
+    /// [`GraphError::Unsupported`] for a conditional body.
     pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
         if graph.is_body() {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "update",
-                "a conditional body is not a whole graph",
+                None,
+                Unsupported::ConditionalBody,
             ));
         }
         if graph.instance != self.instances[0]

@@ -8,8 +8,9 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a launch configuration with a zero
-    /// dimension or over 1,024 threads per block; [`GraphError::ForeignHandle`]
+    /// [`GraphError::InvalidArguments`] for a launch configuration with a
+    /// zero dimension or over 1,024 threads per block, or arguments that
+    /// fail the kernel's declared checks; [`GraphError::ForeignHandle`]
     /// for an argument of another graph or context; [`GraphError::Driver`]
     /// when the device refuses the launch configuration (too much shared
     /// memory, say).
@@ -28,9 +29,11 @@ impl<'a> Graph<'a> {
     /// `deps[i]` (programmatic dependent launch).
     ///
     /// # Errors
-    /// As [`Graph::add_kernel`], and [`GraphError::InvalidNode`] when `edges`
-    /// does not have one kind per dependency or a dependency cannot take its
-    /// kind (a programmatic edge needs a kernel on both ends).
+    /// As [`Graph::add_kernel`]; [`GraphError::InvalidArguments`] when
+    /// `edges` does not have one kind per dependency;
+    /// [`GraphError::Unsupported`] for a kernel not declared PDL-aware after
+    /// a programmatic edge; [`GraphError::Driver`] for a dependency that
+    /// cannot take its kind (a programmatic edge needs a kernel on both ends).
     pub fn add_kernel_with_edges<A: KernelArgs>(
         &mut self,
         label: &str,
@@ -111,7 +114,7 @@ impl<'a> Graph<'a> {
             .and(encoding)
             .and_then(|()| encoded.check_bounds(config))
         {
-            return Err(GraphError::invalid(label, reason));
+            return Err(GraphError::arguments(label, reason));
         }
         self.owner.check_poisoned()?;
         if !encoded.conds().is_empty() {
@@ -185,12 +188,12 @@ impl<'a> Graph<'a> {
 /// would let it read their memory early: refused.
 #[cold]
 fn not_pdl_aware(label: &str, kernel: &str) -> GraphError {
-    GraphError::invalid(
-        label,
-        format!(
-            "kernel `{kernel}` follows a programmatic dependent launch edge but is not declared \
-             PDL-aware (`KernelDecl::pdl_aware`): it could start before its predecessor finishes"
-        ),
+    GraphError::unsupported(
+        "add_kernel_with_edges",
+        Some(label),
+        Unsupported::NotPdlAware {
+            kernel: kernel.to_string(),
+        },
     )
 }
 

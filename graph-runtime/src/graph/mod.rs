@@ -12,7 +12,7 @@
 //! accessed concurrently from multiple threads."
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, OrderRule, Result, Unsupported};
 use crate::fault::HostFaults;
 use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
@@ -45,10 +45,11 @@ pub(crate) use crate::ids::{next_id, FOREIGN_ROOT};
 /// Every node-adding method (`add_*`) checks the node before the driver
 /// sees it, and its error names the node's label:
 /// [`GraphError::ForeignHandle`] for a dependency or buffer of another
-/// graph; [`GraphError::InvalidNode`] for a dependency in another graph
-/// level (a conditional body is a graph of its own), a write to a buffer
-/// bound read-only, or a graph allocation used where it is not live (not
-/// ordered after its alloc node, or after its free); [`GraphError::Poisoned`]
+/// graph; [`GraphError::Unsupported`] for a dependency in another graph
+/// level (a conditional body is a graph of its own);
+/// [`GraphError::ReadOnlyWrite`] for a write to a buffer bound read-only;
+/// [`GraphError::Unordered`] for a graph allocation used where it is not
+/// live (not ordered after its alloc node, or after its free); [`GraphError::Poisoned`]
 /// once a conditional body was replaced while built; [`GraphError::Driver`]
 /// when the driver refuses the node.
 pub struct Graph<'a> {
@@ -251,9 +252,13 @@ impl<'a> Graph<'a> {
         self.check_deps(label, deps)?;
         let allocs_before = self.check_uses(label, deps, uses)?;
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
-            return Err(GraphError::invalid(
+            return Err(GraphError::arguments(
                 label,
-                "one edge kind is needed per dependency",
+                format!(
+                    "one edge kind is needed per dependency ({} kinds for {} dependencies)",
+                    edges.map_or(0, <[EdgeKind]>::len),
+                    deps.len()
+                ),
             ));
         }
         let registry = &self.registry;
@@ -346,13 +351,11 @@ impl<'a> Graph<'a> {
                 if raw == handle.raw()
                     && !registry.ordered_before_new(other, self.level, self.holder, deps)
                 {
-                    return Err(GraphError::invalid(
+                    return Err(GraphError::unordered(
                         label,
-                        format!(
-                            "sets a conditional handle that `{}` also sets, and the two are not ordered; \
-                             add an edge between them (CUDA leaves concurrent sets of one handle undefined)",
-                            registry.label(other as usize)
-                        ),
+                        OrderRule::HandleSetters {
+                            other: registry.label(other as usize).to_string(),
+                        },
                     ));
                 }
             }
@@ -369,10 +372,11 @@ impl<'a> Graph<'a> {
                 });
             }
             if dep.level != self.level {
-                let other = registry.label(dep.index as usize);
-                return Err(GraphError::invalid(
-                    label,
-                    format!("dependency `{other}` is in another graph level (a conditional body is its own graph)"),
+                let dependency = registry.label(dep.index as usize).to_string();
+                return Err(GraphError::unsupported(
+                    "add a node",
+                    Some(label),
+                    Unsupported::DependencyInOtherLevel { dependency },
                 ));
             }
         }
@@ -391,10 +395,9 @@ impl<'a> Graph<'a> {
                 });
             }
             if u.write && !u.writable {
-                return Err(GraphError::invalid(
-                    label,
-                    "writes a buffer that was bound read-only; bind it with `bind_mut`",
-                ));
+                return Err(GraphError::ReadOnlyWrite {
+                    label: label.to_string(),
+                });
             }
         }
         let unknown = || GraphError::ForeignHandle {
@@ -426,18 +429,20 @@ impl<'a> Graph<'a> {
             let info = registry.allocs.get(alloc as usize).ok_or_else(unknown)?;
             let alloc_label = registry.alloc_label(info);
             if let Some(free) = info.freed_by {
-                return Err(GraphError::invalid(
+                return Err(GraphError::unordered(
                     label,
-                    format!(
-                        "uses the allocation of `{alloc_label}` after `{}` frees it",
-                        registry.label(free as usize)
-                    ),
+                    OrderRule::UseAfterFree {
+                        allocation: alloc_label.to_string(),
+                        free: registry.label(free as usize).to_string(),
+                    },
                 ));
             }
             if info.node().is_some() && ordered.binary_search(&alloc).is_err() {
-                return Err(GraphError::invalid(
+                return Err(GraphError::unordered(
                     label,
-                    format!("uses the allocation of `{alloc_label}` but is not ordered after it; add `{alloc_label}` to its dependencies"),
+                    OrderRule::UseBeforeAlloc {
+                        allocation: alloc_label.to_string(),
+                    },
                 ));
             }
         }

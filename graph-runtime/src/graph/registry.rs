@@ -136,20 +136,20 @@ impl Registry {
     /// it must be ordered after the alloc node and before the free node
     /// (through its top-level node, for a node of a conditional body).
     /// None if it may, or if there is no such allocation.
-    pub fn alloc_use_error(&self, index: usize, alloc: u32) -> Option<String> {
+    pub fn alloc_use_error(&self, index: usize, alloc: u32) -> Option<OrderRule> {
         let info = self.allocs.get(alloc as usize)?;
         let top = self.nodes.get(index)?.top as usize;
         let alloc_label = self.alloc_label(info);
         if info.node().is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
-            return Some(format!(
-                "uses the allocation of `{alloc_label}` but is not ordered after it"
-            ));
+            return Some(OrderRule::UseBeforeAlloc {
+                allocation: alloc_label.to_string(),
+            });
         }
         match info.freed_by {
-            Some(free) if !self.is_ancestor(top, free as usize) => Some(format!(
-                "uses the allocation of `{alloc_label}`, which `{}` may already have freed (it is not ordered before the free)",
-                self.label(free as usize)
-            )),
+            Some(free) if !self.is_ancestor(top, free as usize) => Some(OrderRule::UseAfterFree {
+                allocation: alloc_label.to_string(),
+                free: self.label(free as usize).to_string(),
+            }),
             _ => None,
         }
     }

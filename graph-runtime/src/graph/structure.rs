@@ -63,33 +63,36 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body.
+    /// [`GraphError::Unsupported`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body.
     pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
         if child.is_body() {
-            return Err(GraphError::invalid(
-                label,
-                "a conditional body cannot be a child graph",
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::BodyAsChild,
             ));
         }
         if child.registry.host_buffers() > 0 {
             // Its execs and this graph's could write them at once.
-            return Err(GraphError::invalid(
-                label,
-                "a graph with host buffers cannot be a child graph; add its nodes to this graph",
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::HostBuffersInChild,
             ));
         }
         if child.registry.allocs.iter().any(|a| a.node().is_none()) {
             // Its uses could not be ordered after the launch that makes it.
-            return Err(GraphError::invalid(
-                label,
-                "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a \
-                 child graph; bind it in this graph instead",
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::EscapedInChild,
             ));
         }
         if child.registry.host_copies && self.is_body() {
-            return Err(GraphError::invalid(
-                label,
-                "a child graph that copies host memory cannot be in a conditional body (bodies copy device memory only)",
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::HostCopyChildInBody,
             ));
         }
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
@@ -168,22 +171,28 @@ impl<'a> Graph<'a> {
     /// Writes the graph in Graphviz DOT, as the driver describes it.
     ///
     /// # Errors
-    /// [`GraphError::Driver`] when the driver cannot print the graph; [`GraphError::InvalidNode`] when its temporary file cannot be read back.
+    /// [`GraphError::Driver`] when the driver cannot print the graph; [`GraphError::Io`] when its temporary file cannot be read back.
     pub fn dot(&self) -> Result<String> {
         let path = std::env::temp_dir().join(format!(
             "cuda-graph-{}-{}.dot",
             std::process::id(),
             next_id()
         ));
-        let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned())
-            .map_err(|_| GraphError::invalid("dot", "temporary path contains a NUL byte"))?;
+        let c_path = std::ffi::CString::new(path.to_string_lossy().into_owned()).map_err(|e| {
+            GraphError::Io {
+                operation: "dot: naming the temporary file",
+                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+            }
+        })?;
         let _entered = self.owner.enter()?;
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         let flags = sys::CUgraphDebugDot_flags::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE as u32;
         // SAFETY: the graph is live; the path is NUL-terminated.
         unsafe { result::debug_dot_print(self.raw, &c_path, flags) }.op("cuGraphDebugDotPrint")?;
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| GraphError::invalid("dot", format!("reading {}: {e}", path.display())));
+        let text = std::fs::read_to_string(&path).map_err(|source| GraphError::Io {
+            operation: "dot: reading the driver's output back",
+            source,
+        });
         let _ = std::fs::remove_file(&path);
         text
     }
@@ -193,12 +202,13 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// [`GraphError::Driver`] when the driver cannot clone the
-    /// graph; [`GraphError::InvalidNode`] for a conditional body.
+    /// graph; [`GraphError::Unsupported`] for a conditional body.
     pub fn try_clone(&self) -> Result<Graph<'a>> {
         if self.is_body() {
-            return Err(GraphError::invalid(
-                "clone",
-                "a conditional body cannot be cloned on its own",
+            return Err(GraphError::unsupported(
+                "try_clone",
+                None,
+                Unsupported::ConditionalBody,
             ));
         }
         let _entered = self.owner.enter()?;

@@ -14,6 +14,7 @@
 use super::encode::MAX_PARAMS;
 use super::*;
 use crate::buffer::untracked_address;
+use crate::error::LaunchRefusal;
 use crate::ids::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
@@ -214,7 +215,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// the driver refuses the launch.
     pub fn launch(mut self, config: LaunchConfig, args: A::Args<'a>) -> Result<()> {
         let name = self.kernel.name().to_string();
-        let refused = |reason: String| GraphError::LaunchRefused {
+        let refused = |reason: LaunchRefusal| GraphError::LaunchRefused {
             kernel: name.clone(),
             reason,
         };
@@ -225,25 +226,16 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             .validate()
             .and(encoding)
             .and_then(|()| encoded.check_bounds(&config))
-            .map_err(&refused)?;
+            .map_err(|reason| refused(LaunchRefusal::Arguments(reason)))?;
         if !encoded.conds().is_empty() || !encoded.execs().is_empty() {
-            return Err(refused(
-                "a conditional handle or an exec is an argument of a graph's kernel node only"
-                    .into(),
-            ));
+            return Err(refused(LaunchRefusal::GraphOnlyArgument));
         }
         for (index, used) in encoded.uses().iter().enumerate() {
             if used.root != self.root {
-                return Err(refused(format!(
-                    "buffer argument {index} was not bound by this launch (it is a graph's, \
-                     another launch's, or of another context): bind it with `bind` or `bind_mut`"
-                )));
+                return Err(refused(LaunchRefusal::NotBound { argument: index }));
             }
             if used.write && !used.writable {
-                return Err(refused(format!(
-                    "buffer argument {index} is bound read-only (`bind`) but the kernel writes \
-                     it: bind it with `bind_mut`"
-                )));
+                return Err(refused(LaunchRefusal::ReadOnly { argument: index }));
             }
         }
         let ctx = self.stream.context();
@@ -252,21 +244,13 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             .home()
             .is_some_and(|home| home.cu_ctx() != ctx.cu_ctx())
         {
-            return Err(refused(
-                "the kernel was loaded in another context than the stream's".into(),
-            ));
+            return Err(refused(LaunchRefusal::KernelOfOtherContext));
         }
         ctx.bind_to_thread().op_at("cuCtxSetCurrent", &name)?;
         // SAFETY: the stream is live (borrowed).
         match unsafe { crate::result::is_capturing(self.stream.cu_stream()) } {
             Ok(false) => {}
-            Ok(true) => {
-                return Err(refused(
-                    "the stream is capturing: cudarc's tracking events cannot order a \
-                     captured launch (add the kernel to a graph instead)"
-                        .into(),
-                ))
-            }
+            Ok(true) => return Err(refused(LaunchRefusal::Capturing)),
             Err(e) => return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
         }
         let stream: &CudaStream = self.stream;

@@ -10,9 +10,9 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for sizes that differ,
-    /// host memory where it cannot be (a conditional body, a device-launched graph) or
-    /// page-locked host memory.
+    /// [`GraphError::InvalidArguments`] for sizes that differ;
+    /// [`GraphError::Unsupported`] for host memory where it cannot be (a
+    /// conditional body) or page-locked host memory.
     pub fn add_copy<T: Pod>(
         &mut self,
         label: &str,
@@ -23,7 +23,7 @@ impl<'a> Graph<'a> {
         let src = src.endpoint();
         let dst = dst.endpoint();
         if src.len != dst.len {
-            return Err(GraphError::invalid(
+            return Err(GraphError::arguments(
                 label,
                 format!(
                     "copies {} elements into a destination of {}",
@@ -39,9 +39,10 @@ impl<'a> Graph<'a> {
             if self.is_body() {
                 // A body may run many times, or not at all, after the launch
                 // call returned: host memory there would outlive its borrow.
-                return Err(GraphError::invalid(
-                    label,
-                    "copies host memory inside a conditional body, which copies device memory only",
+                return Err(GraphError::unsupported(
+                    "add_copy",
+                    Some(label),
+                    Unsupported::HostCopyInBody,
                 ));
             }
             // A graph-owned host buffer is page-locked, and kept alive by
@@ -83,11 +84,10 @@ impl<'a> Graph<'a> {
         let known =
             unsafe { result::is_cuda_host_memory(host) }.op_at("cuPointerGetAttribute", label)?;
         if known {
-            return Err(GraphError::invalid(
-                label,
-                "copies page-locked, registered or managed host memory, which a launch copies asynchronously \
-                 and the graph cannot keep alive until the copy is done; copy from or into pageable memory \
-                 (a Vec or slice) or a device buffer",
+            return Err(GraphError::unsupported(
+                "add_copy",
+                Some(label),
+                Unsupported::PinnedHostCopy,
             ));
         }
         Ok(())
@@ -98,7 +98,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a buffer bound
+    /// [`GraphError::ReadOnlyWrite`] for a buffer bound
     /// read-only.
     pub fn add_fill<T: FillValue>(
         &mut self,
@@ -108,10 +108,9 @@ impl<'a> Graph<'a> {
         deps: &[Node],
     ) -> Result<Node> {
         if !dst.is_writable() {
-            return Err(GraphError::invalid(
-                label,
-                "fills a buffer bound read-only; bind it with `bind_mut`",
-            ));
+            return Err(GraphError::ReadOnlyWrite {
+                label: label.to_string(),
+            });
         }
         let bits = value.bits();
         let (value, element, count) = match std::mem::size_of::<T>() {
@@ -150,12 +149,7 @@ impl<'a> Graph<'a> {
         bits: u64,
         deps: &[Node],
     ) -> Result<Node> {
-        let kernel = fill64(&self.ctx).map_err(|e| {
-            GraphError::invalid(
-                label,
-                format!("the 8-byte fill kernel could not be loaded: {e}"),
-            )
-        })?;
+        let kernel = fill64(&self.ctx).map_err(|e| e.at_node(label))?;
         let n = dst.len() as u64;
         let blocks = n.div_ceil(256).clamp(1, 4096) as u32;
         let words: Buf<'a, u64> = dst.retyped();

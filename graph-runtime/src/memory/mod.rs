@@ -2,7 +2,7 @@
 //! copies and fills, and the device's graph-memory attributes and trim.
 
 use crate::buffer::{lock, AllocRef, Buf, BufferUse};
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, OrderRule, Result, Unsupported};
 use crate::escape::Escaped;
 use crate::graph::{zeroed_params, AllocInfo, AllocOrigin, Graph, FOREIGN_ROOT};
 use crate::host::{HostBuf, HostUse};
@@ -108,9 +108,10 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] in a conditional body (CUDA allows memory
-    /// nodes in the top graph only), for zero bytes, or for more than the
-    /// device's memory; [`GraphError::Driver`] when the driver refuses the node.
+    /// [`GraphError::Unsupported`] in a conditional body (CUDA allows memory
+    /// nodes in the top graph only); [`GraphError::InvalidArguments`] for
+    /// zero bytes; [`GraphError::TooLarge`] for more than the device's
+    /// memory; [`GraphError::Driver`] when the driver refuses the node.
     pub fn add_alloc_with<T: Pod>(
         &mut self,
         label: &str,
@@ -119,31 +120,32 @@ impl<'a> Graph<'a> {
         deps: &[Node],
     ) -> Result<(Node, Buf<'a, T>)> {
         if self.is_body() {
-            return Err(GraphError::invalid(
-                label,
-                "graph memory nodes cannot be inside a conditional body",
+            return Err(GraphError::unsupported(
+                "add_alloc",
+                Some(label),
+                Unsupported::MemoryNodeInBody,
             ));
         }
+        let too_large = |device_bytes| GraphError::TooLarge {
+            label: Some(label.to_string()),
+            elements: len,
+            element_size: std::mem::size_of::<T>(),
+            device_bytes,
+        };
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
-            .filter(|&b| b > 0)
-            .ok_or_else(|| {
-                GraphError::invalid(
-                    label,
-                    format!(
-                        "cannot allocate {len} elements of {} bytes",
-                        std::mem::size_of::<T>()
-                    ),
-                )
-            })?;
+            .ok_or_else(|| too_large(None))?;
+        if bytes == 0 {
+            return Err(GraphError::arguments(
+                label,
+                "allocates 0 bytes: an allocation holds at least one byte",
+            ));
+        }
         // Refuse what can never fit here, where the error can name the node
         // (the physical memory is taken at launch, where it could not).
         let total = self.ctx.total_mem().op_at("cuDeviceTotalMem", label)?;
         if bytes > total {
-            return Err(GraphError::invalid(
-                label,
-                format!("allocates {bytes} bytes, more than the device's {total} bytes of memory"),
-            ));
+            return Err(too_large(Some(total)));
         }
         let device = self.ctx.ordinal() as i32;
         let location = crate::result::device_location;
@@ -245,13 +247,15 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::InvalidNode`] for a buffer that is not a graph allocation, part of one, or one freed
-    /// already.
+    /// [`GraphError::Unsupported`] for a buffer that is not a graph
+    /// allocation, or part of one; [`GraphError::Unordered`] for one freed
+    /// already, or used by a node the free is not ordered after.
     pub fn add_free<T>(&mut self, label: &str, buffer: Buf<'a, T>, deps: &[Node]) -> Result<Node> {
         if self.is_body() {
-            return Err(GraphError::invalid(
-                label,
-                "graph memory nodes cannot be inside a conditional body",
+            return Err(GraphError::unsupported(
+                "add_free",
+                Some(label),
+                Unsupported::MemoryNodeInBody,
             ));
         }
         let alloc = match buffer.as_use(true) {
@@ -261,9 +265,10 @@ impl<'a> Graph<'a> {
                 ..
             } if root == self.resource_id && alloc.graph == self.instance => alloc.index,
             BufferUse { alloc: None, .. } => {
-                return Err(GraphError::invalid(
-                    label,
-                    "only graph allocations can be freed by a free node",
+                return Err(GraphError::unsupported(
+                    "add_free",
+                    Some(label),
+                    Unsupported::FreeOfBoundBuffer,
                 ))
             }
             _ => {
@@ -283,18 +288,21 @@ impl<'a> Graph<'a> {
                     })?;
             let alloc_label = registry.alloc_label(info);
             if buffer.device_ptr() != info.ptr {
-                return Err(GraphError::invalid(
-                    label,
-                    format!("frees part of `{alloc_label}`; free the whole allocation"),
+                return Err(GraphError::unsupported(
+                    "add_free",
+                    Some(label),
+                    Unsupported::PartialFree {
+                        allocation: alloc_label.to_string(),
+                    },
                 ));
             }
             if let Some(first) = info.freed_by {
-                return Err(GraphError::invalid(
+                return Err(GraphError::unordered(
                     label,
-                    format!(
-                        "`{alloc_label}` is already freed by `{}`",
-                        registry.label(first as usize)
-                    ),
+                    OrderRule::DoubleFree {
+                        allocation: alloc_label.to_string(),
+                        first: registry.label(first as usize).to_string(),
+                    },
                 ));
             }
             // Everything that uses the buffer (and the alloc node) must be an
@@ -314,10 +322,12 @@ impl<'a> Graph<'a> {
             }
             for &user in info.users.iter().chain(info.node().as_ref()) {
                 if !ancestor[user as usize] {
-                    let user_label = registry.label(user as usize);
-                    return Err(GraphError::invalid(
+                    return Err(GraphError::unordered(
                         label,
-                        format!("frees `{alloc_label}` while `{user_label}` may still use it; make `{user_label}` a dependency of the free node"),
+                        OrderRule::FreeWhileUsed {
+                            allocation: alloc_label.to_string(),
+                            user: registry.label(user as usize).to_string(),
+                        },
                     ));
                 }
             }

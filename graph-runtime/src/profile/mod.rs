@@ -12,7 +12,7 @@
 
 mod report;
 
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, Result, Unsupported};
 use crate::exec::InstantiateOptions;
 use crate::graph::{zeroed_params, Graph, RawGraph};
 use crate::node::NodeKind;
@@ -117,7 +117,7 @@ impl<'a> Graph<'a> {
     /// (a capturing stream), [`Exec::launch`](crate::Exec::launch)
     /// and [`Exec::synchronize`](crate::Exec::synchronize) (whose host-node
     /// panic report is the graph's: it may come from another exec of it);
-    /// [`GraphError::InvalidNode`] for a conditional body (profile its
+    /// [`GraphError::Unsupported`] for a conditional body (profile its
     /// graph) and for a graph with memory nodes (CUDA cannot remove the
     /// records from it again); [`GraphError::Driver`] when an event or
     /// record node cannot be made.
@@ -130,7 +130,7 @@ impl<'a> Graph<'a> {
     /// from the device holds no event records).
     ///
     /// # Errors
-    /// As [`Graph::profile`], and [`GraphError::InvalidNode`] for
+    /// As [`Graph::profile`], and [`GraphError::Unsupported`] for
     /// `device_launch`.
     pub fn profile_with(
         &mut self,
@@ -138,15 +138,17 @@ impl<'a> Graph<'a> {
         options: &InstantiateOptions<'_>,
     ) -> Result<Profile> {
         if self.is_body() {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "profile",
-                "a conditional body is profiled with its graph (as one node)",
+                None,
+                Unsupported::ConditionalBody,
             ));
         }
         if options.device_launch {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "profile",
-                "a graph launched from the device cannot hold the profiling's event records",
+                None,
+                Unsupported::ProfileOfDeviceLaunch,
             ));
         }
         let registry = self.registry();
@@ -155,11 +157,10 @@ impl<'a> Graph<'a> {
             .iter()
             .any(|n| matches!(n.kind, NodeKind::MemAlloc | NodeKind::MemFree))
         {
-            return Err(GraphError::invalid(
+            return Err(GraphError::unsupported(
                 "profile",
-                "a graph with memory nodes cannot be profiled: CUDA cannot remove the \
-                 profiling's event records from it again (cuGraphDestroyNode refuses in \
-                 such graphs); profile a variant whose buffers are bound slices",
+                None,
+                Unsupported::ProfileWithMemoryNodes,
             ));
         }
         let top: Vec<usize> = (0..registry.nodes.len())

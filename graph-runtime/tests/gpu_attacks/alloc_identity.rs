@@ -9,8 +9,9 @@
 //! same reason: each graph's allocations live at its own addresses.
 
 use crate::common::{gpu, graph_memory_lock, sync};
-use crate::{expect_foreign, expect_invalid_node, iota_times};
+use crate::{expect_foreign, expect_refused, iota_times};
 use cudarc::driver::sys::CUgraphExecUpdateResult;
+use graph_runtime::error::{NodeUpdateRefusal, OrderRule};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{
     cudarc, Buf, Graph, GraphError, InstantiateOptions, Kernel, LaunchConfig, UpdateOutcome,
@@ -217,7 +218,14 @@ fn execs_refuse_another_graphs_allocation_and_nodes() {
         expect_foreign(&err, Some("a_fill"));
         // Ordering is checked too, for the exec's own allocation.
         let err = exec_b.set_kernel_args(&b_side, (tmp_b, N)).unwrap_err();
-        expect_invalid_node(&err, "b_side");
+        expect_refused!(
+            &err,
+            GraphError::Unordered {
+                rule: OrderRule::UseBeforeAlloc { .. },
+                ..
+            },
+            "b_side"
+        );
 
         exec_b.set_kernel_args(&scale_b, (tmp_b, 4.0, N)).unwrap();
         exec_a.launch(&stream).unwrap();
@@ -414,7 +422,14 @@ fn exec_updates_refuse_another_graphs_conditional_handle() {
         let mut exec = x.instantiate().unwrap();
         if hy.raw() != hx.raw() {
             let err = exec.set_kernel_args(&set_x, (hy, 1)).unwrap_err();
-            expect_invalid_node(&err, "set_x");
+            expect_refused!(
+                &err,
+                GraphError::NodeUpdateRefused {
+                    reason: NodeUpdateRefusal::OtherConditionalHandles,
+                    ..
+                },
+                "set_x"
+            );
         } else {
             eprintln!("handles of two graphs share the value {:#x}", hy.raw());
         }

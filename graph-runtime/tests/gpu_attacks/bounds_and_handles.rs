@@ -15,8 +15,10 @@
 //!   memory is done with when the launch call returns.
 
 use crate::common::{gpu, own_context, sync};
-use crate::{expect_foreign, expect_invalid_node};
+use crate::{expect_foreign, expect_refused};
+use graph_runtime::error::{NodeUpdateRefusal, OrderRule, Unsupported};
 use graph_runtime::kernel::KernelDef;
+use graph_runtime::GraphError;
 use graph_runtime::{Graph, InstantiateOptions, LaunchConfig};
 
 const N: u32 = 1024;
@@ -45,22 +47,22 @@ fn a_count_past_a_buffer_is_refused() {
         let err = g
             .add_kernel("past_end", &add_one, cfg, (xb, N + 1), &[])
             .unwrap_err();
-        expect_invalid_node(&err, "past_end");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "past_end");
         assert!(err.to_string().contains("has 1024 elements"), "{err}");
         let err = g
             .add_kernel("short_input", &add, cfg, (sb, lb, ob, N), &[])
             .unwrap_err();
-        expect_invalid_node(&err, "short_input");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "short_input");
         // A sub-slice bounds the count too.
         let head = xb.slice(0..16);
         let err = g
             .add_kernel("sliced", &add_one, cfg, (head, 17), &[])
             .unwrap_err();
-        expect_invalid_node(&err, "sliced");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "sliced");
         let k = g.add_kernel("bump", &add_one, cfg, (xb, N), &[]).unwrap();
         let mut exec = g.instantiate().unwrap();
         let err = exec.set_kernel_args(&k, (xb, N + 1)).unwrap_err();
-        expect_invalid_node(&err, "bump");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "bump");
         exec.set_kernel_args(&k, (xb, N - 1)).unwrap();
         exec.launch(&stream).unwrap();
         sync(&stream);
@@ -99,7 +101,7 @@ fn an_index_a_grid_or_a_one_element_buffer_past_the_end_is_refused() {
         let (c, f) = (g.bind_mut(&mut counter), g.bind_mut(&mut go_on));
         let one = LaunchConfig::new(1, 1);
         let err = g.add_kernel("slot4", &mark, one, (v, 4), &[]).unwrap_err();
-        expect_invalid_node(&err, "slot4");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "slot4");
         let err = g
             .add_kernel(
                 "eight_blocks",
@@ -109,13 +111,13 @@ fn an_index_a_grid_or_a_one_element_buffer_past_the_end_is_refused() {
                 &[],
             )
             .unwrap_err();
-        expect_invalid_node(&err, "eight_blocks");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "eight_blocks");
         assert!(err.to_string().contains("8 blocks"), "{err}");
         let empty = f.slice(0..0);
         let err = g
             .add_kernel("empty_flag", &flag, one, (c, empty), &[])
             .unwrap_err();
-        expect_invalid_node(&err, "empty_flag");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "empty_flag");
         let m = g.add_kernel("slot3", &mark, one, (v, 3), &[]).unwrap();
         let r = g
             .add_kernel(
@@ -130,7 +132,7 @@ fn an_index_a_grid_or_a_one_element_buffer_past_the_end_is_refused() {
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         let err = exec.set_kernel_args(&m, (v, 9)).unwrap_err();
-        expect_invalid_node(&err, "slot3");
+        expect_refused!(&err, GraphError::InvalidArguments { .. }, "slot3");
         exec.launch(&stream).unwrap();
         sync(&stream);
     }
@@ -192,8 +194,11 @@ fn unordered_setters_of_one_handle_are_refused() {
         let go = g.cond_handle(None).unwrap();
         let first = g.add_kernel("first", &set, one, (go, 0), &[]).unwrap();
         let err = g.add_kernel("racer", &set, one, (go, 1), &[]).unwrap_err();
-        expect_invalid_node(&err, "racer");
-        assert!(err.to_string().contains("`first`"), "{err}");
+        expect_refused!(
+            &err,
+            GraphError::Unordered { rule: OrderRule::HandleSetters { other }, .. } if other == "first",
+            "racer"
+        );
         let second = g
             .add_kernel("second", &set, one, (go, 1), &[first.node()])
             .unwrap();
@@ -221,7 +226,14 @@ fn unordered_setters_of_one_handle_are_refused() {
         let err = g
             .add_kernel("beside", &set, one, (more, 0), &[branch])
             .unwrap_err();
-        expect_invalid_node(&err, "beside");
+        expect_refused!(
+            &err,
+            GraphError::Unordered {
+                rule: OrderRule::HandleSetters { .. },
+                ..
+            },
+            "beside"
+        );
         // Setters in two arms of one IF/ELSE never run together.
         let pick = g.cond_handle(Some(1)).unwrap();
         g.add_if_else(
@@ -242,7 +254,14 @@ fn unordered_setters_of_one_handle_are_refused() {
         let mut exec = g.instantiate().unwrap();
         // The exec cannot make `first` set another handle.
         let err = exec.set_kernel_args(&first, (more, 0)).unwrap_err();
-        expect_invalid_node(&err, "first");
+        expect_refused!(
+            &err,
+            GraphError::NodeUpdateRefused {
+                reason: NodeUpdateRefusal::OtherConditionalHandles,
+                ..
+            },
+            "first"
+        );
         exec.set_kernel_args(&first, (go, 0)).unwrap();
         exec.launch(&stream).unwrap();
         sync(&stream);
@@ -388,13 +407,25 @@ fn page_locked_host_memory_is_refused_in_copy_nodes() {
         let err = g
             .add_copy("to_pinned", xb, pinned.as_mut_slice().unwrap(), &[])
             .unwrap_err();
-        expect_invalid_node(&err, "to_pinned");
-        assert!(err.to_string().contains("page-locked"), "{err}");
+        expect_refused!(
+            &err,
+            GraphError::Unsupported {
+                what: Unsupported::PinnedHostCopy,
+                ..
+            },
+            "to_pinned"
+        );
         let err = g
             .add_copy("from_pinned", source.as_slice().unwrap(), yb, &[])
             .unwrap_err();
-        expect_invalid_node(&err, "from_pinned");
-        assert!(err.to_string().contains("page-locked"), "{err}");
+        expect_refused!(
+            &err,
+            GraphError::Unsupported {
+                what: Unsupported::PinnedHostCopy,
+                ..
+            },
+            "from_pinned"
+        );
         g.add_copy("to_vec", xb, &mut pageable, &[]).unwrap();
         g.instantiate().unwrap().launch(&stream).unwrap();
         sync(&stream);

@@ -9,10 +9,10 @@
 //! the runtime (2026-12-02); written before a GPU ran them.
 
 use crate::common::{escaping_iota, own_context, slow_fill_on, sync};
-use crate::expect_invalid_node;
 use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use graph_runtime::error::StreamRefusal;
 use graph_runtime::kernel::KernelDef;
-use graph_runtime::{Graph, LaunchConfig};
+use graph_runtime::{Graph, GraphError, LaunchConfig};
 
 const N: u32 = 1 << 20;
 /// About 25 ms of spinning at the H200's clock: long enough to expose a race.
@@ -107,8 +107,8 @@ fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
             slow_fill_on(&other, &mut bound.view_mut(), 10.0, SPIN);
         }
         s.begin_capture(RELAXED).unwrap();
-        expect_invalid_node(&exec.launch(&s).unwrap_err(), "launch");
-        expect_invalid_node(&exec.upload(&s).unwrap_err(), "upload");
+        expect_capturing(&exec.launch(&s).unwrap_err(), "launch");
+        expect_capturing(&exec.upload(&s).unwrap_err(), "upload");
         let _ = s.end_capture(CUgraphInstantiate_flags(0));
         exec.launch(&s).unwrap();
         exec.synchronize().unwrap();
@@ -124,7 +124,7 @@ fn a_launch_on_a_capturing_stream_is_refused_and_forgets_nothing() {
     // the graph is left as it was.
     let (mut g, _) = bump_graph(&ctx, &mut y);
     s.begin_capture(RELAXED).unwrap();
-    expect_invalid_node(&g.profile(&s).unwrap_err(), "upload");
+    expect_capturing(&g.profile(&s).unwrap_err(), "upload");
     let _ = s.end_capture(CUgraphInstantiate_flags(0));
     let profile = g.profile(&s).unwrap();
     assert_eq!(profile.nodes().len(), 1);
@@ -301,4 +301,17 @@ mod alone {
         maker.launch(&s).unwrap();
         maker.synchronize().unwrap();
     }
+}
+
+/// Asserts `err` refuses `operation` for a capturing stream.
+#[track_caller]
+fn expect_capturing(err: &GraphError, operation: &str) {
+    assert!(
+        matches!(
+            err,
+            GraphError::StreamRefused { operation: o, stream: StreamRefusal::Capturing }
+                if *o == operation
+        ),
+        "expected a capturing-stream refusal of {operation}, got {err:?}"
+    );
 }

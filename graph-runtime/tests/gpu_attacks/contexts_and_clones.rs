@@ -7,7 +7,8 @@
 //! exec instantiated before it was added.
 
 use crate::common::{gpu, graph_memory_lock, own_context};
-use crate::{expect_foreign, expect_invalid_node};
+use crate::{expect_foreign, expect_refused};
+use graph_runtime::error::{StreamRefusal, Unsupported};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 
@@ -65,8 +66,16 @@ fn the_per_thread_default_stream_is_refused() {
         .unwrap();
         let mut exec = g.instantiate().unwrap();
         let err = exec.launch(&ctx.per_thread_stream()).unwrap_err();
-        assert!(matches!(err, GraphError::InvalidNode { .. }), "{err}");
-        assert!(err.to_string().contains("per-thread"), "{err}");
+        assert!(
+            matches!(
+                err,
+                GraphError::StreamRefused {
+                    operation: "launch",
+                    stream: StreamRefusal::PerThreadDefault
+                }
+            ),
+            "{err:?}"
+        );
         exec.launch(&stream).unwrap();
         std::thread::scope(|s| {
             s.spawn(move || drop(exec));
@@ -113,7 +122,14 @@ fn host_buffers_are_not_shared_by_clones_or_parents() {
     drop((exec, theirs));
     let mut parent = Graph::new(&ctx).unwrap();
     let err = parent.add_child("child", clone, &[]).unwrap_err();
-    expect_invalid_node(&err, "child");
+    expect_refused!(
+        &err,
+        GraphError::Unsupported {
+            what: Unsupported::HostBuffersInChild,
+            ..
+        },
+        "child"
+    );
 }
 
 /// Attack (third review): instantiate before the graph has a host buffer
@@ -141,7 +157,17 @@ fn an_exec_from_before_a_host_buffer_cannot_reach_it() {
     let mut after = g.instantiate().unwrap();
     after.launch(&stream).unwrap();
     let err = before.host_data(&host).unwrap_err();
-    expect_invalid_node(&err, "host_data");
+    assert!(
+        matches!(
+            err,
+            GraphError::Unsupported {
+                operation: "host_data",
+                what: Unsupported::HostBufferAfterInstantiation,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(after.host_data(&host).unwrap().iter().all(|v| *v == 1));
     before.launch(&stream).unwrap();
     after.synchronize().unwrap();
@@ -168,7 +194,14 @@ fn host_memory_is_refused_inside_conditional_bodies() {
     });
     result.unwrap();
     let err = inner.unwrap().unwrap_err();
-    expect_invalid_node(&err, "to_host");
+    expect_refused!(
+        &err,
+        GraphError::Unsupported {
+            what: Unsupported::HostCopyInBody,
+            ..
+        },
+        "to_host"
+    );
 }
 
 /// Attack: free a sub-slice of a graph allocation (an interior address).
@@ -182,6 +215,13 @@ fn a_free_of_part_of_an_allocation_is_refused() {
     let (alloc, tmp) = g.add_alloc::<f32>("tmp", N as usize, &[]).unwrap();
     let tail = tmp.slice(1..N as usize);
     let err = g.add_free("free_tail", tail, &[alloc]).unwrap_err();
-    expect_invalid_node(&err, "free_tail");
+    expect_refused!(
+        &err,
+        GraphError::Unsupported {
+            what: Unsupported::PartialFree { .. },
+            ..
+        },
+        "free_tail"
+    );
     g.add_free("free", tmp, &[alloc]).unwrap();
 }

@@ -200,7 +200,7 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         let err = g
             .add_if("failing", h, &[first.node()], |then| {
                 then.add_kernel("inside", &mark, one(), (v, 1), &[])?;
-                Err(GraphError::InvalidNode {
+                Err(GraphError::InvalidArguments {
                     label: "inside".into(),
                     reason: "the builder gave up".into(),
                 })

@@ -128,6 +128,16 @@ fn only_kernel_copy_and_fill_nodes_can_be_disabled() {
     let e = g.add_empty("join", &[]).unwrap();
     let mut exec = g.instantiate().unwrap();
     let err = exec.set_enabled(e, false).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            GraphError::NodeUpdateRefused {
+                label,
+                reason: graph_runtime::error::NodeUpdateRefusal::NotToggleable,
+            } if label == "join"
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("node `join`"), "{err}");
 }
 

@@ -3,6 +3,7 @@
 //! reads it through the exec between launches.
 
 use crate::common::{gpu, sync};
+use graph_runtime::error::OrderRule;
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,7 +69,8 @@ fn host_nodes_consume_what_copy_nodes_bring_back() {
             .add_host_reading("racer", &host, |_: &[f32]| {}, &[fill.node()])
             .unwrap_err();
         assert!(
-            matches!(&err, GraphError::InvalidNode { label, .. } if label == "racer"),
+            matches!(&err, GraphError::Unordered { label, rule: OrderRule::HostBuffer { .. } }
+                if label == "racer"),
             "{err}"
         );
         // Another graph cannot use it.

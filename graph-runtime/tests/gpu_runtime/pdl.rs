@@ -193,8 +193,11 @@ fn programmatic_edge_into_a_kernel_not_pdl_aware_is_refused() {
             )
             .unwrap_err();
         assert!(
-            matches!(&err, GraphError::InvalidNode { label, reason }
-                if label == "second" && reason.contains("not declared PDL-aware")),
+            matches!(&err, GraphError::Unsupported {
+                    label: Some(label),
+                    what: graph_runtime::error::Unsupported::NotPdlAware { .. },
+                    ..
+                } if label == "second"),
             "{err}"
         );
     }

@@ -107,7 +107,7 @@ impl Data {
 
 /// A wrong value read back: the cycle, the check and what was seen.
 fn wrong(cycle: u64, what: &str, seen: impl std::fmt::Debug) -> GraphError {
-    GraphError::InvalidNode {
+    GraphError::InvalidArguments {
         label: format!("cycle {cycle}"),
         reason: format!("{what}: read {seen:?}"),
     }

@@ -1,5 +1,12 @@
 //! One error type for the runtime. Every variant says which operation failed
-//! and, where a node is involved, its label.
+//! and, where a node is involved, its label; refusals (calls the runtime
+//! turned down before the driver saw them) carry a typed reason from
+//! [`refusal`], so that programs match on what went wrong.
+
+mod refusal;
+pub use refusal::{
+    AllocationState, LaunchRefusal, NodeUpdateRefusal, OrderRule, StreamRefusal, Unsupported,
+};
 
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::DriverError;
@@ -42,9 +49,74 @@ pub enum GraphError {
         log: String,
     },
 
-    /// A node's arguments were rejected before the driver was called.
+    /// A node's arguments fail its checks: a launch configuration, a
+    /// count or index past a buffer's end, lengths that differ, a written
+    /// buffer that aliases another under `no_alias`, one edge kind per
+    /// dependency, a repeated block's count. Nothing was added or changed;
+    /// `reason` is the check's message.
     #[error("node `{label}`: {reason}")]
-    InvalidNode { label: String, reason: String },
+    InvalidArguments { label: String, reason: String },
+
+    /// A node writes (or fills) a buffer bound read-only (`bind`).
+    #[error("node `{label}` writes a buffer that was bound read-only; bind it with `bind_mut`")]
+    ReadOnlyWrite { label: String },
+
+    /// Node `label` is not ordered against another node as `rule` needs.
+    #[error("node `{label}` {rule}")]
+    Unordered { label: String, rule: OrderRule },
+
+    /// `operation` does not support this graph, node or buffer.
+    #[error("{operation} refused{}: {what}", at_node(.label))]
+    Unsupported {
+        operation: &'static str,
+        /// The node involved, where there is one.
+        label: Option<String>,
+        what: Unsupported,
+    },
+
+    /// The stream passed to `operation` cannot take it.
+    #[error("{operation} refused: {stream}")]
+    StreamRefused {
+        operation: &'static str,
+        stream: StreamRefusal,
+    },
+
+    /// A graph allocation that outlives launches (made by alloc node
+    /// `label`) is not in the state `operation` needs.
+    #[error("{operation} refused at node `{label}`: {state}")]
+    AllocationRefused {
+        operation: &'static str,
+        label: String,
+        state: AllocationState,
+    },
+
+    /// A per-node update of node `label` was refused.
+    #[error("updating node `{label}` refused: {reason}")]
+    NodeUpdateRefused {
+        label: String,
+        reason: NodeUpdateRefusal,
+    },
+
+    /// `elements` elements of `element_size` bytes do not fit: their size
+    /// overflows, or exceeds the device's memory (`device_bytes`).
+    #[error("{} cannot hold {elements} elements of {element_size} bytes{}", node_or(.label), device_limit(*.device_bytes))]
+    TooLarge {
+        /// The node involved, where there is one.
+        label: Option<String>,
+        elements: usize,
+        element_size: usize,
+        /// The device's memory, when that is the limit (else the size
+        /// overflows).
+        device_bytes: Option<usize>,
+    },
+
+    /// A file the runtime writes or reads for `operation` failed.
+    #[error("{operation}: {source}")]
+    Io {
+        operation: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
 
     /// Instantiation failed; the driver named the offending node.
     #[error("cuGraphInstantiateWithParams failed{}: {name} ({code}), {result}", at_node(.label))]
@@ -118,7 +190,10 @@ pub enum GraphError {
     /// was refused before anything was queued: its arguments fail the
     /// checks a kernel node makes, or the stream cannot take it.
     #[error("launch of kernel `{kernel}` refused: {reason}")]
-    LaunchRefused { kernel: String, reason: String },
+    LaunchRefused {
+        kernel: String,
+        reason: LaunchRefusal,
+    },
 
     /// A handle (node, buffer, conditional handle) was used with a graph it
     /// does not belong to.
@@ -130,6 +205,20 @@ fn more_faults(more: usize) -> String {
     match more {
         0 => String::new(),
         n => format!(" (and {n} more host-node panic(s))"),
+    }
+}
+
+fn node_or(label: &Option<String>) -> String {
+    match label {
+        Some(label) => format!("node `{label}`"),
+        None => "a buffer".to_string(),
+    }
+}
+
+fn device_limit(device_bytes: Option<usize>) -> String {
+    match device_bytes {
+        Some(total) => format!(": more than the device's {total} bytes of memory"),
+        None => ": the size overflows".to_string(),
     }
 }
 
@@ -175,10 +264,65 @@ impl GraphError {
         }
     }
 
-    pub(crate) fn invalid(label: &str, reason: impl Into<String>) -> Self {
-        GraphError::InvalidNode {
+    /// The DSL or builder label of the node involved, where there is one.
+    pub fn label(&self) -> Option<&str> {
+        match self {
+            GraphError::InvalidArguments { label, .. }
+            | GraphError::ReadOnlyWrite { label }
+            | GraphError::Unordered { label, .. }
+            | GraphError::AllocationRefused { label, .. }
+            | GraphError::NodeUpdateRefused { label, .. }
+            | GraphError::Capture { label, .. }
+            | GraphError::HostPanicked { label, .. } => Some(label),
+            GraphError::Driver { label, .. }
+            | GraphError::Instantiate { label, .. }
+            | GraphError::Update { label, .. }
+            | GraphError::CaptureWork { label, .. }
+            | GraphError::Unsupported { label, .. }
+            | GraphError::TooLarge { label, .. } => label.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// This error, naming node `label` if it is a driver error that names
+    /// none.
+    pub(crate) fn at_node(mut self, node: &str) -> Self {
+        if let GraphError::Driver {
+            label: label @ None,
+            ..
+        } = &mut self
+        {
+            *label = Some(node.to_string());
+        }
+        self
+    }
+
+    /// Node `label`'s arguments fail a check (`reason`).
+    pub(crate) fn arguments(label: &str, reason: impl Into<String>) -> Self {
+        GraphError::InvalidArguments {
             label: label.to_string(),
             reason: reason.into(),
+        }
+    }
+
+    /// `operation` does not support `what` (at node `label`, if any).
+    pub(crate) fn unsupported(
+        operation: &'static str,
+        label: Option<&str>,
+        what: Unsupported,
+    ) -> Self {
+        GraphError::Unsupported {
+            operation,
+            label: label.map(str::to_string),
+            what,
+        }
+    }
+
+    /// Node `label` breaks ordering rule `rule`.
+    pub(crate) fn unordered(label: &str, rule: OrderRule) -> Self {
+        GraphError::Unordered {
+            label: label.to_string(),
+            rule,
         }
     }
 }
@@ -236,6 +380,59 @@ mod tests {
             "captured work failed in libCall: LIBRARY_STATUS_BAD"
         );
         assert!(error(Some("gemm")).source().is_some());
+    }
+
+    #[test]
+    fn refusals_are_typed_name_their_node_and_read_as_one_sentence() {
+        let unordered = GraphError::unordered(
+            "late",
+            OrderRule::UseAfterFree {
+                allocation: "tmp".into(),
+                free: "free".into(),
+            },
+        );
+        assert_eq!(unordered.label(), Some("late"));
+        assert_eq!(
+            unordered.to_string(),
+            "node `late` uses the allocation of `tmp`, which `free` may already have freed \
+             (it is not ordered before the free)"
+        );
+        let capturing = GraphError::StreamRefused {
+            operation: "launch",
+            stream: StreamRefusal::Capturing,
+        };
+        assert_eq!(capturing.label(), None);
+        assert!(capturing
+            .to_string()
+            .starts_with("launch refused: the stream is capturing"));
+        let body = GraphError::unsupported("profile", None, Unsupported::ConditionalBody);
+        assert_eq!(
+            body.to_string(),
+            "profile refused: a conditional body is not a whole graph; use the graph that holds it"
+        );
+        let taken = GraphError::AllocationRefused {
+            operation: "launch",
+            label: "scratch".into(),
+            state: AllocationState::TakenAndLive,
+        };
+        assert!(
+            taken
+                .to_string()
+                .starts_with("launch refused at node `scratch`: the allocation"),
+            "{taken}"
+        );
+        let huge = GraphError::TooLarge {
+            label: Some("huge".into()),
+            elements: 10,
+            element_size: 4,
+            device_bytes: Some(8),
+        };
+        assert_eq!(
+            huge.to_string(),
+            "node `huge` cannot hold 10 elements of 4 bytes: more than the device's 8 bytes of memory"
+        );
+        let driver = GraphError::driver("cuGraphAddNode", CUresult::CUDA_ERROR_INVALID_VALUE, None);
+        assert_eq!(driver.at_node("k").label(), Some("k"));
     }
 
     #[test]

@@ -1,0 +1,269 @@
+//! Why the runtime refused a call before the driver saw it: one enum per
+//! class of [`GraphError`](super::GraphError) refusal, so that a program
+//! (and a test) matches on what went wrong instead of on message text.
+
+/// Two nodes are not ordered the way a rule needs
+/// ([`GraphError::Unordered`](super::GraphError::Unordered)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OrderRule {
+    /// Both set one conditional handle, and nothing orders them (CUDA
+    /// leaves concurrent sets of one handle undefined).
+    #[error(
+        "sets a conditional handle that `{other}` also sets, and the two are not ordered; \
+         add an edge between them (CUDA leaves concurrent sets of one handle undefined)"
+    )]
+    HandleSetters { other: String },
+    /// Both use one host buffer, one of them writing, unordered.
+    #[error(
+        "uses a host buffer that `{other}` also uses, one of them writing, and the two are \
+         not ordered; add an edge between them"
+    )]
+    HostBuffer { other: String },
+    /// Uses a graph allocation without being ordered after its alloc node.
+    #[error(
+        "uses the allocation of `{allocation}` but is not ordered after it; add `{allocation}` \
+         to its dependencies"
+    )]
+    UseBeforeAlloc { allocation: String },
+    /// Uses a graph allocation after (or not ordered before) its free node.
+    #[error(
+        "uses the allocation of `{allocation}`, which `{free}` may already have freed (it is \
+         not ordered before the free)"
+    )]
+    UseAfterFree { allocation: String, free: String },
+    /// A free node not ordered after a node that uses the allocation.
+    #[error(
+        "frees `{allocation}` while `{user}` may still use it; make `{user}` a dependency of \
+         the free node"
+    )]
+    FreeWhileUsed { allocation: String, user: String },
+    /// A second free node for one allocation.
+    #[error("frees `{allocation}`, which is already freed by `{first}`")]
+    DoubleFree { allocation: String, first: String },
+}
+
+/// What an operation does not support
+/// ([`GraphError::Unsupported`](super::GraphError::Unsupported)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unsupported {
+    /// A conditional body is part of its graph: it is instantiated,
+    /// updated, cloned and profiled with it.
+    #[error("a conditional body is not a whole graph; use the graph that holds it")]
+    ConditionalBody,
+    /// A graph launched from the device copies device memory only.
+    #[error(
+        "a graph launched from the device copies device memory only (it has a copy of host memory)"
+    )]
+    HostCopyInDeviceLaunch,
+    /// `device_handle` on an exec not instantiated for device launches.
+    #[error("instantiate with `InstantiateOptions::new().device_launch(true)` to launch from the device")]
+    NotDeviceLaunchable,
+    /// A graph that uses another graph's allocation is launched from the
+    /// host only (nothing could order a device launch after the one that
+    /// makes it).
+    #[error(
+        "a graph that uses an allocation of another graph cannot be launched from the device \
+         (its launches could not be ordered after the one that makes it)"
+    )]
+    OtherGraphsAllocationInDeviceLaunch,
+    /// A graph launched from the device cannot hold profiling's records.
+    #[error("a graph launched from the device cannot hold the profiling's event records")]
+    ProfileOfDeviceLaunch,
+    /// CUDA cannot remove profiling's records from a graph with memory
+    /// nodes (cuGraphDestroyNode refuses in such graphs).
+    #[error(
+        "a graph with memory nodes cannot be profiled: CUDA cannot remove the profiling's \
+         event records from it again (cuGraphDestroyNode refuses in such graphs); profile a \
+         variant whose buffers are bound slices"
+    )]
+    ProfileWithMemoryNodes,
+    /// A conditional body as a child graph.
+    #[error("a conditional body cannot be a child graph")]
+    BodyAsChild,
+    /// A graph with host buffers as a child graph.
+    #[error("a graph with host buffers cannot be a child graph; add its nodes to this graph")]
+    HostBuffersInChild,
+    /// A graph that binds another graph's allocation as a child graph.
+    #[error(
+        "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a child \
+         graph; bind it in this graph instead"
+    )]
+    EscapedInChild,
+    /// A child graph that copies host memory, in a conditional body.
+    #[error("a child graph that copies host memory cannot be in a conditional body (bodies copy device memory only)")]
+    HostCopyChildInBody,
+    /// A copy of host memory in a conditional body.
+    #[error("copies host memory inside a conditional body, which copies device memory only")]
+    HostCopyInBody,
+    /// Graph memory nodes in a conditional body.
+    #[error("graph memory nodes cannot be inside a conditional body")]
+    MemoryNodeInBody,
+    /// A copy of page-locked, registered or managed host memory: the
+    /// graph cannot keep it alive until an asynchronous copy is done.
+    #[error(
+        "copies page-locked, registered or managed host memory, which a launch copies \
+         asynchronously and the graph cannot keep alive until the copy is done; copy from or \
+         into pageable memory (a Vec or slice) or a device buffer"
+    )]
+    PinnedHostCopy,
+    /// A switch without arms.
+    #[error("a switch needs at least one arm")]
+    EmptySwitch,
+    /// A kernel after a programmatic edge that is not declared PDL-aware.
+    #[error(
+        "kernel `{kernel}` follows a programmatic dependent launch edge but is not declared \
+         PDL-aware (`KernelDecl::pdl_aware`): it could start before its predecessor finishes"
+    )]
+    NotPdlAware { kernel: String },
+    /// A dependency in another graph level (a conditional body is a
+    /// graph of its own).
+    #[error(
+        "dependency `{dependency}` is in another graph level (a conditional body is its own graph)"
+    )]
+    DependencyInOtherLevel { dependency: String },
+    /// A free node given a buffer that is not a graph allocation.
+    #[error("only graph allocations can be freed by a free node")]
+    FreeOfBoundBuffer,
+    /// A free node given part of an allocation.
+    #[error("frees part of `{allocation}`; free the whole allocation")]
+    PartialFree { allocation: String },
+    /// Captured work with graph memory nodes (cudaMallocAsync).
+    #[error(
+        "the captured work allocates or frees graph memory (a captured cudaMallocAsync or \
+         cudaFreeAsync becomes a memory node, which a child graph node may not hold); allocate \
+         outside the capture: a bound slice, or an `alloc` node ordered before this one (a \
+         library that allocates scratch memory while captured takes a buffer for it instead: \
+         cuBLAS through cublasSetWorkspace)"
+    )]
+    CapturedMemoryNode,
+    /// Captured work, in a conditional body, with a node kind a body may
+    /// not hold.
+    #[error(
+        "the captured work holds {what}, which a conditional body may not hold (only kernel, \
+         copy of device memory, fill, empty, child graph and conditional nodes)"
+    )]
+    CapturedInBody { what: &'static str },
+    /// A host buffer added after the exec was instantiated.
+    #[error(
+        "the host buffer was added to the graph after this exec was instantiated; use an exec \
+         instantiated since"
+    )]
+    HostBufferAfterInstantiation,
+    /// A `cuda_graph!` conditional body whose closure did not build it.
+    #[error("its conditional body was not built")]
+    BodyNotBuilt,
+}
+
+/// Why a stream cannot take an operation
+/// ([`GraphError::StreamRefused`](super::GraphError::StreamRefused)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamRefusal {
+    /// A capturing stream records work instead of running it: an exec
+    /// launched there would run when (and if) the captured graph runs.
+    #[error(
+        "the stream is capturing (a capture began on it and has not ended): an exec runs only \
+         on a stream that runs work"
+    )]
+    Capturing,
+    /// The per-thread default stream names another stream on every
+    /// thread, so a `Send` exec could not wait for its launch.
+    #[error(
+        "the per-thread default stream names another stream on every thread; launch on a \
+         stream of the context (`ctx.new_stream()`)"
+    )]
+    PerThreadDefault,
+}
+
+/// The state of a graph allocation that outlives a launch (`#[escape]`)
+/// that an operation cannot work with
+/// ([`GraphError::AllocationRefused`](super::GraphError::AllocationRefused)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AllocationState {
+    /// No launch made it yet, or it was freed since.
+    #[error(
+        "no launch has made the allocation since it was last freed: launch the exec first \
+         (each launch makes one)"
+    )]
+    NotMade,
+    /// Taken since the last launch.
+    #[error("the allocation was already taken since the last launch")]
+    AlreadyTaken,
+    /// The last launch's allocation was taken and is still live: the exec
+    /// launches again once it is freed.
+    #[error(
+        "the allocation of the last launch was taken and is still live: free it (drop its \
+         `Escaped`, or launch the graph that frees it) before launching again"
+    )]
+    TakenAndLive,
+    /// An `Escaped` the caller holds still refers to it: no graph may
+    /// free it meanwhile.
+    #[error(
+        "the allocation made by another graph is held by an `Escaped` the caller still has: \
+         bind it to a graph (`bind_escaped`) or drop it before launching a graph that frees it"
+    )]
+    HeldByCaller,
+    /// Freed since the launch that made it.
+    #[error(
+        "an allocation made by another graph was freed since it was made: launch the graph \
+         that makes it again first"
+    )]
+    FreedSinceMade,
+    /// A graph bound an allocation its own alloc node makes.
+    #[error("the graph binds an allocation that it makes itself; use its alloc node's buffer")]
+    BoundByItsMaker,
+}
+
+/// Why a per-node update was refused
+/// ([`GraphError::NodeUpdateRefused`](super::GraphError::NodeUpdateRefused)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeUpdateRefusal {
+    /// A kernel may go on setting the conditional handles it was built
+    /// with, and no others.
+    #[error("it may set only the conditional handles it was built with")]
+    OtherConditionalHandles,
+    /// Only kernel, copy and fill nodes can be enabled or disabled.
+    #[error("only kernel, copy and fill nodes can be enabled or disabled")]
+    NotToggleable,
+}
+
+/// Why a declared kernel's launch on a stream was refused
+/// ([`GraphError::LaunchRefused`](super::GraphError::LaunchRefused)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchRefusal {
+    /// The arguments or the launch configuration fail the checks a
+    /// kernel node makes (the check's message).
+    #[error("{0}")]
+    Arguments(String),
+    /// A buffer argument not bound by this launch (a graph's, another
+    /// launch's, or of another context).
+    #[error(
+        "buffer argument {argument} was not bound by this launch (it is a graph's, another \
+         launch's, or of another context): bind it with `bind` or `bind_mut`"
+    )]
+    NotBound { argument: usize },
+    /// A buffer bound read-only passed where the kernel writes.
+    #[error(
+        "buffer argument {argument} is bound read-only (`bind`) but the kernel writes it: bind \
+         it with `bind_mut`"
+    )]
+    ReadOnly { argument: usize },
+    /// A conditional handle or exec argument: those are for graph nodes.
+    #[error("a conditional handle or an exec is an argument of a graph's kernel node only")]
+    GraphOnlyArgument,
+    /// The kernel was loaded in another context than the stream's.
+    #[error("the kernel was loaded in another context than the stream's")]
+    KernelOfOtherContext,
+    /// The stream is capturing: cudarc's tracking events cannot order a
+    /// captured launch.
+    #[error(
+        "the stream is capturing: cudarc's tracking events cannot order a captured launch (add \
+         the kernel to a graph instead)"
+    )]
+    Capturing,
+}
