@@ -4,6 +4,7 @@
 //! for the slice's pending cudarc work and records its own use, so cudarc's
 //! per-slice event tracking stays correct across streams.
 
+use crate::ranks::{self, Rank, Ranked};
 use cudarc::driver::{
     sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
@@ -187,7 +188,7 @@ pub(crate) enum Binding<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct UseEvent {
     event: Option<sys::CUevent>,
-    stale: bool,
+    pub stale: bool,
 }
 
 // SAFETY: an event handle has no thread affinity; the binding that holds it
@@ -199,7 +200,7 @@ unsafe impl Sync for UseEvent {}
 impl UseEvent {
     /// The event a cudarc guard would record on drop, taken out of it so
     /// that dropping it records nothing.
-    fn take(mut guard: SyncOnDrop<'_>) -> Self {
+    pub(crate) fn take(mut guard: SyncOnDrop<'_>) -> Self {
         let event = match &mut guard {
             SyncOnDrop::Record(target) => target.take().map(|(event, _)| event.cu_event()),
             SyncOnDrop::Sync(_) => None,
@@ -223,7 +224,7 @@ impl UseEvent {
 
     /// Records `stream`'s work so far in the event (a cudarc error is kept
     /// in the context, as cudarc keeps those of its own records).
-    fn record(self, stream: &CudaStream) {
+    pub(crate) fn record(self, stream: &CudaStream) {
         if let Some(event) = self.event {
             // SAFETY: the event is the bound slice's (alive for the
             // binding); the stream is live and of the same context, which
@@ -247,14 +248,14 @@ impl std::fmt::Debug for Binding<'_> {
 impl Binding<'_> {
     /// Makes `stream` wait for the slice's pending cudarc work; the guard
     /// records this use when dropped (after the launch is enqueued).
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+    pub(crate) fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         match self {
             Binding::Read(slice, _) => slice.acquire_read(stream),
             Binding::Write(_, slice, _) => slice.acquire_write(stream),
         }
     }
 
-    fn use_event(&mut self) -> &mut UseEvent {
+    pub(crate) fn use_event(&mut self) -> &mut UseEvent {
         match self {
             Binding::Read(_, event) | Binding::Write(_, _, event) => event,
         }
@@ -294,16 +295,22 @@ impl<T: 'static> TrackedWrite for CudaSlice<T> {
 /// orders their work after the exec's launches (with tracking off, that is
 /// the caller's: synchronize first).
 ///
-/// It holds the graph's resources locked, so no launch of another exec of
-/// the same graph starts meanwhile (one on this thread would wait forever:
-/// drop it first); the exec itself is borrowed, so it cannot launch either.
-/// It hands out views, never `&mut CudaSlice` (which `mem::swap` could
-/// replace under the graph's nodes).
+/// While it lives, the graph's resources are lent out: the exec itself is
+/// borrowed, and launches of other execs that share them (and other loans)
+/// are refused with [`GraphError::BufferLent`](crate::GraphError::BufferLent).
+/// No lock is held meanwhile. It hands out views, never `&mut CudaSlice`
+/// (which `mem::swap` could replace under the graph's nodes).
 pub struct BoundMut<'e, 'a, T> {
-    _resources: MutexGuard<'e, Resources<'a>>,
+    resources: &'e Mutex<Resources<'a>>,
     slice: std::ptr::NonNull<CudaSlice<T>>,
     range: std::ops::Range<usize>,
     _exclusive: PhantomData<&'e mut CudaSlice<T>>,
+}
+
+impl<T> Drop for BoundMut<'_, '_, T> {
+    fn drop(&mut self) {
+        lock(self.resources).lent = false;
+    }
 }
 
 impl<T> std::fmt::Debug for BoundMut<'_, '_, T> {
@@ -316,10 +323,16 @@ impl<T> std::fmt::Debug for BoundMut<'_, '_, T> {
 
 impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
     /// The bound slice behind `buf` in `resources`, if it was bound with
-    /// `bind_mut` there.
-    pub(crate) fn find(resources: MutexGuard<'e, Resources<'a>>, buf: &Buf<'_, T>) -> Option<Self> {
+    /// `bind_mut` there, lent out (`Err(())` while another is).
+    pub(crate) fn find(
+        set: &'e Mutex<Resources<'a>>,
+        buf: &Buf<'_, T>,
+    ) -> std::result::Result<Option<Self>, ()> {
         let mut found = None;
-        let mut resources = resources;
+        let mut resources = lock(set);
+        if resources.lent {
+            return Err(());
+        }
         for binding in resources.bindings.iter_mut() {
             let Binding::Write(base, slice, event) = binding else {
                 continue;
@@ -339,13 +352,16 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
                 break;
             }
         }
-        let (slice, range) = found?;
-        Some(BoundMut {
-            _resources: resources,
+        let Some((slice, range)) = found else {
+            return Ok(None);
+        };
+        resources.lent = true;
+        Ok(Some(BoundMut {
+            resources: set,
             slice,
             range,
             _exclusive: PhantomData,
-        })
+        }))
     }
 
     /// Number of elements in the view.
@@ -360,8 +376,9 @@ impl<'e, 'a, T: 'static> BoundMut<'e, 'a, T> {
     /// A view to read (`stream.clone_dtoh(&bound.view())`, say).
     pub fn view(&self) -> CudaView<'_, T> {
         // SAFETY: the slice is the one the graph borrowed mutably for 'a,
-        // which outlives this value; the resources' lock (held) and the
-        // exec's borrow (held) keep every other path to it away.
+        // which outlives this value; the resources are lent to this value
+        // (every other path to the slice, launches included, refuses while
+        // they are) and the exec is borrowed.
         let slice = unsafe { self.slice.as_ref() };
         slice.slice(self.range.clone())
     }
@@ -406,6 +423,9 @@ pub(crate) struct Resources<'a> {
     /// when the last of the graph and its execs is gone, unless a free
     /// node did it.
     pub escapes: Vec<crate::escape::Held>,
+    /// A slice of these bindings is lent out by a `BoundMut`: launches
+    /// that track this set, and other loans, are refused meanwhile.
+    pub lent: bool,
 }
 
 impl std::fmt::Debug for Resources<'_> {
@@ -421,152 +441,39 @@ impl std::fmt::Debug for Resources<'_> {
 
 pub(crate) type SharedResources<'a> = Arc<Mutex<Resources<'a>>>;
 
-/// A resource set as a launching graph sees it (type-erased, so that an
-/// exec borrowed for a shorter lifetime can be kept by it).
+/// A resource set as a launch sees it: type-erased, so that an exec a
+/// graph launches from the device, borrowed for another lifetime, can be
+/// tracked with the graph's own set. The launch protocol (`ordering`)
+/// implements it.
 pub(crate) trait ResourceSet: Send + Sync {
-    /// Acquires this set's slices on `stream` (and those of its children
-    /// and device targets not yet in `visited`), calls `launch`, records.
-    /// Returns what `launch` returned: whether the work was queued.
-    fn track(
-        &self,
-        stream: &Arc<CudaStream>,
-        visited: &mut Vec<usize>,
-        launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
-    ) -> bool;
+    /// The set's identity (its address): orders its lock among others.
+    fn key(&self) -> usize;
+    /// Adds the sets tracked with this one (its children's, and those of
+    /// the execs its kernels launch from the device) to `out`.
+    fn members<'s>(&self, out: &mut Vec<Arc<dyn ResourceSet + 's>>)
+    where
+        Self: 's;
+    /// Locks the set for a launch.
+    fn lock_set(&self) -> Box<dyn LockedSet + '_>;
 }
 
-impl ResourceSet for Mutex<Resources<'_>> {
-    fn track(
-        &self,
-        stream: &Arc<CudaStream>,
-        visited: &mut Vec<usize>,
-        launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
-    ) -> bool {
-        tracked(self, stream, visited, launch)
-    }
+/// A locked resource set, during a launch: waited for before it, recorded
+/// after it (see `ordering`).
+pub(crate) trait LockedSet {
+    /// A slice of the set is lent out (`BoundMut`).
+    fn lent(&self) -> bool;
+    /// Makes `stream` wait for the set's pending cudarc work; adds the
+    /// events the launch must record to `records`.
+    fn acquire(&mut self, stream: &Arc<CudaStream>, managing: bool, records: &mut Vec<UseEvent>);
+    /// Notes a queued launch on `stream` as the set's last.
+    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool);
 }
 
-/// Locks a resource set; a poisoned lock is recovered (the data is a list
-/// that a panic cannot leave half-written in a harmful way).
-pub(crate) fn lock<'r, 'a>(resources: &'r Mutex<Resources<'a>>) -> MutexGuard<'r, Resources<'a>> {
-    resources.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `launch` with every bound slice of `root` (its children, and the
-/// execs its kernels launch from the device) acquired on `stream`: waits
-/// before, records after. `Ok` from `launch` says the work was queued.
-///
-/// The caller has bound the context with cudarc's `bind_to_thread`, which
-/// takes any error stored in it. cudarc's waits skip themselves when an
-/// error is stored (they return it and store it again): one stored since,
-/// by a failed wait or by another thread, means a wait above may not have
-/// been made, so the launch is not made and that error is returned.
-pub(crate) fn with_tracked<T>(
-    root: &SharedResources<'_>,
-    stream: &Arc<CudaStream>,
-    launch: impl FnOnce() -> std::result::Result<T, cudarc::driver::DriverError>,
-) -> std::result::Result<T, cudarc::driver::DriverError> {
-    let mut launch = Some(launch);
-    let mut out = None;
-    tracked(root, stream, &mut Vec::new(), &mut |_| {
-        out = launch.take().map(|f| {
-            stream.context().check_err()?;
-            f()
-        });
-        matches!(out, Some(Ok(_)))
-    });
-    match out {
-        Some(out) => out,
-        // `tracked` calls its continuation exactly once.
-        None => unreachable!("the launch ran"),
-    }
-}
-
-fn tracked(
-    set: &Mutex<Resources<'_>>,
-    stream: &Arc<CudaStream>,
-    visited: &mut Vec<usize>,
-    launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
-) -> bool {
-    let key = |m: &Mutex<Resources<'_>>| m as *const Mutex<Resources<'_>> as *const () as usize;
-    if visited.contains(&key(set)) {
-        return launch(visited);
-    }
-    visited.push(key(set));
-    let children: Vec<SharedResources<'_>> = lock(set).children.clone();
-    let mut locked: Vec<MutexGuard<'_, Resources<'_>>> = vec![lock(set)];
-    for child in &children {
-        if !visited.contains(&key(child)) {
-            visited.push(key(child));
-            locked.push(lock(child));
-        }
-    }
-    let targets: Vec<Arc<dyn ResourceSet + '_>> = locked
-        .iter()
-        .flat_map(|r| r.device_targets.iter().map(|t| t.tracking.clone()))
-        .collect();
-    // cudarc's tracking is live (several streams, tracking on): sets last
-    // launched on this stream only record; the others wait through cudarc
-    // for the slices' pending work, then record.
-    let managing = stream.context().is_managing_stream_synchronization();
-    let follows = |r: &Resources<'_>| {
-        managing
-            && r.tracked_on
-                .as_ref()
-                .is_some_and(|s| Arc::ptr_eq(s, stream))
-    };
-    // The records after the launch are made by the driver directly: a
-    // cudarc guard's record skips itself when an error is stored (as its
-    // waits do, see `with_tracked`), and a skipped record would let a later
-    // use or free of the slice overtake the launch.
-    let mut records: Vec<UseEvent> = Vec::new();
-    for r in &mut locked {
-        let set_follows = follows(r);
-        for binding in &mut r.bindings {
-            let event = *binding.use_event();
-            if set_follows && !event.stale {
-                records.push(event);
-            } else {
-                let guard = UseEvent::take(binding.acquire(stream));
-                if managing {
-                    records.push(guard);
-                }
-            }
-        }
-    }
-    let queued = nest(&targets, stream, visited, launch);
-    // Nothing to record for a launch not made; and a record then could
-    // cover a wait that was skipped (see `with_tracked`).
-    if queued {
-        for event in records {
-            event.record(stream);
-        }
-    }
-    // Only a queued launch is one the next may follow: after a refused one
-    // (its waits may have been refused too, as on a capturing stream) the
-    // next launch waits again for whatever it did not.
-    if queued {
-        for r in &mut locked {
-            r.tracked_on = managing.then(|| stream.clone());
-            for binding in &mut r.bindings {
-                binding.use_event().stale = !managing;
-            }
-        }
-    }
-    queued
-}
-
-/// Tracks each of `targets` in turn around `launch`.
-fn nest(
-    targets: &[Arc<dyn ResourceSet + '_>],
-    stream: &Arc<CudaStream>,
-    visited: &mut Vec<usize>,
-    launch: &mut dyn FnMut(&mut Vec<usize>) -> bool,
-) -> bool {
-    match targets.split_first() {
-        None => launch(visited),
-        Some((first, rest)) => first.track(stream, visited, &mut |v| nest(rest, stream, v, launch)),
-    }
+/// Locks a resource set (rank [`Rank::ResourceSet`](crate::ranks::Rank)).
+pub(crate) fn lock<'r, 'a>(
+    resources: &'r Mutex<Resources<'a>>,
+) -> Ranked<MutexGuard<'r, Resources<'a>>> {
+    ranks::lock(Rank::ResourceSet, resources)
 }
 
 #[cfg(test)]

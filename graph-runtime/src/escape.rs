@@ -16,6 +16,7 @@
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
 use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
+use crate::ranks::{self, Rank, Ranked};
 use crate::result;
 use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
@@ -36,21 +37,21 @@ pub(crate) struct EscapeState {
 }
 
 #[derive(Debug, Default)]
-struct Phase {
+pub(crate) struct Phase {
     /// Made by the last launch of its exec and not freed since.
-    live: bool,
+    pub live: bool,
     /// Taken from the exec (held by an `Escaped` or a graph), which then
     /// does not free it.
-    handed_out: bool,
+    pub handed_out: bool,
     /// An `Escaped` the caller holds refers to it: no graph may free it
     /// meanwhile (the caller could still read it).
-    user_held: bool,
+    pub user_held: bool,
     /// Whether `after` was ever recorded (waiting on a fresh event is a
     /// no-op, but costs a call).
     recorded: bool,
     /// Counts the launches that made it: each is a new allocation at the
     /// same address, and a hold on an earlier one frees nothing later.
-    generation: u64,
+    pub generation: u64,
 }
 
 impl std::fmt::Debug for EscapeState {
@@ -86,9 +87,10 @@ impl EscapeState {
         }))
     }
 
-    fn lock(&self) -> MutexGuard<'_, Phase> {
-        // A panic while holding it leaves three flags, each meaningful.
-        self.phase.lock().unwrap_or_else(|e| e.into_inner())
+    /// The phase, locked (rank [`Rank::Allocation`]; a panic while
+    /// holding it leaves flags, each meaningful).
+    pub(crate) fn lock(&self) -> Ranked<MutexGuard<'_, Phase>> {
+        ranks::lock(Rank::Allocation, &self.phase)
     }
 
     fn event(&self) -> &CudaEvent {
@@ -101,7 +103,11 @@ impl EscapeState {
     /// Makes `stream` wait for the last operation on the allocation. By
     /// the driver directly: cudarc's `wait` returns an error another call
     /// stored in the context instead of waiting (see `result::synchronize`).
-    fn order(&self, phase: &Phase, stream: &CudaStream) -> std::result::Result<(), DriverError> {
+    pub(crate) fn order(
+        &self,
+        phase: &Phase,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), DriverError> {
         if phase.recorded {
             result::bind(stream.context())?;
             // SAFETY: the stream and the event are live (borrowed, owned);
@@ -120,7 +126,7 @@ impl EscapeState {
 
     /// Records `stream`'s work so far as the last operation (by the driver
     /// directly, as `order` waits).
-    fn record(
+    pub(crate) fn record(
         &self,
         phase: &mut Phase,
         stream: &CudaStream,
@@ -137,7 +143,7 @@ impl EscapeState {
     }
 
     /// Frees the live allocation on `stream`, after its last operation.
-    fn free_live(
+    pub(crate) fn free_live(
         &self,
         phase: &mut Phase,
         stream: &CudaStream,
@@ -202,91 +208,6 @@ impl EscapeState {
     fn release_user(&self) {
         self.lock().user_held = false;
     }
-}
-
-/// A launch refused because of allocation `state`'s state.
-fn refused(state: &EscapeState, why: AllocationState) -> GraphError {
-    GraphError::AllocationRefused {
-        operation: "launch",
-        label: state.label.clone(),
-        state: why,
-    }
-}
-
-/// Runs `launch` on `stream` with the allocations in `states` checked and
-/// ordered for their roles, and records it as their last operation.
-pub(crate) fn around_launch(
-    states: &[(Arc<EscapeState>, Role)],
-    stream: &CudaStream,
-    launch: impl FnOnce() -> Result<()>,
-) -> Result<()> {
-    if states.is_empty() {
-        return launch();
-    }
-    // One lock order for every launch (by address), so two launches that
-    // share allocations cannot wait for each other.
-    let mut order: Vec<usize> = (0..states.len()).collect();
-    order.sort_by_key(|&i| Arc::as_ptr(&states[i].0) as usize);
-    if let Some(twice) = order
-        .windows(2)
-        .find(|w| Arc::ptr_eq(&states[w[0]].0, &states[w[1]].0))
-    {
-        return Err(refused(
-            &states[twice[0]].0,
-            AllocationState::BoundByItsMaker,
-        ));
-    }
-    let mut phases: Vec<(usize, MutexGuard<'_, Phase>)> =
-        order.iter().map(|&i| (i, states[i].0.lock())).collect();
-    for (i, phase) in &mut phases {
-        let (state, role) = (&states[*i].0, states[*i].1);
-        match role {
-            Role::Make if phase.live && phase.handed_out => {
-                return Err(refused(state, AllocationState::TakenAndLive))
-            }
-            // Nobody took it: the exec frees it before making the next,
-            // and records the free (the launch may still be refused below,
-            // and whatever comes next must follow the free).
-            Role::Make if phase.live => {
-                state
-                    .free_live(phase, stream)
-                    .op_at("cuMemFreeAsync", &state.label)?;
-                state
-                    .record(phase, stream)
-                    .op_at("cuEventRecord", &state.label)?;
-            }
-            Role::Free if phase.user_held => {
-                return Err(refused(state, AllocationState::HeldByCaller))
-            }
-            Role::Use | Role::Free if !phase.live => {
-                return Err(refused(state, AllocationState::FreedSinceMade))
-            }
-            _ => state
-                .order(phase, stream)
-                .op_at("cuStreamWaitEvent", &state.label)?,
-        }
-    }
-    launch()?;
-    // The launch is queued: every state takes its effect, even if a record
-    // fails (the first failure is returned after).
-    let mut recorded = Ok(());
-    for (i, phase) in &mut phases {
-        let (state, role) = (&states[*i].0, states[*i].1);
-        match role {
-            Role::Make => {
-                phase.live = true;
-                phase.handed_out = false;
-                phase.generation += 1;
-            }
-            Role::Free => phase.live = false,
-            Role::Use => {}
-        }
-        let record = state
-            .record(phase, stream)
-            .op_at("cuEventRecord", &state.label);
-        recorded = recorded.and(record);
-    }
-    recorded
 }
 
 /// An allocation held for freeing: by an [`Escaped`], or by a graph it was

@@ -52,12 +52,14 @@
 //! freed memory.
 //!
 //! Modules import downward only (`tests/module_layers.rs` checks it): the
-//! driver layer (`error`, `result`, `driver`, and `ids`); what a graph holds (`escape`,
-//! `fault`, `buffer`); kernels and the handles they receive (`kernel`,
-//! `handle`); `node`; [`graph`] and the node kinds that extend it
-//! ([`conditional`], [`capture`], [`user_object`]); [`exec`]; then
-//! [`host`], [`memory`], [`cache`] and [`profile`] (a graph's launch timed
-//! per node), which use execs.
+//! driver layer (`error`, `result`, `driver`, `ids`, and `ranks`, the lock
+//! ranks); what a graph holds (`escape`, `fault`, `buffer`); kernels and
+//! the handles they receive (`kernel`, `handle`); `node`; [`graph`] and the
+//! node kinds that extend it ([`conditional`], [`capture`],
+//! [`user_object`]); `ordering`, the launch protocol (what a launch checks,
+//! waits for, records and releases, in order: its module docs say why);
+//! [`exec`]; then [`host`], [`memory`], [`cache`] and [`profile`] (a
+//! graph's launch timed per node), which use execs.
 //!
 //! Minimum driver: CUDA 12.8 (IF/ELSE and SWITCH conditional nodes; an
 //! older driver refuses them when they are added, with an error naming the
@@ -102,7 +104,10 @@
 //! - *Between launches.* A slice bound with `bind_mut` is reachable through
 //!   [`Exec::bound_mut`] as cudarc views (never as `&mut CudaSlice`, which
 //!   `mem::swap` could replace under the graph's nodes); the view borrows
-//!   the exec, so it cannot launch meanwhile.
+//!   the exec, so it cannot launch meanwhile, and lends the graph's
+//!   bindings out: a launch of another exec that shares them (a clone's, a
+//!   parent graph's) is refused ([`GraphError::BufferLent`]) until it is
+//!   dropped.
 //! - *cudarc's event tracking.* Every launch waits for pending cudarc work
 //!   on the bound slices (its own, its child graphs', its device-launched
 //!   execs') and records itself as their latest use, so cudarc work on any
@@ -172,7 +177,10 @@
 //!   waits, and values kept by user objects are dropped on another.
 //! - *Threads.* Graphs and execs are `Send`, not `Sync`. Once a graph has an
 //!   exec, the graph's driver calls and the exec's per-node calls on its
-//!   node handles are serialized by a lock. A conditional body replaced
+//!   node handles are serialized by a lock. The runtime's locks have ranks,
+//!   declared in one place (the `ranks` module; debug builds check every
+//!   acquisition), and none is held while user code runs: two threads'
+//!   launches, updates and drops cannot wait for each other. A conditional body replaced
 //!   while it is built (`mem::swap` on the `&mut Graph` the builder gets)
 //!   poisons the graph: every later call returns [`GraphError::Poisoned`].
 //! - *Unwinding.* A panic in a body builder hands the records back; a panic
@@ -239,7 +247,9 @@ mod ids;
 pub mod kernel;
 pub mod memory;
 pub mod node;
+mod ordering;
 pub mod profile;
+mod ranks;
 #[doc(hidden)]
 pub mod repeat;
 pub mod result;

@@ -49,6 +49,13 @@ pub enum GraphError {
         log: String,
     },
 
+    /// A slice this graph binds is lent out between launches
+    /// ([`Exec::bound_mut`](crate::Exec::bound_mut) of an exec that shares
+    /// the graph's bindings): `operation` (a launch of another such exec,
+    /// another loan) waits for the `BoundMut`'s drop.
+    #[error("{operation} refused: a slice the graph binds is lent out by `Exec::bound_mut`; drop that `BoundMut` first")]
+    BufferLent { operation: &'static str },
+
     /// A node's arguments fail its checks: a launch configuration, a
     /// count or index past a buffer's end, lengths that differ, a written
     /// buffer that aliases another under `no_alias`, one edge kind per

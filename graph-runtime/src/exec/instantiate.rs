@@ -78,10 +78,12 @@ impl<'a> Graph<'a> {
         };
         self.owner.share_with_exec();
         let resources = self.resources.clone();
+        let tracking: Arc<dyn ResourceSet + 'a> = resources.clone();
         Ok(Exec {
             raw,
             owned: Arc::new(RawExec::new(raw, self.ctx.clone())),
-            tracking: resources.clone(),
+            sets: crate::ordering::tracked_sets(&tracking),
+            tracking,
             _original: resources.clone(),
             ctx: self.ctx.clone(),
             graph: self.owner.clone(),

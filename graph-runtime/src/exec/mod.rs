@@ -7,17 +7,16 @@
 //! requires calls on one exec to be serialized. Each launch takes part in
 //! cudarc's per-slice event tracking for the slices the graph binds.
 
-use crate::buffer::{lock, with_tracked, BoundMut, Buf, ResourceSet, SharedResources};
-use crate::error::{
-    AllocationState, DriverResultExt, GraphError, Result, StreamRefusal, Unsupported,
-};
-use crate::escape::{around_launch, EscapeState, Escaped, Role};
+use crate::buffer::{lock, BoundMut, Buf, ResourceSet, SharedResources};
+use crate::error::{AllocationState, DriverResultExt, GraphError, Result, Unsupported};
+use crate::escape::{EscapeState, Escaped, Role};
 use crate::fault::HostFaults;
 use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry};
 pub use crate::handle::DeviceExec;
 use crate::handle::RawExec;
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
 use crate::node::{KernelNode, Node};
+use crate::ordering::{self, Finished};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
@@ -33,9 +32,6 @@ mod update;
 
 pub use node_update::{KernelNodeMut, NodeMut};
 pub use options::InstantiateOptions;
-
-/// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
-const PER_THREAD_STREAM: usize = 0x2;
 
 /// Counts live execs of a graph with memory nodes (at most one may live).
 #[derive(Debug)]
@@ -57,6 +53,8 @@ pub struct Exec<'a> {
     owned: Arc<RawExec>,
     /// `resources`, as the launching graphs of a device launch track them.
     tracking: Arc<dyn ResourceSet + 'a>,
+    /// Every set a launch tracks, in lock order (`ordering::tracked_sets`).
+    sets: Vec<Arc<dyn ResourceSet + 'a>>,
     ctx: Arc<CudaContext>,
     /// The graph it was instantiated from: its node handles key per-node
     /// updates, under its guard.
@@ -110,55 +108,26 @@ impl std::fmt::Debug for Exec<'_> {
 
 impl Drop for Exec<'_> {
     fn drop(&mut self) {
-        if let Some(stream) = self.last_stream.take() {
-            // A stream that began a capture after the last launch refuses
-            // the wait below (and would record our frees, not run them):
-            // nothing can tell that the launch is done.
-            // (Another error, a fault, leaves nothing running: below.)
-            // SAFETY: the stream is live (held).
-            if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false) {
-                return self.leak_in_flight(stream);
-            }
-            // Allocations the graph does not free (escaped, or left for
-            // auto-free-on-launch) are live after the last launch, and the
-            // driver does not free them with the exec: free them here. No
-            // safe code can reach them any more (a `Buf` of them is refused
-            // by every other graph).
-            for alloc in self
-                .registry
-                .allocs
-                .iter()
-                .filter(|a| a.node().is_some() && a.freed_by.is_none())
-            {
-                let made = self
-                    .escapes
-                    .iter()
-                    .find(|(state, role)| *role == Role::Make && state.ptr == alloc.ptr);
-                let freed = match made {
-                    // Freed here only if live and not taken (an `Escaped`
-                    // or a graph holding it frees it).
-                    Some((state, _)) => state.free(&stream, true),
-                    // SAFETY: the last launch allocated `ptr` on this
-                    // stream's timeline (auto-freed at the next launch,
-                    // which will not come); it is freed once, after it.
-                    None => unsafe {
-                        cudarc::driver::result::free_async(alloc.ptr, stream.cu_stream())
-                    },
-                };
-                self.ctx.record_err(freed);
-            }
-            // The borrows of `'a` end with this drop: wait for the work that
-            // uses them. A fault in the graph leaves nothing to wait for
-            // (the context runs nothing more); it stays recorded in the
-            // context for cudarc to report. A refusal because of a capture
-            // (one began since the check above) says nothing of the work.
-            match result::synchronize(&stream) {
-                Ok(()) => {}
-                Err(e) if result::refused_by_capture(e.0) => self.leak_in_flight(stream),
-                Err(e) => self.ctx.record_err(Err::<(), _>(e)),
-            }
+        let Some(stream) = self.last_stream.take() else {
+            // Never launched: `owned` destroys the handle once no
+            // launching graph keeps it.
+            return;
+        };
+        // Allocations the graph does not free (escaped, or left for
+        // auto-free-on-launch) are live after the last launch, and the
+        // driver does not free them with the exec: `finish` frees them. No
+        // safe code can reach them any more (a `Buf` of them is refused by
+        // every other graph).
+        let leftover = self
+            .registry
+            .allocs
+            .iter()
+            .filter(|a| a.node().is_some() && a.freed_by.is_none())
+            .map(|a| a.ptr);
+        match ordering::finish(&self.ctx, &stream, leftover, &self.escapes) {
+            Finished::Done => {}
+            Finished::StillRunning => self.leak_in_flight(stream),
         }
-        // `owned` destroys the handle once no launching graph keeps it.
     }
 }
 
@@ -214,29 +183,19 @@ impl<'a> Exec<'a> {
     /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.take_host_fault()?;
-        self.same_context(stream)?;
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        not_capturing(stream, "launch")?;
-        let raw = self.raw;
-        let resources = &self.resources;
-        let mut queued = false;
-        let launched = around_launch(&self.escapes, stream, || {
-            with_tracked(resources, stream, || {
-                // SAFETY: the exec and stream are live; everything the exec
-                // references is borrowed for 'a or owned by user objects,
-                // and stays so until the work queued here is done (see
-                // Drop); the allocations of other graphs it uses are live
-                // (checked by `around_launch`).
-                let launched = unsafe { result::launch(raw, stream.cu_stream()) };
-                queued = launched.is_ok();
-                launched
-            })
-            .op("cuGraphLaunch")
-        });
+        ordering::check_stream(&self.ctx, stream, "launch")?;
+        let guard = ordering::prepare(&self.sets, &self.escapes, stream)?;
+        // SAFETY: the exec and stream are live; everything the exec
+        // references is borrowed for 'a or owned by user objects, and stays
+        // so until the work queued here is done (see Drop); the allocations
+        // of other graphs it uses are live, and every bound slice's pending
+        // work is waited for (`prepare`).
+        let launched = unsafe { result::launch(self.raw, stream.cu_stream()) }.op("cuGraphLaunch");
+        let recorded = guard.commit(launched.is_ok());
         // Launches of one exec run in order, so waiting for the last one
         // that was queued waits for them all. Noted as soon as the launch
-        // is queued, even if a step after it fails, so that Drop waits.
-        if queued
+        // is queued, even if a record after it fails, so that Drop waits.
+        if launched.is_ok()
             && !self
                 .last_stream
                 .as_ref()
@@ -244,7 +203,7 @@ impl<'a> Exec<'a> {
         {
             self.last_stream = Some(stream.clone());
         }
-        launched
+        launched.and(recorded)
     }
 
     /// Waits for the exec's last launch. An error the GPU hit in it (a
@@ -283,31 +242,12 @@ impl<'a> Exec<'a> {
 
     /// Waits for the exec's last launch, if any.
     pub(crate) fn wait_for_last_launch(&self) -> Result<()> {
-        match &self.last_stream {
-            Some(stream) => result::synchronize(stream).op("cuStreamSynchronize"),
-            None => Ok(()),
-        }
+        ordering::wait(self.last_stream.as_ref())
     }
 
-    /// A stream of another context is refused: cudarc could not order its
-    /// slices' work with it (their events live in this context).
-    ///
-    /// The per-thread default stream is refused too: its handle names a
-    /// different stream on each thread, so the exec (which is `Send`) could
-    /// not wait for its launch from another thread.
-    fn same_context(&self, stream: &CudaStream) -> Result<()> {
-        if stream.cu_stream() as usize == PER_THREAD_STREAM {
-            return Err(GraphError::StreamRefused {
-                operation: "launch",
-                stream: StreamRefusal::PerThreadDefault,
-            });
-        }
-        match stream.context().cu_ctx() == self.ctx.cu_ctx() {
-            true => Ok(()),
-            false => Err(GraphError::ForeignHandle {
-                what: "the stream passed to the exec (it is of another context)".to_string(),
-            }),
-        }
+    /// Every set a launch tracks changed (an update, a new device target).
+    pub(super) fn refresh_sets(&mut self) {
+        self.sets = ordering::tracked_sets(&self.tracking);
     }
 
     /// Uploads the exec's resources ahead of the first launch.
@@ -318,9 +258,7 @@ impl<'a> Exec<'a> {
     /// capturing stream;
     /// [`GraphError::Driver`] when the upload fails.
     pub fn upload(&mut self, stream: &CudaStream) -> Result<()> {
-        self.same_context(stream)?;
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        not_capturing(stream, "upload")?;
+        ordering::check_stream(&self.ctx, stream, "upload")?;
         // SAFETY: the exec and stream are live.
         unsafe { result::upload(self.raw, stream.cu_stream()) }.op("cuGraphUpload")
     }
@@ -437,7 +375,9 @@ impl<'a> Exec<'a> {
     /// # Errors
     /// [`GraphError::ForeignHandle`] if `buf` is not a slice this exec's
     /// graph bound with `bind_mut` (a graph allocation, a read-only binding,
-    /// a child graph's binding, another graph's buffer).
+    /// a child graph's binding, another graph's buffer);
+    /// [`GraphError::BufferLent`] while a `BoundMut` of another exec that
+    /// shares the graph's bindings lives.
     pub fn bound_mut<T: 'static>(&mut self, buf: Buf<'a, T>) -> Result<BoundMut<'_, 'a, T>> {
         let foreign = || {
             GraphError::ForeignHandle {
@@ -448,7 +388,12 @@ impl<'a> Exec<'a> {
         if buf.as_use(false).root != self.resource_id || buf.as_use(false).alloc.is_some() {
             return Err(foreign());
         }
-        BoundMut::find(lock(&self.resources), &buf).ok_or_else(foreign)
+        match BoundMut::find(&self.resources, &buf) {
+            Ok(found) => found.ok_or_else(foreign),
+            Err(()) => Err(GraphError::BufferLent {
+                operation: "bound_mut",
+            }),
+        }
     }
 
     /// The device address of the graph allocation its alloc node
@@ -470,20 +415,5 @@ impl<'a> Exec<'a> {
     /// The raw handle, for calls the runtime does not wrap.
     pub fn cu_graph_exec(&self) -> CUgraphExec {
         self.raw
-    }
-}
-
-/// A capturing stream records work instead of running it: an exec
-/// launched there would run when (and if) the captured graph runs, with
-/// nothing here able to wait for it, and cudarc's waits on it are refused.
-fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
-    // SAFETY: the stream is live (borrowed).
-    match unsafe { result::is_capturing(stream.cu_stream()) } {
-        Ok(false) => Ok(()),
-        Ok(true) => Err(GraphError::StreamRefused {
-            operation,
-            stream: StreamRefusal::Capturing,
-        }),
-        Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
 }

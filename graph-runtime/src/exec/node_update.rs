@@ -113,15 +113,21 @@ impl<'a> Exec<'a> {
                 .device_targets
                 .extend(encoded.execs().iter().cloned());
         }
-        let _guard = self.graph.lock();
+        let guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
+        let set = with_kernel_params(function, config, encoded, self.ctx.cu_ctx(), |params| {
             // SAFETY: the node belongs to the graph this exec was
             // instantiated from; the params (and the argument storage they
             // point to) are live for the call.
             unsafe { result::exec_kernel_node_set_params(self.raw, raw, params) }
         })
-        .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())))
+        .map_err(|e| GraphError::driver("cuGraphExecKernelNodeSetParams", e.0, Some(&label())));
+        drop(guard);
+        if !encoded.execs().is_empty() {
+            // The launches now track the new device target's sets too.
+            self.refresh_sets();
+        }
+        set
     }
 
     /// Enables or disables a kernel, copy or fill node in this exec.

@@ -69,8 +69,9 @@ impl<'a> Exec<'a> {
         // The launches queued so far may still run kernels of the resources
         // replaced here: keep those until the stream is seen done.
         let replaced = std::mem::replace(&mut self.resources, graph.resources.clone());
-        retire(&mut self.retired, self.last_stream.as_ref(), replaced);
+        ordering::retire(&mut self.retired, self.last_stream.as_ref(), replaced);
         self.tracking = self.resources.clone();
+        self.sets = ordering::tracked_sets(&self.tracking);
         self.resource_id = graph.resource_id;
         self.instances[1] = graph.instance;
         self.updated_faults.clone_from(&graph.registry.host_faults);
@@ -127,38 +128,6 @@ impl<'a> Exec<'a> {
             }
             Err(other) => Err(other),
         }
-    }
-}
-
-/// How many replaced resource sets an exec keeps before it asks whether its
-/// stream is done. A query per update (`cuStreamQuery`) was the update
-/// path's one new driver call when the rebuild + whole-graph update +
-/// launch loop went from 1.06x to 1.18x C++ (BENCHMARKS.md, run 24; with
-/// this bound, run 25: 1.12x for one buffer): asking once eight sets are
-/// kept keeps their kernels' modules and other graphs' bound allocations a
-/// little longer.
-const RETIRED_BEFORE_QUERY: usize = 8;
-
-/// Keeps `replaced` in `retired` while a launch on `last_stream` may still
-/// use it; drops those retired before once that stream is seen done (asked
-/// when `RETIRED_BEFORE_QUERY` sets are kept; `Exec::synchronize` and the
-/// exec's drop wait anyway).
-fn retire<'a>(
-    retired: &mut Vec<SharedResources<'a>>,
-    last_stream: Option<&Arc<CudaStream>>,
-    replaced: SharedResources<'a>,
-) {
-    let Some(stream) = last_stream else {
-        return;
-    };
-    if retired.len() >= RETIRED_BEFORE_QUERY {
-        // SAFETY: the stream is live (held by the exec).
-        if unsafe { result::stream_done(stream.cu_stream()) }.unwrap_or(false) {
-            retired.clear();
-        }
-    }
-    if !retired.iter().any(|r| Arc::ptr_eq(r, &replaced)) {
-        retired.push(replaced);
     }
 }
 

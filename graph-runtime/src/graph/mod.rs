@@ -17,6 +17,7 @@ use crate::fault::HostFaults;
 use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
+use crate::ranks::{self, Rank, Ranked};
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};

@@ -47,11 +47,24 @@ impl RawGraph {
     /// Enters the graph for a driver call: refused if it is poisoned; holds
     /// the guard while execs share it.
     #[inline]
-    pub fn enter(&self) -> Result<Option<MutexGuard<'_, ()>>> {
+    pub fn enter(&self) -> Result<Option<Ranked<MutexGuard<'_, ()>>>> {
+        self.enter_as(Rank::Graph)
+    }
+
+    /// As `enter`, for a graph being added as a child of another (its
+    /// guard comes before the parent's: see `ranks`).
+    pub fn enter_as_child(&self) -> Result<Option<Ranked<MutexGuard<'_, ()>>>> {
+        self.enter_as(Rank::ChildGraph)
+    }
+
+    fn enter_as(&self, rank: Rank) -> Result<Option<Ranked<MutexGuard<'_, ()>>>> {
         if self.poisoned.load(Ordering::Acquire) {
             return Err(GraphError::Poisoned);
         }
-        Ok(self.has_execs.load(Ordering::Acquire).then(|| self.lock()))
+        Ok(self
+            .has_execs
+            .load(Ordering::Acquire)
+            .then(|| ranks::lock(rank, &self.guard)))
     }
 
     /// Refused if poisoned (without taking the guard).
@@ -63,8 +76,8 @@ impl RawGraph {
     }
 
     /// The guard, unconditionally (execs use it for per-node calls).
-    pub fn lock(&self) -> MutexGuard<'_, ()> {
-        self.guard.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn lock(&self) -> Ranked<MutexGuard<'_, ()>> {
+        ranks::lock(Rank::Graph, &self.guard)
     }
 
     /// Marks the graph shared with an exec: from now on calls take the guard.

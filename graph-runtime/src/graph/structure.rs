@@ -101,7 +101,7 @@ impl<'a> Graph<'a> {
         let uses: Vec<BufferUse> = Vec::new();
         // The driver clones the child: no exec of the child may use it
         // meanwhile (and a poisoned child is refused).
-        let child_entered = child.owner.enter()?;
+        let child_entered = child.owner.enter_as_child()?;
         let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
         drop(child_entered);
         let _entered = self.owner.enter()?;

@@ -101,3 +101,67 @@ fn bound_mut_refuses_what_the_graph_did_not_bind_mutably() {
         .unwrap();
     assert!(read.iter().all(|v| *v == 2.0));
 }
+
+/// A slice lent out by one exec's `bound_mut` is lent out for every exec
+/// that shares the graph's bindings (a clone's): their launches and loans
+/// are refused, typed, until the `BoundMut` is dropped; nothing waits (a
+/// launch on this thread used to wait forever). A child graph's launch is
+/// refused the same way.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_lent_slice_refuses_launches_of_execs_that_share_it() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let cfg = LaunchConfig::for_elements(N, 256);
+        g.add_kernel("bump", &add_one, cfg, (xb, N), &[]).unwrap();
+        let clone = g.try_clone().unwrap();
+        let mut parent = Graph::new(&ctx).unwrap();
+        parent
+            .add_child("inner", g.try_clone().unwrap(), &[])
+            .unwrap();
+        let (mut mine, mut theirs) = (g.instantiate().unwrap(), clone.instantiate().unwrap());
+        let mut outer = parent.instantiate().unwrap();
+        let lent = GraphError::BufferLent {
+            operation: "launch",
+        };
+        {
+            let mut bound = mine.bound_mut(xb).unwrap();
+            stream
+                .memcpy_htod(&vec![5.0f32; N as usize], &mut bound.view_mut())
+                .unwrap();
+            let refused = theirs.launch(&stream).unwrap_err();
+            assert_eq!(refused.to_string(), lent.to_string());
+            assert!(matches!(
+                refused,
+                GraphError::BufferLent {
+                    operation: "launch"
+                }
+            ));
+            assert!(matches!(
+                outer.launch(&stream),
+                Err(GraphError::BufferLent {
+                    operation: "launch"
+                })
+            ));
+            assert!(matches!(
+                theirs.bound_mut(xb),
+                Err(GraphError::BufferLent {
+                    operation: "bound_mut"
+                })
+            ));
+        }
+        theirs.launch(&stream).unwrap();
+        outer.launch(&stream).unwrap();
+        mine.launch(&stream).unwrap();
+        let all = stream
+            .clone_dtoh(&mine.bound_mut(xb).unwrap().view())
+            .unwrap();
+        assert!(all.iter().all(|v| *v == 8.0), "{:?}", &all[..4]);
+    }
+    sync(&stream);
+}

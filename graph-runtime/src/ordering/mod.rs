@@ -1,0 +1,265 @@
+//! The launch protocol: what an exec's launch, drop, synchronize, update
+//! and device handle check, wait for, record and release, in order, and
+//! why. Every path that launches or retires an exec goes through here:
+//!
+//! ```text
+//! ordering::check_stream(ctx, stream, "launch")?;        // 1
+//! let guard = ordering::prepare(&sets, &escapes, stream)?; // 2-5
+//! let launched = unsafe { result::launch(raw, stream) };   // 6
+//! guard.commit(launched.is_ok())?;                         // 7
+//! ```
+//!
+//! 1. **The stream.** The per-thread default stream is refused (its
+//!    handle names another stream on every thread, and an exec is `Send`:
+//!    its drop could not wait for the launch); so is a stream of another
+//!    context (cudarc's events live in the exec's context); the context is
+//!    made current; a capturing stream is refused (the launch would be
+//!    recorded into the capture, not run, and nothing could wait for it).
+//! 2. **Lock the resource sets** the exec tracks (its graph's, its child
+//!    graphs', those of the execs its kernels launch from the device),
+//!    in address order ([`ranks`](crate::ranks): two launches that share
+//!    sets cannot wait for each other). A set lent out to a `BoundMut` is
+//!    refused ([`GraphError::BufferLent`]): a view of its slice is in use.
+//! 3. **Lock the allocations** that outlive launches (`escape`), in
+//!    address order, and refuse a launch out of turn: making one while the
+//!    last launch's is taken and live, using or freeing one freed since it
+//!    was made, freeing one the caller still holds
+//!    ([`GraphError::AllocationRefused`]). The last launch's allocation
+//!    that nobody took is freed now, on this stream, and that free is
+//!    recorded.
+//! 4. **Wait.** The stream waits for each bound slice's pending cudarc
+//!    work (cudarc's own waits, through its guards; skipped for a set
+//!    whose last launch was on this stream and whose slices nothing else
+//!    reached since) and for the last operation on each allocation it
+//!    uses or frees (the allocation's event, by the driver directly).
+//! 5. **No stored error.** cudarc's waits skip themselves when an error is
+//!    stored in the context (they return it and store it again): one
+//!    stored now means a wait may not have been made, so nothing is
+//!    launched and that error is returned.
+//! 6. **Launch** (the caller, with its `SAFETY` argument).
+//! 7. **Commit.** If the launch was queued: record it in every tracked
+//!    slice's cudarc event (by the driver directly: cudarc's record skips
+//!    itself when an error is stored, and a skipped record would let a
+//!    later use or free of the slice overtake the launch), note this
+//!    stream as each set's last, give each allocation its new state
+//!    (made, freed) and record the launch in its event. A launch not
+//!    queued records nothing (a record then could cover a skipped wait).
+//!    The locks are released when the guard goes, committed or not.
+//!
+//! The exec keeps the stream of its last queued launch ([`wait`] waits for
+//! it): its drop ([`finish`]) frees what that launch left live and nobody
+//! took, then waits for it, because the exec's borrows end with the drop.
+//! A stream that began a capture since cannot be waited for: the drop
+//! then leaks what the launch may use, as `mem::forget` of the exec would.
+//! A whole-graph update keeps the resources it replaced ([`retire`])
+//! until the stream is seen done (their kernels' modules may still run).
+
+use crate::buffer::{LockedSet, ResourceSet, SharedResources, UseEvent};
+use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
+use crate::escape::{EscapeState, Role};
+use crate::result;
+use cudarc::driver::{CudaContext, CudaStream};
+use std::sync::Arc;
+
+mod escapes;
+mod sets;
+
+pub(crate) use sets::tracked_sets;
+
+/// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
+const PER_THREAD_STREAM: usize = 0x2;
+
+/// Step 1: refuses a stream `operation` cannot run on (the per-thread
+/// default stream, another context's, a capturing one) and makes the
+/// context current.
+pub(crate) fn check_stream(
+    ctx: &Arc<CudaContext>,
+    stream: &CudaStream,
+    operation: &'static str,
+) -> Result<()> {
+    if stream.cu_stream() as usize == PER_THREAD_STREAM {
+        return Err(GraphError::StreamRefused {
+            operation,
+            stream: StreamRefusal::PerThreadDefault,
+        });
+    }
+    if stream.context().cu_ctx() != ctx.cu_ctx() {
+        return Err(GraphError::ForeignHandle {
+            what: format!("the stream passed to `{operation}` (it is of another context)"),
+        });
+    }
+    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    not_capturing(stream, operation)
+}
+
+/// Refuses a capturing stream: it records work instead of running it.
+pub(crate) fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
+    // SAFETY: the stream is live (borrowed).
+    match unsafe { result::is_capturing(stream.cu_stream()) } {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(GraphError::StreamRefused {
+            operation,
+            stream: StreamRefusal::Capturing,
+        }),
+        Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
+    }
+}
+
+/// A launch prepared on a stream: its sets and allocations locked, checked
+/// and waited for (steps 2 to 5). [`LaunchGuard::commit`] records the
+/// launch; dropping it uncommitted records nothing.
+pub(crate) struct LaunchGuard<'g> {
+    stream: &'g Arc<CudaStream>,
+    managing: bool,
+    sets: Vec<Box<dyn LockedSet + 'g>>,
+    records: Vec<UseEvent>,
+    escapes: escapes::Locked<'g>,
+}
+
+/// Steps 2 to 5 for a launch on `stream` that tracks `sets` (in lock
+/// order: [`tracked_sets`]) and makes, uses or frees `escapes`. The
+/// context is current (step 1).
+pub(crate) fn prepare<'g, 'a: 'g>(
+    sets: &'g [Arc<dyn ResourceSet + 'a>],
+    escapes: &'g [(Arc<EscapeState>, Role)],
+    stream: &'g Arc<CudaStream>,
+) -> Result<LaunchGuard<'g>> {
+    let mut locked: Vec<Box<dyn LockedSet + 'g>> = Vec::with_capacity(sets.len());
+    for set in sets {
+        let set = set.lock_set();
+        if set.lent() {
+            return Err(GraphError::BufferLent {
+                operation: "launch",
+            });
+        }
+        locked.push(set);
+    }
+    let escapes = escapes::prepare(escapes, stream)?;
+    let managing = stream.context().is_managing_stream_synchronization();
+    let mut records = Vec::new();
+    for set in &mut locked {
+        set.acquire(stream, managing, &mut records);
+    }
+    stream.context().check_err().op("cuGraphLaunch")?;
+    Ok(LaunchGuard {
+        stream,
+        managing,
+        sets: locked,
+        records,
+        escapes,
+    })
+}
+
+impl LaunchGuard<'_> {
+    /// Step 7: records a queued launch (`queued`), then releases the
+    /// locks. Returns the first failed record of an allocation's event.
+    pub(crate) fn commit(mut self, queued: bool) -> Result<()> {
+        if !queued {
+            return Ok(());
+        }
+        for event in self.records.drain(..) {
+            event.record(self.stream);
+        }
+        for set in &mut self.sets {
+            set.launched_on(self.stream, self.managing);
+        }
+        self.escapes.launched(self.stream)
+    }
+}
+
+/// Waits for the last launch queued on `last` (by the driver directly:
+/// cudarc's synchronize returns an error another call stored instead).
+pub(crate) fn wait(last: Option<&Arc<CudaStream>>) -> Result<()> {
+    match last {
+        Some(stream) => result::synchronize(stream).op("cuStreamSynchronize"),
+        None => Ok(()),
+    }
+}
+
+/// How an exec's drop ended.
+#[must_use]
+pub(crate) enum Finished {
+    /// Its last launch is done: its borrows may end.
+    Done,
+    /// Its stream began a capture since: nothing can tell that the launch
+    /// is done, so the exec must leak what it may use.
+    StillRunning,
+}
+
+/// An exec's drop: frees the allocations its last launch on `stream` left
+/// live (`leftover`: those of alloc nodes nothing frees; each one an
+/// `escapes` state makes is freed only if nobody took it), then waits for
+/// that launch. Failures cannot be returned from a drop: they are kept in
+/// the context, as cudarc keeps its own.
+pub(crate) fn finish(
+    ctx: &CudaContext,
+    stream: &CudaStream,
+    leftover: impl Iterator<Item = u64>,
+    escapes: &[(Arc<EscapeState>, Role)],
+) -> Finished {
+    // A stream that began a capture after the last launch refuses the wait
+    // below (and would record our frees, not run them).
+    // SAFETY: the stream is live (borrowed).
+    if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false) {
+        return Finished::StillRunning;
+    }
+    for ptr in leftover {
+        let made = escapes
+            .iter()
+            .find(|(state, role)| *role == Role::Make && state.ptr == ptr);
+        let freed = match made {
+            // Freed here only if live and not taken (an `Escaped` or a
+            // graph holding it frees it).
+            Some((state, _)) => state.free(stream, true),
+            // SAFETY: the last launch allocated `ptr` on this stream's
+            // timeline (auto-freed at the next launch, which will not
+            // come); it is freed once, after it.
+            None => unsafe { cudarc::driver::result::free_async(ptr, stream.cu_stream()) },
+        };
+        ctx.record_err(freed);
+    }
+    // A fault leaves nothing to wait for (the context runs nothing more);
+    // it stays recorded in the context for cudarc to report. A refusal
+    // because of a capture (one began since the check above) says nothing
+    // of the work.
+    match result::synchronize(stream) {
+        Ok(()) => Finished::Done,
+        Err(e) if result::refused_by_capture(e.0) => Finished::StillRunning,
+        Err(e) => {
+            ctx.record_err(Err::<(), _>(e));
+            Finished::Done
+        }
+    }
+}
+
+/// How many replaced resource sets an exec keeps before it asks whether its
+/// stream is done. A query per update (`cuStreamQuery`) was the update
+/// path's one new driver call when the rebuild + whole-graph update +
+/// launch loop went from 1.06x to 1.18x C++ (BENCHMARKS.md, run 24; with
+/// this bound, run 25: 1.12x for one buffer): asking once eight sets are
+/// kept keeps their kernels' modules and other graphs' bound allocations a
+/// little longer.
+const RETIRED_BEFORE_QUERY: usize = 8;
+
+/// Keeps `replaced` in `retired` while a launch on `last_stream` may still
+/// use it; drops those retired before once that stream is seen done (asked
+/// when `RETIRED_BEFORE_QUERY` sets are kept; `Exec::synchronize` and the
+/// exec's drop wait anyway).
+pub(crate) fn retire<'a>(
+    retired: &mut Vec<SharedResources<'a>>,
+    last_stream: Option<&Arc<CudaStream>>,
+    replaced: SharedResources<'a>,
+) {
+    let Some(stream) = last_stream else {
+        return;
+    };
+    if retired.len() >= RETIRED_BEFORE_QUERY {
+        // SAFETY: the stream is live (held by the exec).
+        if unsafe { result::stream_done(stream.cu_stream()) }.unwrap_or(false) {
+            retired.clear();
+        }
+    }
+    if !retired.iter().any(|r| Arc::ptr_eq(r, &replaced)) {
+        retired.push(replaced);
+    }
+}
