@@ -3,7 +3,8 @@
 //! when OUT is set (the device machine), else target/benchmarks.md.
 //! `GRAPH_BENCH_ONLY=scaling` stops after the macro-cost and scaling tables
 //! (about a minute on the H200: enough to compare two builds of the
-//! runtime's node-adding path).
+//! runtime's node-adding path); `GRAPH_BENCH_ONLY=launch_loop` runs the
+//! updates and launch-loop tables alone.
 
 fn main() {
     match graph_bench::run().map_err(|e| e.to_string()) {
