@@ -33,6 +33,9 @@ const ITERS: usize = 41;
 #[derive(Debug, Clone, Copy)]
 pub struct LoopRow {
     pub tracking: bool,
+    /// The buffers are the graph's own (`Graph::add_buffer`), not bound
+    /// cudarc slices.
+    pub owned: bool,
     pub buffers: usize,
     pub mode: usize,
     pub rust_us: f64,
@@ -67,7 +70,26 @@ pub fn launch_loops(ctx: &Arc<CudaContext>, cpp: &CppLib) -> Result<Vec<LoopRow>
             .map(|_| stream.alloc_zeros::<f32>(32))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         for width in BUFFERS {
-            rows.extend(loops_of(ctx, &stream, cpp, &mut bufs[..width], tracking)?);
+            rows.extend(loops_of(
+                ctx,
+                &stream,
+                cpp,
+                &mut bufs[..width],
+                tracking,
+                false,
+            )?);
+        }
+        if tracking {
+            for width in BUFFERS {
+                rows.extend(loops_of(
+                    ctx,
+                    &stream,
+                    cpp,
+                    &mut bufs[..width],
+                    tracking,
+                    true,
+                )?);
+            }
         }
         // SAFETY: as above; the slices are dropped before the tracking mode
         // changes again at the end.
@@ -85,6 +107,7 @@ fn loops_of(
     cpp: &CppLib,
     bufs: &mut [CudaSlice<f32>],
     tracking: bool,
+    owned: bool,
 ) -> Result<Vec<LoopRow>> {
     let width = bufs.len();
     // Earlier rows launched on these buffers too: start the count at zero.
@@ -95,7 +118,15 @@ fn loops_of(
     let add_one = kernels::AddOne::load(ctx)?;
     let config = LaunchConfig::new(1, 32);
     let mut g = Graph::new(ctx)?;
-    let bound: Vec<_> = bufs.iter_mut().map(|b| g.bind_mut(b)).collect();
+    // Our side's buffers: the C++ side's slices bound, or as many of the
+    // graph's own (then each side counts its own launches).
+    let bound: Vec<_> = match owned {
+        false => bufs.iter_mut().map(|b| g.bind_mut(b)).collect(),
+        true => (0..width)
+            .map(|_| g.add_buffer::<f32>(32))
+            .collect::<graph_runtime::Result<Vec<_>>>()?,
+    };
+    let mut ours_count = 0.0f32;
     let mut nodes = Vec::new();
     for b in &bound {
         nodes.push(g.add_kernel("add_one", &add_one, config, (*b, 32u32), &[])?);
@@ -110,7 +141,7 @@ fn loops_of(
     for (mode, _) in MODES.iter().enumerate() {
         let (mut rust, mut native, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..ROUNDS {
-            let mut ours = |count: &mut f32| -> Result<Vec<f64>> {
+            let mut ours = |count: &mut f32, ours_count: &mut f32| -> Result<Vec<f64>> {
                 let mut us = Vec::with_capacity(ITERS);
                 for _ in 0..ITERS {
                     let start = Instant::now();
@@ -132,24 +163,31 @@ fn loops_of(
                         _ => {}
                     }
                     exec.launch(stream)?;
-                    let value = stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0];
+                    let value = match owned {
+                        false => stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0],
+                        true => stream.clone_dtoh(&exec.buffer(head)?)?[0],
+                    };
                     us.push(start.elapsed().as_secs_f64() * 1e6);
-                    *count += 1.0;
-                    if value != *count {
-                        return Err(format!("launch loop read {value}, not {count}").into());
+                    let expected = match owned {
+                        false => &mut *count,
+                        true => &mut *ours_count,
+                    };
+                    *expected += 1.0;
+                    if value != *expected {
+                        return Err(format!("launch loop read {value}, not {expected}").into());
                     }
                 }
                 Ok(us)
             };
             let (r, c) = if round % 2 == 0 {
-                let r = ours(&mut count)?;
+                let r = ours(&mut count, &mut ours_count)?;
                 let c = cpp_exec.launch_loop(&ptrs, mode as u32, ITERS, count)?;
                 count += ITERS as f32;
                 (r, c)
             } else {
                 let c = cpp_exec.launch_loop(&ptrs, mode as u32, ITERS, count)?;
                 count += ITERS as f32;
-                (ours(&mut count)?, c)
+                (ours(&mut count, &mut ours_count)?, c)
             };
             let (mr, mc) = (median(r.clone()), median(c.clone()));
             ratios.push(mr / mc);
@@ -158,6 +196,7 @@ fn loops_of(
         }
         rows.push(LoopRow {
             tracking,
+            owned,
             buffers: width,
             mode,
             rust_us: median(rust),

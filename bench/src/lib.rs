@@ -345,13 +345,14 @@ fn launch_loop_section(
         report,
         "\n## Launch loop: launch, read 4 bytes of a bound buffer back, relaunch (us per iteration; ratio: median of per-round ratios, interleaved with C++)\n"
     );
-    let _ = writeln!(report, "| cudarc tracking | bound buffers | before each launch | ours | C++ | ours : C++ |\n| --- | --- | --- | --- | --- | --- |");
+    let _ = writeln!(report, "| cudarc tracking | buffers | before each launch | ours | C++ | ours : C++ |\n| --- | --- | --- | --- | --- | --- |");
     for r in &rows {
         let _ = writeln!(
             report,
-            "| {} | {} | {} | {:.2} | {:.2} | {:.3} |",
+            "| {} | {} {} | {} | {:.2} | {:.2} | {:.3} |",
             if r.tracking { "on" } else { "off" },
             r.buffers,
+            if r.owned { "graph-owned" } else { "bound" },
             launch_loop::MODES[r.mode],
             r.rust_us,
             r.cpp_us,
@@ -359,8 +360,9 @@ fn launch_loop_section(
         );
         if r.tracking && r.ratio > 1.02 {
             misses.push(format!(
-                "launch loop, tracking on, {} buffers, {}: {:.3}x C++ (target 1.02)",
+                "launch loop, tracking on, {} {} buffers, {}: {:.3}x C++ (target 1.02)",
                 r.buffers,
+                if r.owned { "graph-owned" } else { "bound" },
                 launch_loop::MODES[r.mode],
                 r.ratio
             ));

@@ -426,6 +426,8 @@ pub(crate) struct Resources<'a> {
     /// A slice of these bindings is lent out by a `BoundMut`: launches
     /// that track this set, and other loans, are refused meanwhile.
     pub lent: bool,
+    /// Device buffers the graph owns (`Graph::add_buffer`), if any.
+    pub owned: Option<crate::owned::OwnedBuffers>,
 }
 
 impl std::fmt::Debug for Resources<'_> {
@@ -462,9 +464,15 @@ pub(crate) trait ResourceSet: Send + Sync {
 pub(crate) trait LockedSet {
     /// A slice of the set is lent out (`BoundMut`).
     fn lent(&self) -> bool;
-    /// Makes `stream` wait for the set's pending cudarc work; adds the
-    /// events the launch must record to `records`.
-    fn acquire(&mut self, stream: &Arc<CudaStream>, managing: bool, records: &mut Vec<UseEvent>);
+    /// Makes `stream` wait for the set's pending cudarc work and the last
+    /// use of its owned buffers; adds the events the launch must record
+    /// to `records`.
+    fn acquire(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        managing: bool,
+        records: &mut Vec<UseEvent>,
+    ) -> std::result::Result<(), cudarc::driver::DriverError>;
     /// Notes a queued launch on `stream` as the set's last.
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool);
 }

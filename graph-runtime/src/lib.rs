@@ -248,6 +248,7 @@ pub mod kernel;
 pub mod memory;
 pub mod node;
 mod ordering;
+mod owned;
 pub mod profile;
 mod ranks;
 #[doc(hidden)]

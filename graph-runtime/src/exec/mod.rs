@@ -245,6 +245,11 @@ impl<'a> Exec<'a> {
         ordering::wait(self.last_stream.as_ref())
     }
 
+    /// The graph's resources (what its nodes reference) and their identity.
+    pub(crate) fn resources(&self) -> (&SharedResources<'a>, u64) {
+        (&self.resources, self.resource_id)
+    }
+
     /// Every set a launch tracks changed (an update, a new device target).
     pub(super) fn refresh_sets(&mut self) {
         self.sets = ordering::tracked_sets(&self.tracking);

@@ -15,6 +15,9 @@ use cudarc::driver::CudaContext;
 use std::sync::Arc;
 
 mod copy_fill;
+mod owned;
+
+pub use owned::OwnedMut;
 
 pub use copy_fill::{CopyDestination, CopySource, Endpoint, FillValue};
 

@@ -30,8 +30,11 @@
 //! 4. **Wait.** The stream waits for each bound slice's pending cudarc
 //!    work (cudarc's own waits, through its guards; skipped for a set
 //!    whose last launch was on this stream and whose slices nothing else
-//!    reached since) and for the last operation on each allocation it
-//!    uses or frees (the allocation's event, by the driver directly).
+//!    reached since), for the last use of each set's owned buffers
+//!    (`owned`: one event, recorded now on that use's stream, and only if
+//!    it is another stream; refused if that stream is capturing since) and
+//!    for the last operation on each allocation it uses or frees (the
+//!    allocation's event, by the driver directly).
 //! 5. **No stored error.** cudarc's waits skip themselves when an error is
 //!    stored in the context (they return it and store it again): one
 //!    stored now means a wait may not have been made, so nothing is
@@ -41,7 +44,8 @@
 //!    slice's cudarc event (by the driver directly: cudarc's record skips
 //!    itself when an error is stored, and a skipped record would let a
 //!    later use or free of the slice overtake the launch), note this
-//!    stream as each set's last, give each allocation its new state
+//!    stream as each set's last (and as its owned buffers' last use: no
+//!    record), give each allocation its new state
 //!    (made, freed) and record the launch in its event. A launch not
 //!    queued records nothing (a record then could cover a skipped wait).
 //!    The locks are released when the guard goes, committed or not.
@@ -138,7 +142,8 @@ pub(crate) fn prepare<'g, 'a: 'g>(
     let managing = stream.context().is_managing_stream_synchronization();
     let mut records = Vec::new();
     for set in &mut locked {
-        set.acquire(stream, managing, &mut records);
+        set.acquire(stream, managing, &mut records)
+            .op("cuStreamWaitEvent (the graph's buffers' last use)")?;
     }
     stream.context().check_err().op("cuGraphLaunch")?;
     Ok(LaunchGuard {

@@ -3,7 +3,7 @@
 
 use crate::buffer::{lock, LockedSet, ResourceSet, Resources, UseEvent};
 use crate::ranks::Ranked;
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaStream, DriverError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 impl ResourceSet for Mutex<Resources<'_>> {
@@ -63,7 +63,15 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
     /// launch after that one, which waited for everything before it); the
     /// others wait through cudarc for the slices' pending work, then
     /// record. A slice lent out since (`stale`) waits again.
-    fn acquire(&mut self, stream: &Arc<CudaStream>, managing: bool, records: &mut Vec<UseEvent>) {
+    fn acquire(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        managing: bool,
+        records: &mut Vec<UseEvent>,
+    ) -> Result<(), DriverError> {
+        if let Some(owned) = &self.owned {
+            owned.order(stream)?;
+        }
         let follows = managing
             && self
                 .tracked_on
@@ -80,9 +88,13 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
                 }
             }
         }
+        Ok(())
     }
 
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool) {
+        if let Some(owned) = &mut self.owned {
+            owned.launched_on(stream);
+        }
         self.tracked_on = managing.then(|| stream.clone());
         for binding in &mut self.bindings {
             binding.use_event().stale = !managing;

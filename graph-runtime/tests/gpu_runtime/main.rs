@@ -14,6 +14,7 @@ mod host_data;
 mod launch_loop;
 mod memory;
 mod nodes;
+mod owned;
 mod pdl;
 mod profile;
 mod sparse;

@@ -1,0 +1,153 @@
+//! Graph-owned device buffers (`Graph::add_buffer`, `Exec::buffer`): zeroed,
+//! used by nodes, read and written between launches on other streams with
+//! no synchronize, shared by clones, lent out one exec at a time.
+
+use crate::common::{gpu, sync};
+use graph_runtime::kernel::KernelDef;
+use graph_runtime::{Graph, GraphError, LaunchConfig};
+
+const N: u32 = 4096;
+
+/// Each launch adds 1; reads on another stream see every launch before
+/// them, a write on a third stream is seen by the next launch, and many
+/// buffers in one graph each hold their own count.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn owned_buffers_are_zeroed_and_ordered_across_streams() {
+    let ctx = gpu();
+    let (stream, reader, writer) = (
+        ctx.new_stream().unwrap(),
+        ctx.new_stream().unwrap(),
+        ctx.new_stream().unwrap(),
+    );
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut g = Graph::new(&ctx).unwrap();
+    let bufs: Vec<_> = (0..16)
+        .map(|_| g.add_buffer::<f32>(N as usize).unwrap())
+        .collect();
+    let mut prev = None;
+    for (i, b) in bufs.iter().enumerate() {
+        // Buffer i is bumped i + 1 times per launch, in a chain.
+        for _ in 0..=i {
+            let deps: Vec<_> = prev.into_iter().collect();
+            prev = Some(
+                g.add_kernel("bump", &add_one, cfg, (*b, N), &deps)
+                    .unwrap()
+                    .node(),
+            );
+        }
+    }
+    let mut exec = g.instantiate().unwrap();
+    let zero = reader.clone_dtoh(&exec.buffer(bufs[3]).unwrap()).unwrap();
+    assert!(zero.iter().all(|v| *v == 0.0), "zeroed");
+    for launch in 1..=20 {
+        exec.launch(&stream).unwrap();
+        let head = reader
+            .clone_dtoh(&exec.buffer(bufs[0].slice(0..1)).unwrap())
+            .unwrap()[0];
+        assert_eq!(head, launch as f32, "the read saw every launch before it");
+    }
+    {
+        let mut x = exec.buffer(bufs[0]).unwrap();
+        assert_eq!(x.len(), N as usize);
+        writer
+            .memcpy_htod(&vec![100.0f32; N as usize], &mut x)
+            .unwrap();
+    }
+    exec.launch(&stream).unwrap();
+    let all = reader.clone_dtoh(&exec.buffer(bufs[0]).unwrap()).unwrap();
+    assert!(all.iter().all(|v| *v == 101.0), "{:?}", &all[..4]);
+    for (i, b) in bufs.iter().enumerate().skip(1) {
+        let v = reader.clone_dtoh(&exec.buffer(*b).unwrap()).unwrap();
+        let expected = (21 * (i + 1)) as f32;
+        assert!(
+            v.iter().all(|x| *x == expected),
+            "buffer {i}: {:?}",
+            &v[..2]
+        );
+    }
+    drop(exec);
+    drop(g);
+    sync(&stream);
+}
+
+/// A clone shares the buffers: launches of the two execs on two streams
+/// are ordered (every increment lands); while one exec lends them out, the
+/// other's launch and loan are refused.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn clones_share_owned_buffers_in_order() {
+    let ctx = gpu();
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut g = Graph::new(&ctx).unwrap();
+    let x = g.add_buffer::<f32>(N as usize).unwrap();
+    // A long chain: a launch that did not wait for the other stream's
+    // would lose increments.
+    let mut prev = None;
+    for _ in 0..50 {
+        let deps: Vec<_> = prev.into_iter().collect();
+        prev = Some(
+            g.add_kernel("bump", &add_one, cfg, (x, N), &deps)
+                .unwrap()
+                .node(),
+        );
+    }
+    let clone = g.try_clone().unwrap();
+    let (mut mine, mut theirs) = (g.instantiate().unwrap(), clone.instantiate().unwrap());
+    for _ in 0..10 {
+        mine.launch(&s1).unwrap();
+        theirs.launch(&s2).unwrap();
+    }
+    {
+        let view = mine.buffer(x).unwrap();
+        let values = s2.clone_dtoh(&view).unwrap();
+        assert!(values.iter().all(|v| *v == 1000.0), "{:?}", &values[..4]);
+        assert!(matches!(
+            theirs.launch(&s2),
+            Err(GraphError::BufferLent {
+                operation: "launch"
+            })
+        ));
+        assert!(matches!(
+            theirs.buffer(x),
+            Err(GraphError::BufferLent {
+                operation: "buffer"
+            })
+        ));
+    }
+    theirs.launch(&s2).unwrap();
+    let values = s1.clone_dtoh(&theirs.buffer(x).unwrap()).unwrap();
+    assert!(values.iter().all(|v| *v == 1050.0), "{:?}", &values[..4]);
+}
+
+/// Only buffers the exec's graph owns are lent: not a bound slice, nor
+/// another graph's buffer; and `bound_mut` does not lend an owned one.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn exec_buffer_refuses_what_the_graph_does_not_own() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut y = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let x = g.add_buffer::<f32>(N as usize).unwrap();
+    let yb = g.bind_mut(&mut y);
+    g.add_kernel("x", &add_one, cfg, (x, N), &[]).unwrap();
+    g.add_kernel("y", &add_one, cfg, (yb, N), &[]).unwrap();
+    let mut other = Graph::new(&ctx).unwrap();
+    let theirs = other.add_buffer::<f32>(N as usize).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    let foreign = |r: graph_runtime::Result<_>| matches!(r, Err(GraphError::ForeignHandle { .. }));
+    assert!(foreign(exec.buffer(yb).map(drop)));
+    assert!(foreign(exec.buffer(theirs).map(drop)));
+    assert!(foreign(exec.bound_mut(x).map(drop)));
+    let head = stream
+        .clone_dtoh(&exec.buffer(x.slice(0..2)).unwrap())
+        .unwrap();
+    assert_eq!(head, [1.0, 1.0]);
+}
