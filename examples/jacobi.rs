@@ -31,21 +31,19 @@ fn main() -> common::Result {
     let f = stream.clone_htod(&problem.f())?;
 
     // The host loop: the exec lives across launches; the norm is read from
-    // its bound buffer after each one.
+    // the graph's own `residual` buffer after each one.
     let mut u = stream.alloc_zeros::<f32>(len as usize)?;
     let mut v = stream.alloc_zeros::<f32>(len as usize)?;
-    let mut residual = stream.alloc_zeros::<f64>(1)?;
     let (host_steps, host_norm2, host_us);
     {
-        let step = JacobiStep::build(&ctx, &mut u, &mut v, &f, &mut residual, width, h2, len)?;
-        let norm = step.bound().residual;
+        let step = JacobiStep::build(&ctx, &mut u, &mut v, &f, width, h2, len)?;
         let mut exec = step.instantiate()?;
         let start = Instant::now();
         let mut steps = 0u32;
         let norm2 = loop {
             exec.launch(&stream)?;
             steps += 1;
-            let norm2 = stream.clone_dtoh(&exec.bound_mut(norm)?.view())?[0];
+            let norm2 = stream.clone_dtoh(&exec.residual()?)?[0];
             if norm2 <= tol2 || steps >= LIMIT {
                 break norm2;
             }

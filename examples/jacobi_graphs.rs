@@ -6,9 +6,11 @@ use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
     /// One step of the host loop: two sweeps (u -> v -> u), then the squared
-    /// norm of the last update into `residual`.
+    /// norm of the last update into `residual`, a buffer the graph owns (the
+    /// host reads it after each launch: `exec.residual()`).
     pub graph JacobiStep(u: &mut CudaSlice<f32>, v: &mut CudaSlice<f32>, f: &CudaSlice<f32>,
-                     residual: &mut CudaSlice<f64>, width: u32, h2: f32, len: u32) {
+                     width: u32, h2: f32, len: u32) {
+        buffer residual: f64[1];
         reset: fill residual = 0.0f64;
         forth: kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(u, f, v, width, h2, len);
         back:  kernel kernels::JacobiSweep<<<len.div_ceil(256), 256>>>(v, f, u, width, h2, len);

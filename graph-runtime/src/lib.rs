@@ -273,6 +273,7 @@ pub use exec::{DeviceExec, Exec, InstantiateOptions, KernelNodeMut, NodeMut, Upd
 pub use graph::Graph;
 pub use host::HostBuf;
 pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};
+pub use memory::OwnedMut;
 pub use node::{EdgeKind, KernelNode, Node, NodeKind};
 pub use profile::{NodeTime, Profile};
 

@@ -566,3 +566,6 @@ extern "C" __global__ void pick_arm(unsigned long long which, const int* arm) {
         assert_eq!(stream.clone_dtoh(&hits).unwrap(), [6.0]);
     }
 }
+
+#[path = "gpu_macro/device_buffers.rs"]
+mod device_buffers;

@@ -314,3 +314,19 @@ snapshot!(
     }
 "#
 );
+
+snapshot!(
+    device_buffers,
+    r#"
+    /// A residual the graph owns: zeroed, summed into by a kernel, read
+    /// back between launches through `exec.residual()`; a rebuild keeps it.
+    pub graph Residual(x: &CudaSlice<f32>, n: u32) {
+        buffer residual: f64[1];
+        buffer scratch: f32[n];
+        reset: fill residual = 0.0f64;
+        square: kernel kernels::Square<<<n.div_ceil(256), 256>>>(x, scratch, n);
+        sum: kernel kernels::Sum<<<1, 256>>>(scratch, residual, n);
+        [reset, square] -> sum;
+    }
+"#
+);

@@ -363,7 +363,10 @@ fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
         return None;
     };
     let name = path.path.get_ident()?.to_string();
-    if model.buffer_named(&name).is_some() || model.host_named(&name).is_some() {
+    if model.buffer_named(&name).is_some()
+        || model.host_named(&name).is_some()
+        || model.device_named(&name).is_some()
+    {
         return Some(name);
     }
     let param = model.def.params.iter().find(|p| p.name == name)?;

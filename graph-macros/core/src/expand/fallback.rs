@@ -82,20 +82,33 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
             _ => {}
         },
     );
-    // Host buffers: a bound field and an exec accessor each (a clash with a
-    // parameter, a node or another host buffer was reported).
+    // Graph-owned buffers: a bound field and an exec accessor each (a
+    // clash with a parameter, a node or another buffer was reported).
     for stmt in &def.body.stmts {
-        let Stmt::Host(decl) = stmt else { continue };
-        let (name, ty) = (&decl.name, &decl.ty);
+        let (name, field, accessor) = match stmt {
+            Stmt::Host(decl) => {
+                let ty = &decl.ty;
+                (&decl.name, quote!(#rt::HostBuf<#ty>), quote!(&mut [#ty]))
+            }
+            Stmt::Buffer(decl) => {
+                let ty = &decl.ty;
+                (
+                    &decl.name,
+                    quote!(#rt::Buf<'a, #ty>),
+                    quote!(#rt::OwnedMut<'_, 'a, #ty>),
+                )
+            }
+            _ => continue,
+        };
         let clashes = crate::check::EXEC_METHODS.contains(&name.to_string().as_str());
         if clashes || bound_names.contains(&name.to_string()) || seen.contains(&name.to_string()) {
             continue;
         }
         bound_names.push(name.to_string());
         seen.push(name.to_string());
-        bound_fields.push(quote!(pub #name: #rt::HostBuf<#ty>));
+        bound_fields.push(quote!(pub #name: #field));
         accessors.push(quote! {
-            pub fn #name(&mut self) -> #rt::Result<&mut [#ty]> {
+            pub fn #name(&mut self) -> #rt::Result<#accessor> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         });
@@ -189,7 +202,12 @@ fn walk<'s>(
                 walk(&repeat.body, vars, visit);
                 vars.pop();
             }
-            Stmt::Edge(_) | Stmt::Cond(_) | Stmt::Host(_) | Stmt::Fragment(_) | Stmt::Place(_) => {}
+            Stmt::Edge(_)
+            | Stmt::Cond(_)
+            | Stmt::Host(_)
+            | Stmt::Buffer(_)
+            | Stmt::Fragment(_)
+            | Stmt::Place(_) => {}
         }
     }
 }

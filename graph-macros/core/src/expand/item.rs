@@ -292,6 +292,18 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
     };
     let race_checks = race_checks(model, topology, rt);
+    let super::owned::DeviceBuffers {
+        reuse_param,
+        reuse_none,
+        reuse_self,
+        make: make_devices,
+        bound_fields: device_fields,
+        bound_values: device_values,
+        exec_field,
+        exec_init,
+        exec_update,
+        accessors: device_accessors,
+    } = super::owned::device_buffers(model, &graph_var, bound_name, &bound_copy, rt);
     quote! {
         #read_only_checks
         #race_checks
@@ -315,6 +327,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         #[allow(missing_docs)]
         #vis struct #bound_name<'a> {
             #(#bound_fields,)*
+            #(#device_fields,)*
             #[doc(hidden)]
             pub __borrow: ::core::marker::PhantomData<&'a ()>,
         }
@@ -324,6 +337,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         #vis struct #exec_name<'a> {
             exec: #rt::Exec<'a>,
             nodes: #nodes_name,
+            #exec_field
         }
 
         #[allow(missing_docs)]
@@ -342,27 +356,28 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 #ctx: &::std::sync::Arc<#rt::cudarc::driver::CudaContext>,
                 #(#build_params),*
             ) -> #rt::Result<Self> {
-                Self::__build(#rt::Graph::new(#ctx)?, #(#param_names),*)
+                Self::__build(#rt::Graph::new(#ctx)?, #reuse_none #(#param_names),*)
             }
 
             /// Builds the same graph again with other arguments, over buffers
             /// already bound (see [`Self::bound`]); update an exec with it.
             #[allow(clippy::too_many_arguments)]
             pub fn rebuild(&self, #(#rebuild_params),*) -> #rt::Result<Self> {
-                Self::__build(self.graph.new_sharing()?, #(#param_names),*)
+                Self::__build(self.graph.new_sharing()?, #reuse_self #(#param_names),*)
             }
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
-            fn __build(mut #graph_var: #rt::Graph<'a>, #(#generic_params),*) -> #rt::Result<Self> {
+            fn __build(mut #graph_var: #rt::Graph<'a>, #reuse_param #(#generic_params),*) -> #rt::Result<Self> {
                 #reserve
                 #(#bind_slices)*
                 #(#slots)*
                 #loads
                 #(#make_hosts)*
+                #(#make_devices)*
                 let mut #nodes_var = #nodes_name { #(#unset_nodes,)* };
                 #level
                 #(#unslots)*
-                let bound = #bound_name { #(#bound_values,)* __borrow: ::core::marker::PhantomData };
+                let bound = #bound_name { #(#bound_values,)* #(#device_values,)* __borrow: ::core::marker::PhantomData };
                 ::core::result::Result::Ok(Self {
                     graph: #graph_var,
                     nodes: #nodes_var,
@@ -398,7 +413,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 &self,
                 options: &#rt::InstantiateOptions<'_>,
             ) -> #rt::Result<#exec_name<'a>> {
-                let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes #nodes_copy };
+                let mut exec = #exec_name { exec: self.graph.instantiate_with(options)?, nodes: self.nodes #nodes_copy, #exec_init };
                 exec.__start_disabled()?;
                 ::core::result::Result::Ok(exec)
             }
@@ -428,6 +443,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> {
                 let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
                 self.nodes = graph.nodes #nodes_copy;
+                #exec_update
                 if let #rt::UpdateOutcome::Reinstantiated { .. } = outcome {
                     self.__start_disabled()?;
                 }
@@ -471,6 +487,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 
             #(#accessors)*
             #(#host_accessors)*
+            #(#device_accessors)*
 
             fn __start_disabled(&mut self) -> #rt::Result<()> {
                 #(#disabled)*

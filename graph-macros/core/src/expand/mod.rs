@@ -13,6 +13,7 @@ mod expression;
 mod fallback;
 mod item;
 mod level;
+mod owned;
 mod repeat;
 mod units;
 

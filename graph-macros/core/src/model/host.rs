@@ -1,6 +1,8 @@
-//! Host buffers (`host name: T[len];`): page-locked host memory the graph
-//! owns. Declared at the top level of a named graph (its exec hands the
-//! memory to the program between launches); used by copy nodes (either
+//! Memory the graph owns, declared at the top level of a named graph (its
+//! exec hands the memory to the program between launches). Device buffers
+//! (`buffer name: T[len];`) are used by nodes anywhere, as a buffer bound
+//! `&mut`. Host buffers (`host name: T[len];`, page-locked host memory)
+//! are used by copy nodes (either
 //! side) and by host nodes whose closure takes the buffer as its parameter
 //! (`|y: &[T]|` reads, `|y: &mut [T]|` writes), never in a conditional
 //! body (which may run many times, or not at all, per launch) nor in a
@@ -10,6 +12,18 @@ use super::lower::{Context, Lowering};
 use super::op::host_param;
 use super::*;
 
+/// What a graph-owned memory declaration declares, for messages.
+struct Owned<'d> {
+    /// "a host buffer", "a device buffer".
+    what: &'static str,
+    /// "host name: T[len];"
+    syntax: &'static str,
+    /// The keyword, where errors point.
+    keyword: proc_macro2::TokenStream,
+    attrs: &'d [syn::Attribute],
+    name: &'d Ident,
+}
+
 impl<'a> Lowering<'a, '_> {
     pub(super) fn collect_host_buffer(
         &mut self,
@@ -17,56 +31,100 @@ impl<'a> Lowering<'a, '_> {
         level: LevelId,
         ctx: Context,
     ) {
-        if let Some(attr) = decl.attrs.first() {
-            self.diag
-                .error(attr, "attributes are not allowed on host buffers");
+        let owned = Owned {
+            what: "a host buffer",
+            syntax: "host name: T[len];",
+            keyword: quote::ToTokens::to_token_stream(&decl.keyword),
+            attrs: &decl.attrs,
+            name: &decl.name,
+        };
+        if self.admit_owned(&owned, level, ctx) {
+            self.model.host_buffers.push(decl);
         }
-        if self.refused_in_fragment(decl.keyword, "a host buffer") {
-            return;
+    }
+
+    /// `buffer name: T[len];`: device memory the graph owns
+    /// (`Graph::add_buffer`). Nodes use it anywhere, as a buffer bound
+    /// `&mut`; the exec lends it out between launches.
+    pub(super) fn collect_device_buffer(
+        &mut self,
+        decl: &'a parse::BufferDecl,
+        level: LevelId,
+        ctx: Context,
+    ) {
+        let owned = Owned {
+            what: "a device buffer",
+            syntax: "buffer name: T[len];",
+            keyword: quote::ToTokens::to_token_stream(&decl.keyword),
+            attrs: &decl.attrs,
+            name: &decl.name,
+        };
+        if self.admit_owned(&owned, level, ctx) {
+            self.model.device_buffers.push(decl);
+        }
+    }
+
+    /// The rules both kinds of graph-owned memory share: declared at the
+    /// top level of a named graph (its exec has an accessor for each),
+    /// without attributes, once, under a name of its own.
+    fn admit_owned(&mut self, decl: &Owned<'_>, level: LevelId, ctx: Context) -> bool {
+        let what = decl.what;
+        if let Some(attr) = decl.attrs.first() {
+            self.diag.error(
+                attr,
+                format!("attributes are not allowed on {}s", &what[2..]),
+            );
+        }
+        if self.refused_in_fragment(&decl.keyword, what) {
+            return false;
         }
         if level != TOP || ctx.region.is_some() {
             self.diag.error_with_help(
-                decl.keyword,
-                "a host buffer is declared at the top level of a graph",
-                "move `host name: T[len];` out of this block: one buffer serves the whole graph",
+                &decl.keyword,
+                format!("{what} is declared at the top level of a graph"),
+                format!(
+                    "move `{}` out of this block: one buffer serves the whole graph",
+                    decl.syntax
+                ),
             );
-            return;
+            return false;
         }
         if self.model.def.name.is_none() {
             self.diag.error_with_help(
-                decl.keyword,
-                "host buffers are declared in named graphs",
+                &decl.keyword,
+                format!("{}s are declared in named graphs", &what[2..]),
                 "the exec of a named graph (`graph Name(..) { .. }`) hands the memory to the program between launches",
             );
-            return;
+            return false;
         }
         let name = decl.name.to_string();
-        if self.model.host_named(&name).is_some() {
+        if self.model.host_named(&name).is_some() || self.model.device_named(&name).is_some() {
             self.diag.error(
-                &decl.name,
-                format!("the host buffer `{name}` is declared more than once"),
+                decl.name,
+                format!("the {} `{name}` is declared more than once", &what[2..]),
             );
-            return;
+            return false;
         }
         if self.model.def.params.iter().any(|p| p.name == name) {
             self.diag.error_with_help(
-                &decl.name,
-                format!("`{name}` is a parameter of the graph and a host buffer"),
-                "give the host buffer a name of its own",
+                decl.name,
+                format!("`{name}` is a parameter of the graph and {what}"),
+                format!("give the {} a name of its own", &what[2..]),
             );
-            return;
+            return false;
         }
         if crate::check::EXEC_METHODS.contains(&name.as_str()) || name.starts_with("__") {
             self.diag.error_with_help(
-                &decl.name,
+                decl.name,
+                format!("{what} cannot be named `{name}`: the exec has a method of that name"),
                 format!(
-                    "a host buffer cannot be named `{name}`: the exec has a method of that name"
+                    "its exec has an accessor named after each {}; rename it",
+                    &what[2..]
                 ),
-                "its exec has an accessor named after each host buffer; rename it",
             );
-            return;
+            return false;
         }
-        self.model.host_buffers.push(decl);
+        true
     }
 
     /// Checks every use of a host buffer: host nodes' parameters name one,
@@ -74,12 +132,23 @@ impl<'a> Lowering<'a, '_> {
     /// host buffer named like a node or an allocation is refused (its
     /// accessor and the node's would clash).
     pub(super) fn resolve_host_uses(&mut self) {
-        for &decl in &self.model.host_buffers {
-            let name = decl.name.to_string();
-            if self.labels.contains_key(&name) || self.model.buffer_named(&name).is_some() {
+        let owned = (self
+            .model
+            .host_buffers
+            .iter()
+            .map(|h| (&h.name, "a host buffer")))
+        .chain(
+            self.model
+                .device_buffers
+                .iter()
+                .map(|d| (&d.name, "a device buffer")),
+        );
+        for (name, what) in owned {
+            let text = name.to_string();
+            if self.labels.contains_key(&text) || self.model.buffer_named(&text).is_some() {
                 self.diag.error_with_help(
-                    &decl.name,
-                    format!("`{name}` names both a host buffer and a node"),
+                    name,
+                    format!("`{text}` names both {what} and a node"),
                     "give them different names: the exec has an accessor for each",
                 );
             }

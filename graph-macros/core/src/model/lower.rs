@@ -46,6 +46,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             repeats: Vec::new(),
             places: Vec::new(),
             host_buffers: Vec::new(),
+            device_buffers: Vec::new(),
             dropped_edges: false,
             handle_names: HashMap::new(),
             buffer_names: HashMap::new(),
@@ -127,6 +128,7 @@ impl<'a> Lowering<'a, '_> {
                 }
                 Stmt::Repeat(syntax) => self.collect_repeat(syntax, level, ctx),
                 Stmt::Host(decl) => self.collect_host_buffer(decl, level, ctx),
+                Stmt::Buffer(decl) => self.collect_device_buffer(decl, level, ctx),
                 Stmt::Fragment(fragment) => {
                     // Declared before collection, at the graph's top.
                     if level != TOP || ctx.region.is_some() || !self.prefix.is_empty() {

@@ -48,6 +48,8 @@ pub struct Model<'a> {
     pub places: Vec<Place<'a>>,
     /// `host name: T[len];` declarations, in source order.
     pub host_buffers: Vec<&'a parse::HostDecl>,
+    /// `buffer name: T[len];` declarations, in source order.
+    pub device_buffers: Vec<&'a parse::BufferDecl>,
     /// Whether an edge was dropped for a label that did not resolve: the
     /// ordering checks would then report errors of the missing edge.
     pub dropped_edges: bool,
@@ -67,6 +69,11 @@ impl Model<'_> {
     /// The host buffer declared as `name`, if the graph has one.
     pub fn host_named(&self, name: &str) -> Option<&parse::HostDecl> {
         self.host_buffers.iter().copied().find(|h| h.name == name)
+    }
+
+    /// The device buffer declared as `name`, if the graph has one.
+    pub fn device_named(&self, name: &str) -> Option<&parse::BufferDecl> {
+        self.device_buffers.iter().copied().find(|d| d.name == name)
     }
 
     /// The allocation named `name`, if the graph has one.

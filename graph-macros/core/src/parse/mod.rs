@@ -10,6 +10,7 @@ mod repeat;
 
 use edge::parse_edge;
 use node::{parse_element_type_and_len, parse_node_kind};
+pub use node::{BufferDecl, HostDecl};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use repeat::parse_repeat;
 use syn::parse::{Parse, ParseStream};
@@ -24,6 +25,7 @@ pub mod kw {
     syn::custom_keyword!(copy);
     syn::custom_keyword!(fill);
     syn::custom_keyword!(host);
+    syn::custom_keyword!(buffer);
     syn::custom_keyword!(empty);
     syn::custom_keyword!(record);
     syn::custom_keyword!(wait);
@@ -82,6 +84,7 @@ pub enum Stmt {
     Edge(EdgeStmt),
     Cond(CondDecl),
     Host(HostDecl),
+    Buffer(BufferDecl),
     Scope(AllocScope),
     Repeat(RepeatBlock),
     Fragment(Fragment),
@@ -230,18 +233,6 @@ pub struct CondDecl {
     pub keyword: kw::cond,
     pub name: Ident,
     pub default: Option<Expr>,
-}
-
-/// `host name: T[len];`: page-locked host memory the graph owns, which copy
-/// nodes fill or send to the device, host nodes read or write, and the exec
-/// hands to the program between launches.
-#[derive(Debug)]
-pub struct HostDecl {
-    pub attrs: Vec<Attribute>,
-    pub keyword: kw::host,
-    pub name: Ident,
-    pub ty: Type,
-    pub len: Expr,
 }
 
 /// `alloc buf: T[len] { ... }`: an allocation whose alloc node precedes every
@@ -491,6 +482,9 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     }
     if input.peek(kw::host) && input.peek2(Ident) && input.peek3(Token![:]) {
         return node::parse_host_decl(input, attrs).map(Stmt::Host);
+    }
+    if input.peek(kw::buffer) && input.peek2(Ident) && input.peek3(Token![:]) {
+        return node::parse_buffer_decl(input, attrs).map(Stmt::Buffer);
     }
     if input.peek(kw::fragment) && input.peek2(Ident) {
         let keyword = input.parse()?;

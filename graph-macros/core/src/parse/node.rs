@@ -21,6 +21,49 @@ pub(super) fn parse_element_type_and_len(input: ParseStream<'_>) -> syn::Result<
     Ok((ty, len))
 }
 
+/// `host name: T[len];`: page-locked host memory the graph owns, which copy
+/// nodes fill or send to the device, host nodes read or write, and the exec
+/// hands to the program between launches.
+#[derive(Debug)]
+pub struct HostDecl {
+    pub attrs: Vec<syn::Attribute>,
+    pub keyword: kw::host,
+    pub name: Ident,
+    pub ty: Type,
+    pub len: Expr,
+}
+
+/// `buffer name: T[len];`: device memory the graph owns, which nodes use
+/// like a buffer bound `&mut` and the exec lends to the program between
+/// launches (`Graph::add_buffer`).
+#[derive(Debug)]
+pub struct BufferDecl {
+    pub attrs: Vec<syn::Attribute>,
+    pub keyword: kw::buffer,
+    pub name: Ident,
+    pub ty: Type,
+    pub len: Expr,
+}
+
+/// `buffer name: T[len];`, after its attributes.
+pub(super) fn parse_buffer_decl(
+    input: ParseStream<'_>,
+    attrs: Vec<syn::Attribute>,
+) -> syn::Result<BufferDecl> {
+    let keyword = input.parse()?;
+    let name = input.parse()?;
+    input.parse::<Token![:]>()?;
+    let (ty, len) = parse_element_type_and_len(input)?;
+    input.parse::<Token![;]>()?;
+    Ok(BufferDecl {
+        attrs,
+        keyword,
+        name,
+        ty,
+        len,
+    })
+}
+
 /// `host name: T[len];`, after its attributes.
 pub(super) fn parse_host_decl(
     input: ParseStream<'_>,
