@@ -1,7 +1,9 @@
 //! One error type for the runtime. Every variant says which operation failed
 //! and, where a node is involved, its label; refusals (calls the runtime
-//! turned down before the driver saw them) carry a typed reason from
-//! [`refusal`], so that programs match on what went wrong.
+//! turned down before the driver saw them) carry a typed reason
+//! ([`OrderRule`], [`Unsupported`], [`StreamRefusal`], [`AllocationState`],
+//! [`NodeUpdateRefusal`], [`LaunchRefusal`]), so that programs match on
+//! what went wrong.
 
 mod refusal;
 pub use refusal::{
