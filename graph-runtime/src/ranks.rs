@@ -102,7 +102,7 @@ pub(crate) fn lock<T: ?Sized>(rank: Rank, mutex: &Mutex<T>) -> Ranked<MutexGuard
         }
         held.push((rank, at));
     });
-    let _ = at;
+    let _ = (at, rank);
     Ranked {
         guard: mutex.lock().unwrap_or_else(|e| e.into_inner()),
         #[cfg(debug_assertions)]
