@@ -272,10 +272,17 @@ impl Drop for Held {
 /// node; or drop it to free it. Its exec launches again only once it is
 /// freed (the next launch makes it anew, at the same address). A shared
 /// use (`&Escaped`, a read) waits for its work before cudarc's call returns;
-/// a use on a capturing stream panics.
+/// a use on a capturing stream panics, and so does a copy across contexts
+/// (`other_ctx_stream.memcpy_dtod(&escaped, ..)`: nothing could order it).
 pub struct Escaped<T> {
     held: Held,
     len: usize,
+    /// What `DeviceSlice::stream` returns: a stream of the allocation's
+    /// context that no use may name. cudarc passes it where it uses the
+    /// allocation on a stream of another context (`memcpy_dtod`'s peer
+    /// copy, queued on that other stream after this use returns), which is
+    /// refused: nothing could order that stream's copy.
+    sentinel: Arc<CudaStream>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -296,7 +303,9 @@ impl<T> Escaped<T> {
         len: usize,
         generation: u64,
     ) -> Self {
+        let sentinel = stream.context().default_stream();
         Escaped {
+            sentinel,
             held: Held {
                 state,
                 stream,
@@ -337,9 +346,16 @@ impl<T> Escaped<T> {
     ///
     /// # Panics
     /// On a capturing stream: the use would be recorded into a graph that
-    /// could run after the allocation is freed.
+    /// could run after the allocation is freed. On its own `stream()`
+    /// (see `sentinel`).
     fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
         let state = &self.held.state;
+        assert!(
+            !std::ptr::eq(stream, &*self.sentinel),
+            "the allocation of `{}` (an Escaped) was used through its own `stream()`, as cudarc's \
+             copies across contexts do: nothing could order the other context's copy",
+            state.label
+        );
         // SAFETY: the stream is live (borrowed).
         let capturing = unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false);
         assert!(
@@ -379,7 +395,7 @@ impl<T> DeviceSlice<T> for Escaped<T> {
         self.len
     }
     fn stream(&self) -> &Arc<CudaStream> {
-        &self.held.stream
+        &self.sentinel
     }
 }
 

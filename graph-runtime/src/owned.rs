@@ -1,19 +1,23 @@
 //! Device buffers a graph owns ([`Graph::add_buffer`](crate::Graph::add_buffer)):
 //! allocated for the graph, used by its nodes, and reached between launches
-//! only through its execs ([`Exec::buffer`](crate::Exec::buffer)). cudarc
-//! does not track them, so a launch records no event per buffer: a graph's
-//! buffers are ordered together, by the stream of their last use. A launch
-//! or an access on that stream needs nothing more (the stream orders it);
-//! one on another stream first records one event on the last stream (it
-//! covers everything queued there so far) and waits for it. The cost of a
-//! launch therefore does not grow with the number of buffers.
+//! only through its execs ([`Exec::buffer`](crate::Exec::buffer), lent for
+//! use on one stream). cudarc does not track them, so a launch records no
+//! event per buffer: a graph's buffers are ordered together, by the stream
+//! of their last use (a launch, or a loan: the stream it was lent for). A
+//! use on that stream needs nothing more (the stream orders it); one on
+//! another stream first records one event on the last stream (it covers
+//! everything queued there so far, the last use included) and waits for
+//! it. No step relies on a record made after a use (cudarc's guards skip
+//! theirs while an error is stored in the context): the record is made by
+//! the next use, when it comes. The cost of a launch therefore does not
+//! grow with the number of buffers.
 //!
-//! They are freed, on the stream of their last use (after it), when the last
-//! of the graph, its clones and its execs is gone. An exec that is
-//! `mem::forget`-ed keeps them: leaked, never freed under its work.
+//! They are freed, on the context's default stream after their last use,
+//! when the last of the graph, its clones and its execs is gone. An exec
+//! that is `mem::forget`-ed keeps them: leaked, never freed under its work.
 
 use crate::result;
-use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError, SyncOnDrop};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
 use std::sync::Arc;
 
 /// `CU_STREAM_PER_THREAD`: another stream on every thread, so two uses on it
@@ -25,22 +29,13 @@ pub(crate) struct OwnedBuffers {
     /// Device addresses and sizes in bytes, each of a `cuMemAllocAsync`.
     allocations: Vec<(sys::CUdeviceptr, usize)>,
     /// Recorded on the stream of the last use when a use on another stream
-    /// must wait for it (or, after an access, by cudarc's guard).
-    event: Arc<CudaEvent>,
-    /// The context's default stream: the buffers are made on it, and freed
-    /// on it when their last use was an access.
+    /// must wait for it.
+    event: CudaEvent,
+    /// The context's default stream: the buffers are made and freed on it.
     home: Arc<CudaStream>,
-    last: LastUse,
-}
-
-/// Where the buffers' last use is.
-enum LastUse {
-    /// Queued on this stream, not recorded: a use on another stream
-    /// records the event there first.
-    Stream(Arc<CudaStream>),
-    /// Recorded in the event (an access: cudarc's guard records it after
-    /// the call that used the buffer).
-    Event,
+    /// The stream of the last use, kept alive until the next use records
+    /// on it (or finds it is its own).
+    last: Arc<CudaStream>,
 }
 
 impl std::fmt::Debug for OwnedBuffers {
@@ -53,19 +48,20 @@ impl std::fmt::Debug for OwnedBuffers {
 
 impl OwnedBuffers {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
-        let event = Arc::new(ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?);
+        let event = ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
         let home = ctx.default_stream();
         Ok(OwnedBuffers {
             allocations: Vec::new(),
             event,
-            last: LastUse::Stream(home.clone()),
+            last: home.clone(),
             home,
         })
     }
 
     /// `bytes` zeroed bytes (at least one), allocated and zeroed on the
     /// default stream after the buffers' last use: every later use is
-    /// ordered after the zeroing.
+    /// ordered after the zeroing. (Not while they are lent out: the loan's
+    /// use may not be queued yet.)
     pub(crate) fn allocate(&mut self, bytes: usize) -> std::result::Result<u64, DriverError> {
         let home = self.home.clone();
         self.order(&home)?;
@@ -78,40 +74,35 @@ impl OwnedBuffers {
         self.allocations.push((ptr, bytes));
         // SAFETY: `ptr` is `bytes` bytes allocated above, on this stream.
         unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, home.cu_stream()) }?;
-        self.last = LastUse::Stream(home);
+        self.last = home;
         Ok(ptr)
     }
 
-    /// Makes `stream` wait for the buffers' last use, unless it was queued
-    /// on `stream`. Refused (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) when
-    /// `stream`, or the stream of an unrecorded last use, is capturing: an
-    /// event recorded or waited for there would be captured, and nothing
-    /// could wait for the work.
+    /// Makes `stream` (of the buffers' context) wait for the buffers' last
+    /// use, unless it was on `stream`. Refused
+    /// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) when `stream`, or the
+    /// stream of the last use, is capturing: an event recorded or waited
+    /// for there would be captured, and nothing could wait for the work.
     pub(crate) fn order(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
         let capture = DriverError(sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
         // SAFETY: the stream is live (borrowed).
         if unsafe { result::is_capturing(stream.cu_stream()) }? {
             return Err(capture);
         }
-        match &self.last {
-            LastUse::Stream(last) if same_stream(last, stream) => return Ok(()),
-            LastUse::Stream(last) => {
-                // SAFETY: `last` is live (held).
-                if unsafe { result::is_capturing(last.cu_stream()) }? {
-                    return Err(capture);
-                }
-                result::bind(last.context())?;
-                // SAFETY: the event is of the context of `last` (the
-                // buffers' context), current; both are live.
-                unsafe {
-                    cudarc::driver::result::event::record(self.event.cu_event(), last.cu_stream())
-                }?;
-            }
-            LastUse::Event => {}
+        if same_stream(&self.last, stream) {
+            return Ok(());
         }
-        // SAFETY: the stream and the event are live. (A stream may wait for
-        // an event of another context.)
+        let last = self.last.cu_stream();
+        // SAFETY: `last` is live (held).
+        if unsafe { result::is_capturing(last) }? {
+            return Err(capture);
+        }
+        result::bind(self.last.context())?;
+        // SAFETY: the event is of the buffers' context (that of `last`),
+        // current; the event and both streams are live. (A stream may wait
+        // for an event of another context.)
         unsafe {
+            cudarc::driver::result::event::record(self.event.cu_event(), last)?;
             cudarc::driver::result::stream::wait_event(
                 stream.cu_stream(),
                 self.event.cu_event(),
@@ -120,39 +111,14 @@ impl OwnedBuffers {
         }
     }
 
-    /// Notes a launch queued on `stream` (which waited for the use before,
-    /// [`OwnedBuffers::order`]) as the buffers' last use.
-    pub(crate) fn launched_on(&mut self, stream: &Arc<CudaStream>) {
-        if !matches!(&self.last, LastUse::Stream(last) if Arc::ptr_eq(last, stream)) {
-            self.last = LastUse::Stream(stream.clone());
+    /// Notes `stream`, which waited for the use before
+    /// ([`OwnedBuffers::order`]), as the stream of the buffers' last use:
+    /// a launch queued on it, or a loan for it (whose uses are queued
+    /// there before the next use comes: see `memory::owned`).
+    pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>) {
+        if !Arc::ptr_eq(&self.last, stream) {
+            self.last = stream.clone();
         }
-    }
-
-    /// An access on `stream` (which waited for the use before): the guard
-    /// to hand cudarc, which records the access in `event` (this set's:
-    /// [`OwnedBuffers::event`]) once its call is queued, or, where it would
-    /// not record (another context, the per-thread default stream, tracking
-    /// off), waits for the call.
-    pub(crate) fn accessed_on<'s>(
-        &mut self,
-        event: &'s CudaEvent,
-        stream: &'s CudaStream,
-    ) -> SyncOnDrop<'s> {
-        let recorded = stream.cu_stream() as usize != PER_THREAD_STREAM
-            && stream.context().cu_ctx() == self.event.context().cu_ctx()
-            && stream.context().is_managing_stream_synchronization();
-        match recorded {
-            true => {
-                self.last = LastUse::Event;
-                SyncOnDrop::Record(Some((event, stream)))
-            }
-            false => SyncOnDrop::Sync(Some(stream)),
-        }
-    }
-
-    /// The event a use on another stream waits for.
-    pub(crate) fn event(&self) -> &Arc<CudaEvent> {
-        &self.event
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.
@@ -161,17 +127,15 @@ impl OwnedBuffers {
             ptr >= start && ptr.saturating_add(bytes as u64) <= start + len as u64
         })
     }
-
-    /// The context's default stream, where the buffers were made.
-    pub(crate) fn home(&self) -> &Arc<CudaStream> {
-        &self.home
-    }
 }
 
-/// Whether two streams are one (never for the per-thread default stream:
-/// another stream on every thread).
+/// Whether two streams are one: the same handle in the same context (two
+/// contexts' default streams share the null handle), never the per-thread
+/// default stream (another stream on every thread).
 fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
-    a.cu_stream() as usize != PER_THREAD_STREAM && a.cu_stream() == b.cu_stream()
+    a.cu_stream() as usize != PER_THREAD_STREAM
+        && a.cu_stream() == b.cu_stream()
+        && a.context().cu_ctx() == b.context().cu_ctx()
 }
 
 impl Drop for OwnedBuffers {

@@ -7,11 +7,8 @@ use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
-use crate::result;
 use bytemuck::Pod;
-use cudarc::driver::{
-    sys, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
-};
+use cudarc::driver::{sys, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
@@ -37,7 +34,7 @@ impl<'a> Graph<'a> {
     /// graph.add_kernel("bump", &bump, LaunchConfig::for_elements(1024, 256), (x, 1024), &[])?;
     /// let mut exec = graph.instantiate()?;
     /// exec.launch(&stream)?;
-    /// let head = stream.clone_dtoh(&exec.buffer(x.slice(0..1))?).unwrap();
+    /// let head = stream.clone_dtoh(&exec.buffer(x.slice(0..1), &stream)?).unwrap();
     /// assert_eq!(head, [1.0]);
     /// # Ok(()) }
     /// ```
@@ -46,7 +43,8 @@ impl<'a> Graph<'a> {
     /// [`GraphError::TooLarge`] for a length whose bytes overflow `usize`;
     /// [`GraphError::Driver`] when the memory cannot be allocated (or the
     /// stream of the buffers' last use is capturing);
-    /// [`GraphError::Poisoned`].
+    /// [`GraphError::BufferLent`] while an exec lends the graph's buffers
+    /// out; [`GraphError::Poisoned`].
     pub fn add_buffer<T: Pod>(&mut self, len: usize) -> Result<Buf<'a, T>> {
         self.owner.check_poisoned()?;
         let bytes = len
@@ -58,6 +56,13 @@ impl<'a> Graph<'a> {
                 device_bytes: None,
             })?;
         let mut resources = lock(&self.resources);
+        // A loan's uses may not be queued yet: a new buffer (zeroed on the
+        // default stream) would be ordered only after what is.
+        if resources.lent {
+            return Err(GraphError::BufferLent {
+                operation: "add_buffer",
+            });
+        }
         let owned = match &mut resources.owned {
             Some(owned) => owned,
             none => none.insert(OwnedBuffers::new(&self.ctx).op("cuEventCreate")?),
@@ -69,19 +74,26 @@ impl<'a> Graph<'a> {
 
 impl<'a> Exec<'a> {
     /// The graph-owned buffer behind `buf` (made by [`Graph::add_buffer`],
-    /// or a part of one), between launches: cudarc's copies read and write
-    /// it (`stream.clone_dtoh(&exec.buffer(x)?)`), on any stream; each use
-    /// is ordered after the exec's launches and before the next. While it
+    /// or a part of one), lent for use on `stream` between launches:
+    /// cudarc's calls on `stream` read and write it
+    /// (`stream.clone_dtoh(&exec.buffer(x, &stream)?)`), ordered after the
+    /// exec's launches and before the next (on any stream). While it
     /// lives, the exec is borrowed and the graph's buffers are lent out:
     /// launches of other execs that share them are refused
     /// ([`GraphError::BufferLent`]).
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] if `buf` is not within a buffer this
-    /// exec's graph owns; [`GraphError::BufferLent`] while another exec
-    /// that shares them lends them out.
-    pub fn buffer<T>(&mut self, buf: Buf<'a, T>) -> Result<OwnedMut<'_, 'a, T>> {
-        let (resources, id) = self.resources();
+    /// exec's graph owns, or `stream` is of another context;
+    /// [`GraphError::StreamRefused`] for the per-thread default stream or
+    /// a capturing stream; [`GraphError::BufferLent`] while another exec
+    /// that shares the buffers lends them out.
+    pub fn buffer<T>(
+        &mut self,
+        buf: Buf<'a, T>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<OwnedMut<'_, 'a, T>> {
+        let (resources, id, ctx) = self.resources();
         let foreign = || GraphError::ForeignHandle {
             what: "the buffer passed to `Exec::buffer` (it must be a buffer this exec's graph \
                    owns: `Graph::add_buffer`)"
@@ -91,13 +103,12 @@ impl<'a> Exec<'a> {
         if used.root != id || used.alloc.is_some() {
             return Err(foreign());
         }
+        crate::ordering::check_stream(ctx, stream, "buffer")?;
         let mut set = lock(resources);
-        let (home, event) = match &set.owned {
-            Some(owned) if owned.contains(buf.device_ptr(), buf.num_bytes()) => {
-                (owned.home().clone(), owned.event().clone())
-            }
+        match &set.owned {
+            Some(owned) if owned.contains(buf.device_ptr(), buf.num_bytes()) => {}
             _ => return Err(foreign()),
-        };
+        }
         if set.lent {
             return Err(GraphError::BufferLent {
                 operation: "buffer",
@@ -108,39 +119,37 @@ impl<'a> Exec<'a> {
             resources,
             ptr: buf.device_ptr(),
             len: buf.len(),
-            home,
-            event,
+            lent_for: stream.clone(),
+            sentinel: stream.context().default_stream(),
             _element: PhantomData,
-            _one_thread: PhantomData,
         })
     }
 }
 
-/// A graph-owned buffer lent out by its exec between launches
-/// ([`Exec::buffer`]): `len` elements of `T` for cudarc's copies and other
-/// calls that take a `DevicePtr`. Each use waits for the buffers' last use
-/// (a launch, or an earlier use on another stream) and becomes the last.
-/// A use on a stream of another context, or on the per-thread default
-/// stream, is waited for before cudarc's call returns.
+/// A graph-owned buffer lent out by its exec between launches, for use on
+/// one stream ([`Exec::buffer`]): `len` elements of `T` for cudarc's copies
+/// and other calls that take a `DevicePtr`, made on that stream. The first
+/// use waits for the buffers' last use (a launch, or an earlier loan on
+/// another stream); the next use of the buffers, on any stream, waits for
+/// everything queued on this one.
 ///
 /// # Panics
-/// A use on a capturing stream (it would be recorded into a graph that
-/// could run after the buffer is freed), or while the stream of the
-/// buffers' last use is capturing (nothing could wait for that use).
+/// A use on another stream than the one it was lent for (cudarc's copies
+/// across contexts among them: nothing could order the other context's
+/// stream), or on a capturing stream (it would be recorded into a graph
+/// that could run after the buffer is freed).
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
     ptr: u64,
     len: usize,
-    /// The context's default stream, where the buffers were made
-    /// (`DeviceSlice::stream`).
-    home: Arc<CudaStream>,
-    /// The set's event (`OwnedBuffers::event`), which cudarc's guards
-    /// record a use in.
-    event: Arc<CudaEvent>,
+    /// The stream it is lent for.
+    lent_for: Arc<CudaStream>,
+    /// What `DeviceSlice::stream` returns: a stream of the buffers' context
+    /// that no use may name. cudarc passes it where it uses a buffer on a
+    /// stream of another context (`memcpy_dtod`'s peer copy), which is
+    /// refused.
+    sentinel: Arc<CudaStream>,
     _element: PhantomData<fn() -> T>,
-    /// Not `Sync`: two shared uses at once on two threads could each
-    /// record the event over the other's use.
-    _one_thread: PhantomData<std::cell::Cell<()>>,
 }
 
 impl<T> std::fmt::Debug for OwnedMut<'_, '_, T> {
@@ -154,22 +163,8 @@ impl<T> std::fmt::Debug for OwnedMut<'_, '_, T> {
 
 impl<T> Drop for OwnedMut<'_, '_, T> {
     fn drop(&mut self) {
-        // cudarc's guards skip their records (and synchronizes) while an
-        // error is stored in the context: with one stored, the event may
-        // not cover the last use, so the whole context is waited for (by
-        // the driver directly). A wait refused by a capture leaves the
-        // buffers lent out for good: every launch that would use them is
-        // refused rather than unordered.
-        let ctx = self.home.context();
-        if let Err(stored) = ctx.check_err() {
-            ctx.record_err::<()>(Err(stored));
-            match result::context_synchronize(ctx) {
-                Ok(()) => {}
-                Err(e) if result::refused_by_capture(e.0) => return,
-                // A fault: nothing runs any more.
-                Err(e) => ctx.record_err::<()>(Err(e)),
-            }
-        }
+        // The uses are queued on the loan's stream, which the set holds as
+        // the stream of the buffers' last use: the next use waits for them.
         lock(self.resources).lent = false;
     }
 }
@@ -184,9 +179,14 @@ impl<T> OwnedMut<'_, '_, T> {
         self.len == 0
     }
 
-    /// Orders a use on `stream` after the buffers' last use and makes it
-    /// the last (see the type's docs).
+    /// Orders a use on `stream` after the buffers' last use and makes the
+    /// loan's stream the last (see the type's docs).
     fn access<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        assert!(
+            std::ptr::eq(stream, &*self.lent_for),
+            "a graph-owned buffer (Exec::buffer) was used on another stream than the one it was \
+             lent for (a copy across contexts cannot be ordered)"
+        );
         let mut set = lock(self.resources);
         let Some(owned) = set.owned.as_mut() else {
             unreachable!("lent out by `Exec::buffer`, which found it")
@@ -197,7 +197,8 @@ impl<T> OwnedMut<'_, '_, T> {
                  the stream of its last use is capturing: {e:?}"
             );
         }
-        owned.accessed_on(&self.event, stream)
+        owned.used_on(&self.lent_for);
+        SyncOnDrop::Sync(None)
     }
 }
 
@@ -206,7 +207,7 @@ impl<T> DeviceSlice<T> for OwnedMut<'_, '_, T> {
         self.len
     }
     fn stream(&self) -> &Arc<CudaStream> {
-        &self.home
+        &self.sentinel
     }
 }
 

@@ -93,7 +93,7 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
 
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool) {
         if let Some(owned) = &mut self.owned {
-            owned.launched_on(stream);
+            owned.used_on(stream);
         }
         self.tracked_on = managing.then(|| stream.clone());
         for binding in &mut self.bindings {

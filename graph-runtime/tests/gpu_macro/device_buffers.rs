@@ -31,13 +31,13 @@ fn device_buffers_live_with_the_graph_and_survive_a_rebuild() {
     for _ in 0..5 {
         exec.launch(&stream).unwrap();
     }
-    let acc = other.clone_dtoh(&exec.acc().unwrap()).unwrap();
+    let acc = other.clone_dtoh(&exec.acc(&other).unwrap()).unwrap();
     assert!(acc.iter().all(|v| *v == 5.0), "{:?}", &acc[..4]);
     other
-        .memcpy_htod(&vec![10.0f32; N as usize], &mut exec.acc().unwrap())
+        .memcpy_htod(&vec![10.0f32; N as usize], &mut exec.acc(&other).unwrap())
         .unwrap();
     exec.launch(&stream).unwrap();
-    let twice = other.clone_dtoh(&exec.twice().unwrap()).unwrap();
+    let twice = other.clone_dtoh(&exec.twice(&other).unwrap()).unwrap();
     assert!(twice.iter().all(|v| *v == 22.0), "{:?}", &twice[..4]);
     // A rebuild shares the buffers: the update keeps their contents.
     let bound = graph.bound();

@@ -38,9 +38,9 @@ fn run() -> graph_runtime::Result<()> {
     let acc: graph_runtime::Buf<'_, f32> = graph.bound().acc;
     let mut exec = graph.instantiate()?;
     exec.launch(&stream)?;
-    let _values: Vec<f32> = stream.clone_dtoh(&exec.acc()?).unwrap();
+    let _values: Vec<f32> = stream.clone_dtoh(&exec.acc(&stream)?).unwrap();
     stream
-        .memcpy_htod(&[1.0f32; 4], &mut exec.steps()?)
+        .memcpy_htod(&[1.0f32; 4], &mut exec.steps(&stream)?)
         .unwrap();
     let bound = graph.bound();
     let again = graph.rebuild(bound.x, bound.counter, 4, 4)?;

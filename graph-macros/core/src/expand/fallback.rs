@@ -85,10 +85,15 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
     // Graph-owned buffers: a bound field and an exec accessor each (a
     // clash with a parameter, a node or another buffer was reported).
     for stmt in &def.body.stmts {
-        let (name, field, accessor) = match stmt {
+        let (name, field, accessor, args) = match stmt {
             Stmt::Host(decl) => {
                 let ty = &decl.ty;
-                (&decl.name, quote!(#rt::HostBuf<#ty>), quote!(&mut [#ty]))
+                (
+                    &decl.name,
+                    quote!(#rt::HostBuf<#ty>),
+                    quote!(&mut [#ty]),
+                    quote!(),
+                )
             }
             Stmt::Buffer(decl) => {
                 let ty = &decl.ty;
@@ -96,6 +101,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
                     &decl.name,
                     quote!(#rt::Buf<'a, #ty>),
                     quote!(#rt::OwnedMut<'_, 'a, #ty>),
+                    quote!(_stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>),
                 )
             }
             _ => continue,
@@ -108,7 +114,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         seen.push(name.to_string());
         bound_fields.push(quote!(pub #name: #field));
         accessors.push(quote! {
-            pub fn #name(&mut self) -> #rt::Result<#accessor> {
+            pub fn #name(&mut self, #args) -> #rt::Result<#accessor> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         });
