@@ -152,6 +152,17 @@
 //!   which may overlap another) and a use on another context's stream wait
 //!   for their work instead of recording it; a use on a capturing stream
 //!   panics.
+//! - *Graph-owned buffers* ([`Graph::add_buffer`], `buffer name: T[len];`).
+//!   Reached only through the graph's nodes and, between launches, through
+//!   a loan for one stream ([`Exec::buffer`]). Every use (a launch, a loan's
+//!   use, a new buffer, the free) is ordered after the one before by the
+//!   stream of that use, which the graph keeps alive and records on when the
+//!   next use comes: no step relies on a record made after a use (cudarc's
+//!   guards skip theirs while an error is stored). A loan's use on another
+//!   stream, or across contexts (cudarc's peer copy), panics; other execs'
+//!   launches are refused while it lives. They are freed after their last
+//!   use when the last graph, clone and exec holding them is gone; a
+//!   forgotten exec leaks them.
 //! - *Updates.* The resources a whole-graph update replaces (their kernels'
 //!   modules) are kept until the exec's stream is seen done.
 //! - *Plain data.* Element types of graph allocations, copies and fills are
