@@ -94,7 +94,19 @@
 //!   Not closed yet: another thread that shares the stream and begins a
 //!   capture on it while [`Exec::launch`] or the exec's drop runs, between
 //!   their check and the work they queue (a launch, its event records, the
-//!   frees of what the last launch left live).
+//!   frees of what the last launch left live). Nor, on one thread, a
+//!   capture begun between the check an [`Escaped`] or a graph-owned
+//!   buffer's loan ([`OwnedMut`]) makes when cudarc asks for its address
+//!   and the copy cudarc then queues: cudarc asks the other operand next,
+//!   and a `DevicePtrMut` of the caller's can begin a capture there (safe
+//!   in cudarc, whose own slices have the same gap); the copy is then
+//!   captured, and a launch of the captured graph after the memory is
+//!   freed uses it. And, with two GPUs, a `DevicePtr` of the caller's that
+//!   delegates to a loan or an `Escaped` but names another stream in
+//!   `stream()` takes cudarc's copy across contexts past the check that
+//!   refuses it. The fix planned for both: copies made by the runtime's
+//!   own calls on loans and `Escaped`, with no caller code between the
+//!   check and the queued work.
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
