@@ -43,7 +43,7 @@ fn main() -> common::Result {
         let norm2 = loop {
             exec.launch(&stream)?;
             steps += 1;
-            let norm2 = stream.clone_dtoh(&exec.residual(&stream)?)?[0];
+            let norm2 = exec.residual()?.to_host()?[0];
             if norm2 <= tol2 || steps >= LIMIT {
                 break norm2;
             }

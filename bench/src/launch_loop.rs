@@ -165,7 +165,7 @@ fn loops_of(
                     exec.launch(stream)?;
                     let value = match owned {
                         false => stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0],
-                        true => stream.clone_dtoh(&exec.buffer(head, stream)?)?[0],
+                        true => exec.buffer(head)?.to_host()?[0],
                     };
                     us.push(start.elapsed().as_secs_f64() * 1e6);
                     let expected = match owned {
@@ -267,7 +267,7 @@ pub fn solver(
                     loop {
                         exec.launch(&stream)?;
                         steps += 1;
-                        let norm2 = stream.clone_dtoh(&exec.residual(&stream)?)?[0];
+                        let norm2 = exec.residual()?.to_host()?[0];
                         if norm2 <= tol2 || steps >= limit {
                             break;
                         }

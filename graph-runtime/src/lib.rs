@@ -94,19 +94,18 @@
 //!   Not closed yet: another thread that shares the stream and begins a
 //!   capture on it while [`Exec::launch`] or the exec's drop runs, between
 //!   their check and the work they queue (a launch, its event records, the
-//!   frees of what the last launch left live). Nor, on one thread, a
-//!   capture begun between the check an [`Escaped`] or a graph-owned
-//!   buffer's loan ([`OwnedMut`]) makes when cudarc asks for its address
-//!   and the copy cudarc then queues: cudarc asks the other operand next,
-//!   and a `DevicePtrMut` of the caller's can begin a capture there (safe
-//!   in cudarc, whose own slices have the same gap); the copy is then
-//!   captured, and a launch of the captured graph after the memory is
-//!   freed uses it. And, with two GPUs, a `DevicePtr` of the caller's that
-//!   delegates to a loan or an `Escaped` but names another stream in
+//!   frees of what the last launch left live; a loan's copies of a
+//!   graph-owned buffer likewise). Nor, on one thread, a capture begun
+//!   between the check an [`Escaped`] makes when cudarc asks for its
+//!   address and the copy cudarc then queues: cudarc asks the other
+//!   operand next, and a `DevicePtrMut` of the caller's can begin a
+//!   capture there (safe in cudarc, whose own slices have the same gap);
+//!   the copy is then captured, and a launch of the captured graph after
+//!   the memory is freed uses it. And, with two GPUs, a `DevicePtr` of the
+//!   caller's that delegates to an `Escaped` but names another stream in
 //!   `stream()` takes cudarc's copy across contexts past the check that
 //!   refuses it. The fix planned for both: copies made by the runtime's
-//!   own calls on loans and `Escaped`, with no caller code between the
-//!   check and the queued work.
+//!   own calls, as graph-owned buffers' loans ([`OwnedMut`]) make them.
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
@@ -166,15 +165,15 @@
 //!   panics.
 //! - *Graph-owned buffers* ([`Graph::add_buffer`], `buffer name: T[len];`).
 //!   Reached only through the graph's nodes and, between launches, through
-//!   a loan for one stream ([`Exec::buffer`]). Every use (a launch, a loan's
-//!   use, a new buffer, the free) is ordered after the one before by the
-//!   stream of that use, which the graph keeps alive and records on when the
-//!   next use comes: no step relies on a record made after a use (cudarc's
-//!   guards skip theirs while an error is stored). A loan's use on another
-//!   stream, or across contexts (cudarc's peer copy), panics; other execs'
-//!   launches are refused while it lives. They are freed after their last
-//!   use when the last graph, clone and exec holding them is gone; a
-//!   forgotten exec leaks them.
+//!   a loan ([`Exec::buffer`]) whose copies the runtime makes itself (no
+//!   caller code between its checks and the work it queues) and waits for.
+//!   Every use (a launch, a new buffer, the free) is ordered after the one
+//!   before by the stream of that use, which the graph keeps alive and
+//!   records on when the next use comes: no step relies on a record made
+//!   after a use (cudarc's guards skip theirs while an error is stored).
+//!   Other execs' launches are refused while a loan lives. The buffers are
+//!   freed after their last use when the last graph, clone and exec
+//!   holding them is gone; a forgotten exec leaks them.
 //! - *Updates.* The resources a whole-graph update replaces (their kernels'
 //!   modules) are kept until the exec's stream is seen done.
 //! - *Plain data.* Element types of graph allocations, copies and fills are

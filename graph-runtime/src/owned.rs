@@ -1,16 +1,16 @@
 //! Device buffers a graph owns ([`Graph::add_buffer`](crate::Graph::add_buffer)):
 //! allocated for the graph, used by its nodes, and reached between launches
-//! only through its execs ([`Exec::buffer`](crate::Exec::buffer), lent for
-//! use on one stream). cudarc does not track them, so a launch records no
-//! event per buffer: a graph's buffers are ordered together, by the stream
-//! of their last use (a launch, or a loan: the stream it was lent for). A
-//! use on that stream needs nothing more (the stream orders it); one on
-//! another stream first records one event on the last stream (it covers
-//! everything queued there so far, the last use included) and waits for
-//! it. No step relies on a record made after a use (cudarc's guards skip
-//! theirs while an error is stored in the context): the record is made by
-//! the next use, when it comes. The cost of a launch therefore does not
-//! grow with the number of buffers.
+//! only through its execs ([`Exec::buffer`](crate::Exec::buffer): copies
+//! the runtime makes itself, on the stream of the last use, waited for).
+//! cudarc does not track them, so a launch records no event per buffer: a
+//! graph's buffers are ordered together, by the stream of their last use
+//! (a launch). A use on that stream needs nothing more (the stream orders
+//! it); one on another stream first records one event on the last stream
+//! (it covers everything queued there so far, the last use included) and
+//! waits for it. No step relies on a record made after a use (cudarc's
+//! guards skip theirs while an error is stored in the context): the record
+//! is made by the next use, when it comes. The cost of a launch therefore
+//! does not grow with the number of buffers.
 //!
 //! They are freed, on the context's default stream after their last use,
 //! when the last of the graph, its clones and its execs is gone. An exec
@@ -113,12 +113,17 @@ impl OwnedBuffers {
 
     /// Notes `stream`, which waited for the use before
     /// ([`OwnedBuffers::order`]), as the stream of the buffers' last use:
-    /// a launch queued on it, or a loan for it (whose uses are queued
-    /// there before the next use comes: see `memory::owned`).
+    /// a launch queued on it.
     pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>) {
         if !Arc::ptr_eq(&self.last, stream) {
             self.last = stream.clone();
         }
+    }
+
+    /// The stream of the buffers' last use (a loan's copies are queued
+    /// there: see `memory::owned`).
+    pub(crate) fn last(&self) -> &Arc<CudaStream> {
+        &self.last
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.

@@ -319,7 +319,7 @@ snapshot!(
     device_buffers,
     r#"
     /// A residual the graph owns: zeroed, summed into by a kernel, read
-    /// back between launches through `exec.residual(&stream)`; a rebuild keeps it.
+    /// back between launches through `exec.residual()`; a rebuild keeps it.
     pub graph Residual(x: &CudaSlice<f32>, n: u32) {
         buffer residual: f64[1];
         buffer scratch: f32[n];

@@ -7,10 +7,11 @@ use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
+use crate::result;
 use bytemuck::Pod;
-use cudarc::driver::{sys, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
+use cudarc::driver::{sys, DriverError};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 impl<'a> Graph<'a> {
     /// `len` zeroed elements of device memory that the graph owns: nodes use
@@ -34,7 +35,7 @@ impl<'a> Graph<'a> {
     /// graph.add_kernel("bump", &bump, LaunchConfig::for_elements(1024, 256), (x, 1024), &[])?;
     /// let mut exec = graph.instantiate()?;
     /// exec.launch(&stream)?;
-    /// let head = stream.clone_dtoh(&exec.buffer(x.slice(0..1), &stream)?).unwrap();
+    /// let head = exec.buffer(x.slice(0..1))?.to_host()?;
     /// assert_eq!(head, [1.0]);
     /// # Ok(()) }
     /// ```
@@ -74,26 +75,19 @@ impl<'a> Graph<'a> {
 
 impl<'a> Exec<'a> {
     /// The graph-owned buffer behind `buf` (made by [`Graph::add_buffer`],
-    /// or a part of one), lent for use on `stream` between launches:
-    /// cudarc's calls on `stream` read and write it
-    /// (`stream.clone_dtoh(&exec.buffer(x, &stream)?)`), ordered after the
-    /// exec's launches and before the next (on any stream). While it
-    /// lives, the exec is borrowed and the graph's buffers are lent out:
-    /// launches of other execs that share them are refused
+    /// or a part of one), lent out between launches: read it to the host,
+    /// write it from the host, or zero it ([`OwnedMut`]), each ordered after
+    /// the exec's launches and done before the call returns. While it lives,
+    /// the exec is borrowed and the graph's buffers are lent out: launches
+    /// of other execs that share them are refused
     /// ([`GraphError::BufferLent`]).
     ///
     /// # Errors
     /// [`GraphError::ForeignHandle`] if `buf` is not within a buffer this
-    /// exec's graph owns, or `stream` is of another context;
-    /// [`GraphError::StreamRefused`] for the per-thread default stream or
-    /// a capturing stream; [`GraphError::BufferLent`] while another exec
+    /// exec's graph owns; [`GraphError::BufferLent`] while another exec
     /// that shares the buffers lends them out.
-    pub fn buffer<T>(
-        &mut self,
-        buf: Buf<'a, T>,
-        stream: &Arc<CudaStream>,
-    ) -> Result<OwnedMut<'_, 'a, T>> {
-        let (resources, id, ctx) = self.resources();
+    pub fn buffer<T: Pod>(&mut self, buf: Buf<'a, T>) -> Result<OwnedMut<'_, 'a, T>> {
+        let (resources, id, _) = self.resources();
         let foreign = || GraphError::ForeignHandle {
             what: "the buffer passed to `Exec::buffer` (it must be a buffer this exec's graph \
                    owns: `Graph::add_buffer`)"
@@ -103,7 +97,6 @@ impl<'a> Exec<'a> {
         if used.root != id || used.alloc.is_some() {
             return Err(foreign());
         }
-        crate::ordering::check_stream(ctx, stream, "buffer")?;
         let mut set = lock(resources);
         match &set.owned {
             Some(owned) if owned.contains(buf.device_ptr(), buf.num_bytes()) => {}
@@ -119,36 +112,22 @@ impl<'a> Exec<'a> {
             resources,
             ptr: buf.device_ptr(),
             len: buf.len(),
-            lent_for: stream.clone(),
-            sentinel: stream.context().default_stream(),
             _element: PhantomData,
         })
     }
 }
 
-/// A graph-owned buffer lent out by its exec between launches, for use on
-/// one stream ([`Exec::buffer`]): `len` elements of `T` for cudarc's copies
-/// and other calls that take a `DevicePtr`, made on that stream. The first
-/// use waits for the buffers' last use (a launch, or an earlier loan on
-/// another stream); the next use of the buffers, on any stream, waits for
-/// everything queued on this one.
-///
-/// # Panics
-/// A use on another stream than the one it was lent for (cudarc's copies
-/// across contexts among them: nothing could order the other context's
-/// stream), or on a capturing stream (it would be recorded into a graph
-/// that could run after the buffer is freed).
+/// A graph-owned buffer lent out by its exec between launches
+/// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
+/// from the host, or zero. Each call queues its copy on the stream of the
+/// buffers' last use (the exec's last launch, say: no event is needed to
+/// follow it) and waits for it before returning. The runtime makes every
+/// call itself: no caller code runs between its checks and the work it
+/// queues (a cudarc `DevicePtr` would let it run there).
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
     ptr: u64,
     len: usize,
-    /// The stream it is lent for.
-    lent_for: Arc<CudaStream>,
-    /// What `DeviceSlice::stream` returns: a stream of the buffers' context
-    /// that no use may name. cudarc passes it where it uses a buffer on a
-    /// stream of another context (`memcpy_dtod`'s peer copy), which is
-    /// refused.
-    sentinel: Arc<CudaStream>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -163,13 +142,12 @@ impl<T> std::fmt::Debug for OwnedMut<'_, '_, T> {
 
 impl<T> Drop for OwnedMut<'_, '_, T> {
     fn drop(&mut self) {
-        // The uses are queued on the loan's stream, which the set holds as
-        // the stream of the buffers' last use: the next use waits for them.
+        // Every call waited for its work: nothing of the loan is pending.
         lock(self.resources).lent = false;
     }
 }
 
-impl<T> OwnedMut<'_, '_, T> {
+impl<T: Pod> OwnedMut<'_, '_, T> {
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -179,49 +157,94 @@ impl<T> OwnedMut<'_, '_, T> {
         self.len == 0
     }
 
-    /// Orders a use on `stream` after the buffers' last use and makes the
-    /// loan's stream the last (see the type's docs).
-    fn access<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        assert!(
-            std::ptr::eq(stream, &*self.lent_for),
-            "a graph-owned buffer (Exec::buffer) was used on another stream than the one it was \
-             lent for (a copy across contexts cannot be ordered)"
+    /// The elements, copied to the host.
+    ///
+    /// # Errors
+    /// [`GraphError::StreamRefused`] when the stream of the buffers' last
+    /// use is capturing; [`GraphError::Driver`] when the copy fails (or a
+    /// launch before it faulted).
+    pub fn to_host(&self) -> Result<Vec<T>> {
+        let mut host = vec![T::zeroed(); self.len];
+        // SAFETY: `host` holds `len` elements, the buffer at least as many
+        // from `ptr` (checked when lent); the queue waits for the copy (or
+        // leaks `host`).
+        let done = self.run("cuMemcpyDtoHAsync", &mut host, |stream, host| unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(host, self.ptr, stream)
+        });
+        done.map(|()| host)
+    }
+
+    /// Writes `host` into the buffer.
+    ///
+    /// # Errors
+    /// As [`OwnedMut::to_host`].
+    ///
+    /// # Panics
+    /// If `host` does not hold exactly `len` elements.
+    pub fn write(&mut self, host: &[T]) -> Result<()> {
+        assert_eq!(
+            host.len(),
+            self.len,
+            "OwnedMut::write: {} elements into a buffer of {}",
+            host.len(),
+            self.len
         );
-        let mut set = lock(self.resources);
-        let Some(owned) = set.owned.as_mut() else {
+        // Copied from a vector of the runtime's own, which is leaked if the
+        // copy cannot be waited for.
+        let mut staging = host.to_vec();
+        // SAFETY: `staging` holds `len` elements, the buffer at least as
+        // many from `ptr`; the queue waits for the copy (or leaks it).
+        self.run(
+            "cuMemcpyHtoDAsync",
+            &mut staging,
+            |stream, staging| unsafe {
+                cudarc::driver::result::memcpy_htod_async(self.ptr, staging, stream)
+            },
+        )
+    }
+
+    /// Sets every byte of the buffer to zero.
+    ///
+    /// # Errors
+    /// As [`OwnedMut::to_host`].
+    pub fn zero(&mut self) -> Result<()> {
+        let bytes = self.len * std::mem::size_of::<T>();
+        // SAFETY: the buffer holds `bytes` bytes from `ptr`.
+        self.run(
+            "cuMemsetD8Async",
+            &mut Vec::<T>::new(),
+            |stream, _| unsafe {
+                cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
+            },
+        )
+    }
+
+    /// Queues `work` (with `host`, the host memory it copies) on the
+    /// stream of the buffers' last use, under the set's lock, and waits for
+    /// it. A wait refused because a capture began on that stream since the
+    /// check (another thread's) leaks `host`: the captured copy may run.
+    fn run(
+        &self,
+        operation: &'static str,
+        host: &mut Vec<T>,
+        work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
+    ) -> Result<()> {
+        let set = lock(self.resources);
+        let Some(owned) = set.owned.as_ref() else {
             unreachable!("lent out by `Exec::buffer`, which found it")
         };
-        if let Err(e) = owned.order(stream) {
-            panic!(
-                "a graph-owned buffer (Exec::buffer) was used on a capturing stream, or while \
-                 the stream of its last use is capturing: {e:?}"
-            );
+        let stream = owned.last().clone();
+        crate::ordering::not_capturing(&stream, "buffer")?;
+        result::bind(stream.context()).op("cuCtxSetCurrent")?;
+        work(stream.cu_stream(), host).op(operation)?;
+        match result::synchronize(&stream) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                if result::refused_by_capture(e.0) {
+                    std::mem::forget(std::mem::take(host));
+                }
+                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
+            }
         }
-        owned.used_on(&self.lent_for);
-        SyncOnDrop::Sync(None)
-    }
-}
-
-impl<T> DeviceSlice<T> for OwnedMut<'_, '_, T> {
-    fn len(&self) -> usize {
-        self.len
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        &self.sentinel
-    }
-}
-
-impl<T> DevicePtr<T> for OwnedMut<'_, '_, T> {
-    fn device_ptr<'s>(&'s self, stream: &'s CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.ptr, self.access(stream))
-    }
-}
-
-impl<T> DevicePtrMut<T> for OwnedMut<'_, '_, T> {
-    fn device_ptr_mut<'s>(
-        &'s mut self,
-        stream: &'s CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'s>) {
-        (self.ptr, self.access(stream))
     }
 }

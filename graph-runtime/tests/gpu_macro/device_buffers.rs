@@ -24,20 +24,21 @@ cuda_graph! {
 fn device_buffers_live_with_the_graph_and_survive_a_rebuild() {
     const N: u32 = 1000;
     let ctx = gpu();
-    let (stream, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let stream = ctx.new_stream().unwrap();
     let mut out = stream.alloc_zeros::<f32>(N as usize).unwrap();
     let graph = OwnedCounter::build(&ctx, &mut out, N).unwrap();
     let mut exec = graph.instantiate().unwrap();
     for _ in 0..5 {
         exec.launch(&stream).unwrap();
     }
-    let acc = other.clone_dtoh(&exec.acc(&other).unwrap()).unwrap();
+    let acc = exec.acc().unwrap().to_host().unwrap();
     assert!(acc.iter().all(|v| *v == 5.0), "{:?}", &acc[..4]);
-    other
-        .memcpy_htod(&vec![10.0f32; N as usize], &mut exec.acc(&other).unwrap())
+    exec.acc()
+        .unwrap()
+        .write(&vec![10.0f32; N as usize])
         .unwrap();
     exec.launch(&stream).unwrap();
-    let twice = other.clone_dtoh(&exec.twice(&other).unwrap()).unwrap();
+    let twice = exec.twice().unwrap().to_host().unwrap();
     assert!(twice.iter().all(|v| *v == 22.0), "{:?}", &twice[..4]);
     // A rebuild shares the buffers: the update keeps their contents.
     let bound = graph.bound();

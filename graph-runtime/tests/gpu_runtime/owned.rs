@@ -8,18 +8,14 @@ use graph_runtime::{Graph, GraphError, LaunchConfig};
 
 const N: u32 = 4096;
 
-/// Each launch adds 1; reads on another stream see every launch before
-/// them, a write on a third stream is seen by the next launch, and many
-/// buffers in one graph each hold their own count.
+/// Each launch adds 1; reads between launches see every launch before
+/// them, a write is seen by the next launch, and many buffers in one graph
+/// each hold their own count.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn owned_buffers_are_zeroed_and_ordered_across_streams() {
     let ctx = gpu();
-    let (stream, reader, writer) = (
-        ctx.new_stream().unwrap(),
-        ctx.new_stream().unwrap(),
-        ctx.new_stream().unwrap(),
-    );
+    let stream = ctx.new_stream().unwrap();
     let add_one = kernels::AddOne::load(&ctx).unwrap();
     let cfg = LaunchConfig::for_elements(N, 256);
     let mut g = Graph::new(&ctx).unwrap();
@@ -39,33 +35,23 @@ fn owned_buffers_are_zeroed_and_ordered_across_streams() {
         }
     }
     let mut exec = g.instantiate().unwrap();
-    let zero = reader
-        .clone_dtoh(&exec.buffer(bufs[3], &reader).unwrap())
-        .unwrap();
+    let zero = exec.buffer(bufs[3]).unwrap().to_host().unwrap();
     assert!(zero.iter().all(|v| *v == 0.0), "zeroed");
     for launch in 1..=20 {
         exec.launch(&stream).unwrap();
-        let head = reader
-            .clone_dtoh(&exec.buffer(bufs[0].slice(0..1), &reader).unwrap())
-            .unwrap()[0];
+        let head = exec.buffer(bufs[0].slice(0..1)).unwrap().to_host().unwrap()[0];
         assert_eq!(head, launch as f32, "the read saw every launch before it");
     }
     {
-        let mut x = exec.buffer(bufs[0], &writer).unwrap();
+        let mut x = exec.buffer(bufs[0]).unwrap();
         assert_eq!(x.len(), N as usize);
-        writer
-            .memcpy_htod(&vec![100.0f32; N as usize], &mut x)
-            .unwrap();
+        x.write(&vec![100.0f32; N as usize]).unwrap();
     }
     exec.launch(&stream).unwrap();
-    let all = reader
-        .clone_dtoh(&exec.buffer(bufs[0], &reader).unwrap())
-        .unwrap();
+    let all = exec.buffer(bufs[0]).unwrap().to_host().unwrap();
     assert!(all.iter().all(|v| *v == 101.0), "{:?}", &all[..4]);
     for (i, b) in bufs.iter().enumerate().skip(1) {
-        let v = reader
-            .clone_dtoh(&exec.buffer(*b, &reader).unwrap())
-            .unwrap();
+        let v = exec.buffer(*b).unwrap().to_host().unwrap();
         let expected = (21 * (i + 1)) as f32;
         assert!(
             v.iter().all(|x| *x == expected),
@@ -108,8 +94,8 @@ fn clones_share_owned_buffers_in_order() {
         theirs.launch(&s2).unwrap();
     }
     {
-        let view = mine.buffer(x, &s2).unwrap();
-        let values = s2.clone_dtoh(&view).unwrap();
+        let view = mine.buffer(x).unwrap();
+        let values = view.to_host().unwrap();
         assert!(values.iter().all(|v| *v == 1000.0), "{:?}", &values[..4]);
         assert!(matches!(
             theirs.launch(&s2),
@@ -118,14 +104,14 @@ fn clones_share_owned_buffers_in_order() {
             })
         ));
         assert!(matches!(
-            theirs.buffer(x, &s2),
+            theirs.buffer(x),
             Err(GraphError::BufferLent {
                 operation: "buffer"
             })
         ));
     }
     theirs.launch(&s2).unwrap();
-    let values = s1.clone_dtoh(&theirs.buffer(x, &s1).unwrap()).unwrap();
+    let values = theirs.buffer(x).unwrap().to_host().unwrap();
     assert!(values.iter().all(|v| *v == 1050.0), "{:?}", &values[..4]);
 }
 
@@ -149,56 +135,47 @@ fn exec_buffer_refuses_what_the_graph_does_not_own() {
     let mut exec = g.instantiate().unwrap();
     exec.launch(&stream).unwrap();
     let foreign = |r: graph_runtime::Result<_>| matches!(r, Err(GraphError::ForeignHandle { .. }));
-    assert!(foreign(exec.buffer(yb, &stream).map(drop)));
-    assert!(foreign(exec.buffer(theirs, &stream).map(drop)));
+    assert!(foreign(exec.buffer(yb).map(drop)));
+    assert!(foreign(exec.buffer(theirs).map(drop)));
     assert!(foreign(exec.bound_mut(x).map(drop)));
-    let head = stream
-        .clone_dtoh(&exec.buffer(x.slice(0..2), &stream).unwrap())
-        .unwrap();
+    let head = exec.buffer(x.slice(0..2)).unwrap().to_host().unwrap();
     assert_eq!(head, [1.0, 1.0]);
 }
 
-/// A loan is for one stream: the per-thread default stream is refused when
-/// lending, a new buffer is refused while lent (the loan's use may not be
-/// queued yet), and a use on another stream panics.
+/// A loan's copies are the runtime's own: zeroing, writing and reading
+/// follow the launches and are done when they return; a new buffer is
+/// refused while the buffers are lent; a write of the wrong length panics.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
-fn a_loan_is_for_one_stream() {
+fn a_loan_copies_in_order_and_refuses_a_new_buffer() {
     let ctx = gpu();
-    let (stream, other) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
     let mut g = Graph::new(&ctx).unwrap();
     let x = g.add_buffer::<f32>(64).unwrap();
+    g.add_kernel("bump", &add_one, LaunchConfig::new(1, 64), (x, 64u32), &[])
+        .unwrap();
     let mut exec = g.instantiate().unwrap();
-    assert!(matches!(
-        exec.buffer(x, &ctx.per_thread_stream()),
-        Err(GraphError::StreamRefused {
-            operation: "buffer",
-            stream: graph_runtime::error::StreamRefusal::PerThreadDefault
-        })
-    ));
-    let view = exec.buffer(x, &stream).unwrap();
+    exec.launch(&stream).unwrap();
+    let mut view = exec.buffer(x).unwrap();
+    assert_eq!(view.to_host().unwrap(), vec![1.0; 64]);
     assert!(matches!(
         g.add_buffer::<f32>(4),
         Err(GraphError::BufferLent {
             operation: "add_buffer"
         })
     ));
-    let wrong = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        other.clone_dtoh(&view).unwrap()
-    }));
-    let message = wrong.expect_err("a use on another stream panics");
-    let message = message
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
-    assert!(message.contains("another stream"), "{message}");
-    // Its own `stream()` (what cudarc's copies across contexts use) too.
-    let own = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        use graph_runtime::cudarc::driver::DeviceSlice;
-        view.stream().clone_dtoh(&view).unwrap()
-    }));
-    assert!(own.is_err());
-    assert_eq!(stream.clone_dtoh(&view).unwrap(), vec![0.0; 64]);
+    view.write(&[5.0; 64]).unwrap();
+    let short = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| view.write(&[1.0; 3])));
+    assert!(short.is_err(), "a write of 3 elements into 64 panics");
+    assert_eq!(view.to_host().unwrap(), vec![5.0; 64]);
     drop(view);
+    exec.launch(&stream).unwrap();
+    let mut view = exec.buffer(x).unwrap();
+    assert_eq!(view.to_host().unwrap(), vec![6.0; 64]);
+    view.zero().unwrap();
+    drop(view);
+    exec.launch(&stream).unwrap();
+    assert_eq!(exec.buffer(x).unwrap().to_host().unwrap(), vec![1.0; 64]);
     g.add_buffer::<f32>(4).unwrap();
 }

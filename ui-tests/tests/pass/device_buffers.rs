@@ -38,10 +38,8 @@ fn run() -> graph_runtime::Result<()> {
     let acc: graph_runtime::Buf<'_, f32> = graph.bound().acc;
     let mut exec = graph.instantiate()?;
     exec.launch(&stream)?;
-    let _values: Vec<f32> = stream.clone_dtoh(&exec.acc(&stream)?).unwrap();
-    stream
-        .memcpy_htod(&[1.0f32; 4], &mut exec.steps(&stream)?)
-        .unwrap();
+    let _values: Vec<f32> = exec.acc()?.to_host()?;
+    exec.steps()?.write(&[1.0f32; 4])?;
     let bound = graph.bound();
     let again = graph.rebuild(bound.x, bound.counter, 4, 4)?;
     assert_eq!(again.bound().acc.device_ptr(), acc.device_ptr());

@@ -101,7 +101,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
                     &decl.name,
                     quote!(#rt::Buf<'a, #ty>),
                     quote!(#rt::OwnedMut<'_, 'a, #ty>),
-                    quote!(_stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>),
+                    quote!(),
                 )
             }
             _ => continue,
@@ -114,7 +114,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         seen.push(name.to_string());
         bound_fields.push(quote!(pub #name: #field));
         accessors.push(quote! {
-            pub fn #name(&mut self, #args) -> #rt::Result<#accessor> {
+            pub fn #name(&mut self #args) -> #rt::Result<#accessor> {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         });

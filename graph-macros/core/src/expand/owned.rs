@@ -72,15 +72,12 @@ pub(super) fn device_buffers(
         out.bound_fields.push(quote!(pub #name: #rt::Buf<'a, #ty>));
         out.bound_values.push(quote!(#name));
         let doc = format!(
-            "The device buffer `{name}`, lent out between launches for use on `stream`: cudarc's calls on it read and write it, ordered with the launches ([`graph_runtime::Exec::buffer`])."
+            "The device buffer `{name}`, lent out between launches: read, write or zero it from the host, ordered with the launches ([`graph_runtime::Exec::buffer`])."
         );
         out.accessors.push(quote! {
             #[doc = #doc]
-            pub fn #name(
-                &mut self,
-                stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>,
-            ) -> #rt::Result<#rt::OwnedMut<'_, 'a, #ty>> {
-                self.exec.buffer(self.owned.#name, stream)
+            pub fn #name(&mut self) -> #rt::Result<#rt::OwnedMut<'_, 'a, #ty>> {
+                self.exec.buffer(self.owned.#name)
             }
         });
     }
