@@ -36,6 +36,9 @@ pub(crate) struct OwnedBuffers {
     /// The stream of the last use, kept alive until the next use records
     /// on it (or finds it is its own).
     last: Arc<CudaStream>,
+    /// A stream of the runtime's own, never handed out (so nobody can
+    /// begin a capture on it), for a loan's copies; made at the first.
+    copies: Option<Arc<CudaStream>>,
 }
 
 impl std::fmt::Debug for OwnedBuffers {
@@ -55,13 +58,14 @@ impl OwnedBuffers {
             event,
             last: home.clone(),
             home,
+            copies: None,
         })
     }
 
     /// `bytes` zeroed bytes (at least one), allocated and zeroed on the
     /// default stream after the buffers' last use: every later use is
-    /// ordered after the zeroing. (Not while they are lent out: the loan's
-    /// use may not be queued yet.)
+    /// ordered after the zeroing. (Not while they are lent out: a loan
+    /// relies on the last use staying where it found it.)
     pub(crate) fn allocate(&mut self, bytes: usize) -> std::result::Result<u64, DriverError> {
         let home = self.home.clone();
         self.order(&home)?;
@@ -120,10 +124,20 @@ impl OwnedBuffers {
         }
     }
 
-    /// The stream of the buffers' last use (a loan's copies are queued
-    /// there: see `memory::owned`).
+    /// The stream of the buffers' last use (a loan waits for it before
+    /// its copies: see `memory::owned`).
     pub(crate) fn last(&self) -> &Arc<CudaStream> {
         &self.last
+    }
+
+    /// The runtime's own stream for a loan's copies.
+    pub(crate) fn copy_stream(&mut self) -> std::result::Result<Arc<CudaStream>, DriverError> {
+        if let Some(stream) = &self.copies {
+            return Ok(stream.clone());
+        }
+        let stream = self.home.context().new_stream()?;
+        self.copies = Some(stream.clone());
+        Ok(stream)
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.

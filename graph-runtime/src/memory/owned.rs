@@ -119,11 +119,12 @@ impl<'a> Exec<'a> {
 
 /// A graph-owned buffer lent out by its exec between launches
 /// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
-/// from the host, or zero. Each call queues its copy on the stream of the
-/// buffers' last use (the exec's last launch, say: no event is needed to
-/// follow it) and waits for it before returning. The runtime makes every
-/// call itself: no caller code runs between its checks and the work it
-/// queues (a cudarc `DevicePtr` would let it run there).
+/// from the host, or zero. Each call waits for the buffers' last use (the
+/// exec's last launch, say), then makes its copy on a stream of the
+/// runtime's own (nobody can begin a capture there) and waits for it
+/// before returning. The runtime makes every call itself: no caller code
+/// runs between its checks and the work it queues (a cudarc `DevicePtr`
+/// would let it run there), and no lock is held while it waits.
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
     ptr: u64,
@@ -166,8 +167,7 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     pub fn to_host(&self) -> Result<Vec<T>> {
         let mut host = vec![T::zeroed(); self.len];
         // SAFETY: `host` holds `len` elements, the buffer at least as many
-        // from `ptr` (checked when lent); the queue waits for the copy (or
-        // leaks `host`).
+        // from `ptr` (checked when lent); `run` waits for the copy.
         let done = self.run("cuMemcpyDtoHAsync", &mut host, |stream, host| unsafe {
             cudarc::driver::result::memcpy_dtoh_async(host, self.ptr, stream)
         });
@@ -189,11 +189,11 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             host.len(),
             self.len
         );
-        // Copied from a vector of the runtime's own, which is leaked if the
-        // copy cannot be waited for.
+        // Copied through a vector of the runtime's own (the copy is
+        // asynchronous for page-locked host memory).
         let mut staging = host.to_vec();
         // SAFETY: `staging` holds `len` elements, the buffer at least as
-        // many from `ptr`; the queue waits for the copy (or leaks it).
+        // many from `ptr`; `run` waits for the copy.
         self.run(
             "cuMemcpyHtoDAsync",
             &mut staging,
@@ -210,41 +210,35 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     pub fn zero(&mut self) -> Result<()> {
         let bytes = self.len * std::mem::size_of::<T>();
         // SAFETY: the buffer holds `bytes` bytes from `ptr`.
-        self.run(
-            "cuMemsetD8Async",
-            &mut Vec::<T>::new(),
-            |stream, _| unsafe {
-                cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
-            },
-        )
+        self.run("cuMemsetD8Async", &mut [], |stream, _| unsafe {
+            cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
+        })
     }
 
-    /// Queues `work` (with `host`, the host memory it copies) on the
-    /// stream of the buffers' last use, under the set's lock, and waits for
-    /// it. A wait refused because a capture began on that stream since the
-    /// check (another thread's) leaks `host`: the captured copy may run.
+    /// Waits for the buffers' last use, then makes `work` (with `host`,
+    /// the host memory it copies) on the runtime's copy stream and waits
+    /// for it. The lock is held only to read the two streams: a host node
+    /// the wait waits for may take it (the loan keeps the last use where
+    /// it is: launches, other loans and new buffers are refused while it
+    /// lives). A wait refused (the last use's stream is capturing) queues
+    /// nothing.
     fn run(
         &self,
         operation: &'static str,
-        host: &mut Vec<T>,
+        host: &mut [T],
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
     ) -> Result<()> {
-        let set = lock(self.resources);
-        let Some(owned) = set.owned.as_ref() else {
-            unreachable!("lent out by `Exec::buffer`, which found it")
+        let (last, copies) = {
+            let mut set = lock(self.resources);
+            let Some(owned) = set.owned.as_mut() else {
+                unreachable!("lent out by `Exec::buffer`, which found it")
+            };
+            let copies = owned.copy_stream().op("cuStreamCreate")?;
+            (owned.last().clone(), copies)
         };
-        let stream = owned.last().clone();
-        crate::ordering::not_capturing(&stream, "buffer")?;
-        result::bind(stream.context()).op("cuCtxSetCurrent")?;
-        work(stream.cu_stream(), host).op(operation)?;
-        match result::synchronize(&stream) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                if result::refused_by_capture(e.0) {
-                    std::mem::forget(std::mem::take(host));
-                }
-                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
-            }
-        }
+        result::synchronize(&last).op("cuStreamSynchronize")?;
+        result::bind(copies.context()).op("cuCtxSetCurrent")?;
+        work(copies.cu_stream(), host).op(operation)?;
+        result::synchronize(&copies).op("cuStreamSynchronize")
     }
 }
