@@ -94,8 +94,8 @@
 //!   Not closed yet: another thread that shares the stream and begins a
 //!   capture on it while [`Exec::launch`] or the exec's drop runs, between
 //!   their check and the work they queue (a launch, its event records, the
-//!   frees of what the last launch left live; a loan's copies of a
-//!   graph-owned buffer likewise). Nor, on one thread, a capture begun
+//!   frees of what the last launch left live). Nor, on one thread, a
+//!   capture begun
 //!   between the check an [`Escaped`] makes when cudarc asks for its
 //!   address and the copy cudarc then queues: cudarc asks the other
 //!   operand next, and a `DevicePtrMut` of the caller's can begin a
