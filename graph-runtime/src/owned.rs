@@ -38,8 +38,20 @@ pub(crate) struct OwnedBuffers {
     last: Arc<CudaStream>,
     /// A stream of the runtime's own, never handed out (so nobody can
     /// begin a capture on it), for a loan's copies; made at the first.
-    copies: Option<Arc<CudaStream>>,
+    /// Made by the driver directly: cudarc's `new_stream` may synchronize
+    /// the whole context (when it makes the first stream), which must not
+    /// happen under the set's lock.
+    copies: Option<sys::CUstream>,
+    /// A loan's copy could not be waited for: it may still run. The
+    /// buffers stay lent out (no launch follows it) and are never freed.
+    pub(crate) stuck: bool,
 }
+
+// SAFETY: the copy stream's handle has no thread affinity; it is used under
+// the set's lock or by the loan that holds the set lent.
+unsafe impl Send for OwnedBuffers {}
+// SAFETY: as above; shared access only reads the handle.
+unsafe impl Sync for OwnedBuffers {}
 
 impl std::fmt::Debug for OwnedBuffers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,6 +71,7 @@ impl OwnedBuffers {
             last: home.clone(),
             home,
             copies: None,
+            stuck: false,
         })
     }
 
@@ -130,13 +143,17 @@ impl OwnedBuffers {
         &self.last
     }
 
-    /// The runtime's own stream for a loan's copies.
-    pub(crate) fn copy_stream(&mut self) -> std::result::Result<Arc<CudaStream>, DriverError> {
-        if let Some(stream) = &self.copies {
-            return Ok(stream.clone());
+    /// The runtime's own stream for a loan's copies (non-blocking; its
+    /// creation waits for nothing).
+    pub(crate) fn copy_stream(&mut self) -> std::result::Result<sys::CUstream, DriverError> {
+        if let Some(stream) = self.copies {
+            return Ok(stream);
         }
-        let stream = self.home.context().new_stream()?;
-        self.copies = Some(stream.clone());
+        result::bind(self.home.context())?;
+        let stream = cudarc::driver::result::stream::create(
+            cudarc::driver::result::stream::StreamKind::NonBlocking,
+        )?;
+        self.copies = Some(stream);
         Ok(stream)
     }
 
@@ -159,6 +176,18 @@ fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
 
 impl Drop for OwnedBuffers {
     fn drop(&mut self) {
+        if self.stuck {
+            // A copy that was not waited for may still use the memory.
+            return;
+        }
+        if let Some(copies) = self.copies.take() {
+            // Every copy on it was waited for. (The driver defers the
+            // destruction until its work is done in any case.)
+            // SAFETY: made by `copy_stream`, destroyed once, here.
+            result::release_in_drop(self.home.context(), || unsafe {
+                cudarc::driver::result::stream::destroy(copies)
+            });
+        }
         // Freed on the default stream, after the last use (ordered).
         let home = self.home.clone();
         if self.order(&home).is_err() {

@@ -143,8 +143,12 @@ impl<T> std::fmt::Debug for OwnedMut<'_, '_, T> {
 
 impl<T> Drop for OwnedMut<'_, '_, T> {
     fn drop(&mut self) {
-        // Every call waited for its work: nothing of the loan is pending.
-        lock(self.resources).lent = false;
+        // Every call waited for its work (nothing of the loan is pending),
+        // or left the buffers stuck: lent for good.
+        let mut set = lock(self.resources);
+        if !set.owned.as_ref().is_some_and(|owned| owned.stuck) {
+            set.lent = false;
+        }
     }
 }
 
@@ -165,13 +169,12 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     /// use is capturing; [`GraphError::Driver`] when the copy fails (or a
     /// launch before it faulted).
     pub fn to_host(&self) -> Result<Vec<T>> {
-        let mut host = vec![T::zeroed(); self.len];
+        let host = vec![T::zeroed(); self.len];
         // SAFETY: `host` holds `len` elements, the buffer at least as many
         // from `ptr` (checked when lent); `run` waits for the copy.
-        let done = self.run("cuMemcpyDtoHAsync", &mut host, |stream, host| unsafe {
+        self.run("cuMemcpyDtoHAsync", host, |stream, host| unsafe {
             cudarc::driver::result::memcpy_dtoh_async(host, self.ptr, stream)
-        });
-        done.map(|()| host)
+        })
     }
 
     /// Writes `host` into the buffer.
@@ -191,16 +194,13 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         );
         // Copied through a vector of the runtime's own (the copy is
         // asynchronous for page-locked host memory).
-        let mut staging = host.to_vec();
+        let staging = host.to_vec();
         // SAFETY: `staging` holds `len` elements, the buffer at least as
         // many from `ptr`; `run` waits for the copy.
-        self.run(
-            "cuMemcpyHtoDAsync",
-            &mut staging,
-            |stream, staging| unsafe {
-                cudarc::driver::result::memcpy_htod_async(self.ptr, staging, stream)
-            },
-        )
+        self.run("cuMemcpyHtoDAsync", staging, |stream, staging| unsafe {
+            cudarc::driver::result::memcpy_htod_async(self.ptr, staging, stream)
+        })
+        .map(drop)
     }
 
     /// Sets every byte of the buffer to zero.
@@ -210,24 +210,27 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     pub fn zero(&mut self) -> Result<()> {
         let bytes = self.len * std::mem::size_of::<T>();
         // SAFETY: the buffer holds `bytes` bytes from `ptr`.
-        self.run("cuMemsetD8Async", &mut [], |stream, _| unsafe {
+        self.run("cuMemsetD8Async", Vec::new(), |stream, _| unsafe {
             cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
         })
+        .map(drop)
     }
 
     /// Waits for the buffers' last use, then makes `work` (with `host`,
-    /// the host memory it copies) on the runtime's copy stream and waits
-    /// for it. The lock is held only to read the two streams: a host node
-    /// the wait waits for may take it (the loan keeps the last use where
-    /// it is: launches, other loans and new buffers are refused while it
-    /// lives). A wait refused (the last use's stream is capturing) queues
-    /// nothing.
+    /// the host memory it copies, the runtime's own) on the runtime's copy
+    /// stream and waits for it. The lock is held only to read the two
+    /// streams: a host node the wait waits for may take it (the loan keeps
+    /// the last use where it is: launches, other loans and new buffers are
+    /// refused while it lives). A wait refused for the last use queues
+    /// nothing. A copy that cannot be waited for may still run: the
+    /// buffers then stay lent out and are never freed, and `host` is
+    /// leaked.
     fn run(
         &self,
         operation: &'static str,
-        host: &mut [T],
+        mut host: Vec<T>,
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
-    ) -> Result<()> {
+    ) -> Result<Vec<T>> {
         let (last, copies) = {
             let mut set = lock(self.resources);
             let Some(owned) = set.owned.as_mut() else {
@@ -237,8 +240,19 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             (owned.last().clone(), copies)
         };
         result::synchronize(&last).op("cuStreamSynchronize")?;
-        result::bind(copies.context()).op("cuCtxSetCurrent")?;
-        work(copies.cu_stream(), host).op(operation)?;
-        result::synchronize(&copies).op("cuStreamSynchronize")
+        result::bind(last.context()).op("cuCtxSetCurrent")?;
+        work(copies, &mut host).op(operation)?;
+        // SAFETY: the copy stream is live (the set holds it; this loan
+        // keeps the set).
+        match unsafe { cudarc::driver::result::stream::synchronize(copies) } {
+            Ok(()) => Ok(host),
+            Err(e) => {
+                std::mem::forget(host);
+                if let Some(owned) = lock(self.resources).owned.as_mut() {
+                    owned.stuck = true;
+                }
+                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
+            }
+        }
     }
 }
