@@ -373,8 +373,13 @@ impl<T> Escaped<T> {
                 "the allocation of `{}` (an Escaped) was freed while held",
                 state.label
             );
-            if state.order(&phase, stream).is_err() {
-                // The stream refused the wait: wait for the event here.
+            let refused = state.order(&phase, stream).is_err();
+            // Not waited for under the lock: the work behind the event
+            // (a host node, say) may take it.
+            drop(phase);
+            if refused {
+                // The stream refused the wait: wait for the event here (a
+                // later record only follows operations that waited for it).
                 stream
                     .context()
                     .record_err(result::event_synchronize(state.event()));

@@ -48,10 +48,9 @@ pub(crate) struct OwnedBuffers {
 }
 
 // SAFETY: the copy stream's handle has no thread affinity; it is used under
-// the set's lock or by the loan that holds the set lent.
+// the set's lock or by the loan that holds the set lent, with its context
+// bound first.
 unsafe impl Send for OwnedBuffers {}
-// SAFETY: as above; shared access only reads the handle.
-unsafe impl Sync for OwnedBuffers {}
 
 impl std::fmt::Debug for OwnedBuffers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -81,8 +80,10 @@ impl OwnedBuffers {
     /// relies on the last use staying where it found it.)
     pub(crate) fn allocate(&mut self, bytes: usize) -> std::result::Result<u64, DriverError> {
         let home = self.home.clone();
-        self.order(&home)?;
+        // Bound first: the capture checks in `order` ask about the null
+        // stream of the current context.
         result::bind(home.context())?;
+        self.order(&home)?;
         let bytes = bytes.max(1);
         // SAFETY: the stream is live and its context current (the order
         // above refused it if it was capturing); the memory is zeroed on
@@ -190,6 +191,7 @@ impl Drop for OwnedBuffers {
         }
         // Freed on the default stream, after the last use (ordered).
         let home = self.home.clone();
+        home.context().record_err(result::bind(home.context()));
         if self.order(&home).is_err() {
             // A capture began on a stream the free must follow: keep the
             // memory.

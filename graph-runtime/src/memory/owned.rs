@@ -241,11 +241,14 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         };
         result::synchronize(&last).op("cuStreamSynchronize")?;
         result::bind(last.context()).op("cuCtxSetCurrent")?;
-        work(copies, &mut host).op(operation)?;
+        let queued = work(copies, &mut host);
+        // Waited for even if queuing it failed (the driver may report an
+        // earlier error after queuing).
         // SAFETY: the copy stream is live (the set holds it; this loan
         // keeps the set).
-        match unsafe { cudarc::driver::result::stream::synchronize(copies) } {
-            Ok(()) => Ok(host),
+        let waited = unsafe { cudarc::driver::result::stream::synchronize(copies) };
+        match waited {
+            Ok(()) => queued.op(operation).map(|()| host),
             Err(e) => {
                 std::mem::forget(host);
                 if let Some(owned) = lock(self.resources).owned.as_mut() {
