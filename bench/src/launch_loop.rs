@@ -69,26 +69,12 @@ pub fn launch_loops(ctx: &Arc<CudaContext>, cpp: &CppLib) -> Result<Vec<LoopRow>
         let mut bufs = (0..16)
             .map(|_| stream.alloc_zeros::<f32>(32))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        for width in BUFFERS {
-            rows.extend(loops_of(
-                ctx,
-                &stream,
-                cpp,
-                &mut bufs[..width],
-                tracking,
-                false,
-            )?);
-        }
-        if tracking {
+        // Graph-owned buffers are not cudarc's: measured with tracking on only.
+        let kinds: &[bool] = if tracking { &[false, true] } else { &[false] };
+        for &owned in kinds {
             for width in BUFFERS {
-                rows.extend(loops_of(
-                    ctx,
-                    &stream,
-                    cpp,
-                    &mut bufs[..width],
-                    tracking,
-                    true,
-                )?);
+                let bufs = &mut bufs[..width];
+                rows.extend(loops_of(ctx, &stream, cpp, bufs, tracking, owned)?);
             }
         }
         // SAFETY: as above; the slices are dropped before the tracking mode

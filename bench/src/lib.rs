@@ -68,11 +68,7 @@ pub fn run() -> Result<String> {
         if let Some(lib) = cpp.ready() {
             launch_loop_section(&ctx, lib, &mut report, &mut full, &mut misses)?;
         }
-        for miss in &misses {
-            let _ = writeln!(report, "- MISSED: {miss}");
-        }
-        let _ = writeln!(report, "\n## Full numbers\n\n```text\n{full}```");
-        return Ok(report);
+        return Ok(with_targets(report, &full, &misses));
     }
 
     let _ = writeln!(report, "\n## Perf scaling: width x length chains of tiny kernels (per node: us; ratios macro / other)\n");
@@ -281,16 +277,21 @@ pub fn run() -> Result<String> {
         }
     }
 
+    Ok(with_targets(report, &full, &misses))
+}
+
+/// The report's end: the targets missed (or that all were met), then the
+/// full numbers.
+fn with_targets(mut report: String, full: &str, misses: &[String]) -> String {
     let _ = writeln!(report, "\n## Targets\n");
     if misses.is_empty() {
         let _ = writeln!(report, "all targets met");
-    } else {
-        for miss in &misses {
-            let _ = writeln!(report, "- MISSED: {miss}");
-        }
+    }
+    for miss in misses {
+        let _ = writeln!(report, "- MISSED: {miss}");
     }
     let _ = writeln!(report, "\n## Full numbers\n\n```text\n{full}```");
-    Ok(report)
+    report
 }
 
 /// The updates table: one node's arguments, a rebuild + whole-graph

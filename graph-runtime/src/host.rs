@@ -91,15 +91,7 @@ struct HostStorage<T> {
 impl<T: Pod> HostStorage<T> {
     /// `len` zeroed elements of page-locked memory in `ctx`.
     fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(GraphError::TooLarge {
-                label: None,
-                elements: len,
-                element_size: std::mem::size_of::<T>(),
-                device_bytes: None,
-            })?
-            .max(1);
+        let bytes = crate::error::byte_len::<T>(len, None)?.max(1);
         ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: a context is current; the memory is zeroed below before
         // any use (all-zero is a valid Pod value).

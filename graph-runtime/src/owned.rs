@@ -20,10 +20,6 @@ use crate::result;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
 use std::sync::Arc;
 
-/// `CU_STREAM_PER_THREAD`: another stream on every thread, so two uses on it
-/// are never known to be on one stream.
-const PER_THREAD_STREAM: usize = 0x2;
-
 /// The buffers one resource set owns, and their last use.
 pub(crate) struct OwnedBuffers {
     /// Device addresses and sizes in bytes, each of a `cuMemAllocAsync`.
@@ -170,7 +166,7 @@ impl OwnedBuffers {
 /// contexts' default streams share the null handle), never the per-thread
 /// default stream (another stream on every thread).
 fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
-    a.cu_stream() as usize != PER_THREAD_STREAM
+    !result::is_per_thread(a)
         && a.cu_stream() == b.cu_stream()
         && a.context().cu_ctx() == b.context().cu_ctx()
 }

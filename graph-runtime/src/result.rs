@@ -407,6 +407,13 @@ pub fn release_in_drop(ctx: &cudarc::driver::CudaContext, release: impl FnOnce()
     ctx.record_err(bind(ctx).and_then(|()| release()));
 }
 
+/// Whether `stream` is the per-thread default stream
+/// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
+/// thread.
+pub fn is_per_thread(stream: &cudarc::driver::CudaStream) -> bool {
+    stream.cu_stream() as usize == 0x2
+}
+
 /// Whether `stream` is capturing (actively, or invalidated by its work and
 /// not yet ended): work queued on it is recorded, not run. A query the
 /// driver refuses because of a capture (the legacy stream while another

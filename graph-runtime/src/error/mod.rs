@@ -306,6 +306,22 @@ impl GraphError {
         self
     }
 
+    /// `len` elements of `T` do not fit (at node `label`, if any): more
+    /// than the device's `device_bytes`, or (`None`) more bytes than
+    /// `usize` counts.
+    pub(crate) fn too_large<T>(
+        label: Option<&str>,
+        len: usize,
+        device_bytes: Option<usize>,
+    ) -> Self {
+        GraphError::TooLarge {
+            label: label.map(str::to_string),
+            elements: len,
+            element_size: std::mem::size_of::<T>(),
+            device_bytes,
+        }
+    }
+
     /// Node `label`'s arguments fail a check (`reason`).
     pub(crate) fn arguments(label: &str, reason: impl Into<String>) -> Self {
         GraphError::InvalidArguments {
@@ -334,6 +350,13 @@ impl GraphError {
             rule,
         }
     }
+}
+
+/// The bytes of `len` elements of `T`, or [`GraphError::TooLarge`]
+/// (naming node `label`, if any) when they overflow `usize`.
+pub(crate) fn byte_len<T>(len: usize, label: Option<&str>) -> Result<usize> {
+    len.checked_mul(std::mem::size_of::<T>())
+        .ok_or_else(|| GraphError::too_large::<T>(label, len, None))
 }
 
 /// cudarc's error from a call the runtime did not make (in a capture's

@@ -245,10 +245,9 @@ impl<'a> Exec<'a> {
         ordering::wait(self.last_stream.as_ref())
     }
 
-    /// The graph's resources (what its nodes reference), their identity,
-    /// and the exec's context.
-    pub(crate) fn resources(&self) -> (&SharedResources<'a>, u64, &Arc<CudaContext>) {
-        (&self.resources, self.resource_id, &self.ctx)
+    /// The graph's resources (what its nodes reference) and their identity.
+    pub(crate) fn resources(&self) -> (&SharedResources<'a>, u64) {
+        (&self.resources, self.resource_id)
     }
 
     /// Every set a launch tracks changed (an update, a new device target).

@@ -129,15 +129,7 @@ impl<'a> Graph<'a> {
                 Unsupported::MemoryNodeInBody,
             ));
         }
-        let too_large = |device_bytes| GraphError::TooLarge {
-            label: Some(label.to_string()),
-            elements: len,
-            element_size: std::mem::size_of::<T>(),
-            device_bytes,
-        };
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| too_large(None))?;
+        let bytes = crate::error::byte_len::<T>(len, Some(label))?;
         if bytes == 0 {
             return Err(GraphError::arguments(
                 label,
@@ -148,7 +140,7 @@ impl<'a> Graph<'a> {
         // (the physical memory is taken at launch, where it could not).
         let total = self.ctx.total_mem().op_at("cuDeviceTotalMem", label)?;
         if bytes > total {
-            return Err(too_large(Some(total)));
+            return Err(GraphError::too_large::<T>(Some(label), len, Some(total)));
         }
         let device = self.ctx.ordinal() as i32;
         let location = crate::result::device_location;

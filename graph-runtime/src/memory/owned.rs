@@ -48,14 +48,7 @@ impl<'a> Graph<'a> {
     /// out; [`GraphError::Poisoned`].
     pub fn add_buffer<T: Pod>(&mut self, len: usize) -> Result<Buf<'a, T>> {
         self.owner.check_poisoned()?;
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(GraphError::TooLarge {
-                label: None,
-                elements: len,
-                element_size: std::mem::size_of::<T>(),
-                device_bytes: None,
-            })?;
+        let bytes = crate::error::byte_len::<T>(len, None)?;
         let mut resources = lock(&self.resources);
         // A loan's uses may not be queued yet: a new buffer (zeroed on the
         // default stream) would be ordered only after what is.
@@ -87,7 +80,7 @@ impl<'a> Exec<'a> {
     /// exec's graph owns; [`GraphError::BufferLent`] while another exec
     /// that shares the buffers lends them out.
     pub fn buffer<T: Pod>(&mut self, buf: Buf<'a, T>) -> Result<OwnedMut<'_, 'a, T>> {
-        let (resources, id, _) = self.resources();
+        let (resources, id) = self.resources();
         let foreign = || GraphError::ForeignHandle {
             what: "the buffer passed to `Exec::buffer` (it must be a buffer this exec's graph \
                    owns: `Graph::add_buffer`)"

@@ -70,9 +70,6 @@ mod sets;
 
 pub(crate) use sets::tracked_sets;
 
-/// `CU_STREAM_PER_THREAD`: the calling thread's default stream.
-const PER_THREAD_STREAM: usize = 0x2;
-
 /// Step 1: refuses a stream `operation` cannot run on (the per-thread
 /// default stream, another context's, a capturing one) and makes the
 /// context current.
@@ -81,7 +78,7 @@ pub(crate) fn check_stream(
     stream: &CudaStream,
     operation: &'static str,
 ) -> Result<()> {
-    if stream.cu_stream() as usize == PER_THREAD_STREAM {
+    if result::is_per_thread(stream) {
         return Err(GraphError::StreamRefused {
             operation,
             stream: StreamRefusal::PerThreadDefault,
@@ -97,7 +94,7 @@ pub(crate) fn check_stream(
 }
 
 /// Refuses a capturing stream: it records work instead of running it.
-pub(crate) fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
+fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
     // SAFETY: the stream is live (borrowed).
     match unsafe { result::is_capturing(stream.cu_stream()) } {
         Ok(false) => Ok(()),
