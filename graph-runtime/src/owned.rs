@@ -1,7 +1,8 @@
 //! Device buffers a graph owns ([`Graph::add_buffer`](crate::Graph::add_buffer)):
 //! allocated for the graph, used by its nodes, and reached between launches
 //! only through its execs ([`Exec::buffer`](crate::Exec::buffer): copies
-//! the runtime makes itself, on the stream of the last use, waited for).
+//! the runtime makes itself, on a stream of its own that waits for the
+//! last use, waited for).
 //! cudarc does not track them, so a launch records no event per buffer: a
 //! graph's buffers are ordered together, by the stream of their last use
 //! (a launch). A use on that stream needs nothing more (the stream orders
@@ -98,31 +99,49 @@ impl OwnedBuffers {
     /// stream of the last use, is capturing: an event recorded or waited
     /// for there would be captured, and nothing could wait for the work.
     pub(crate) fn order(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
-        let capture = DriverError(sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-        // SAFETY: the stream is live (borrowed).
-        if unsafe { result::is_capturing(stream.cu_stream()) }? {
-            return Err(capture);
-        }
         if same_stream(&self.last, stream) {
-            return Ok(());
+            // SAFETY: the stream is live (borrowed).
+            return unsafe { refuse_capturing(stream.cu_stream()) };
         }
-        let last = self.last.cu_stream();
-        // SAFETY: `last` is live (held).
-        if unsafe { result::is_capturing(last) }? {
-            return Err(capture);
+        // SAFETY: the stream is live (borrowed), not the last one.
+        unsafe { self.order_other(stream.cu_stream()) }
+    }
+
+    /// [`OwnedBuffers::order`] for a stream known not to be the last one.
+    ///
+    /// # Safety
+    /// `stream` is live, of the buffers' context.
+    unsafe fn order_other(&self, stream: sys::CUstream) -> std::result::Result<(), DriverError> {
+        // SAFETY: `stream` is live (forwarded), `last` too (held).
+        unsafe {
+            refuse_capturing(stream)?;
+            refuse_capturing(self.last.cu_stream())?;
         }
         result::bind(self.last.context())?;
         // SAFETY: the event is of the buffers' context (that of `last`),
         // current; the event and both streams are live. (A stream may wait
         // for an event of another context.)
         unsafe {
-            cudarc::driver::result::event::record(self.event.cu_event(), last)?;
+            cudarc::driver::result::event::record(self.event.cu_event(), self.last.cu_stream())?;
             cudarc::driver::result::stream::wait_event(
-                stream.cu_stream(),
+                stream,
                 self.event.cu_event(),
                 sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
             )
         }
+    }
+
+    /// The runtime's own stream for a loan's copies, made to wait for the
+    /// buffers' last use (one event, no host wait: the loan's only host
+    /// wait is for its copy). Refused as [`OwnedBuffers::order`] is.
+    pub(crate) fn ordered_copy_stream(
+        &mut self,
+    ) -> std::result::Result<sys::CUstream, DriverError> {
+        let copies = self.copy_stream()?;
+        // SAFETY: made by `copy_stream`, live while `self` is, of the
+        // buffers' context; never handed out, so never the last one.
+        unsafe { self.order_other(copies) }?;
+        Ok(copies)
     }
 
     /// Notes `stream`, which waited for the use before
@@ -134,15 +153,9 @@ impl OwnedBuffers {
         }
     }
 
-    /// The stream of the buffers' last use (a loan waits for it before
-    /// its copies: see `memory::owned`).
-    pub(crate) fn last(&self) -> &Arc<CudaStream> {
-        &self.last
-    }
-
     /// The runtime's own stream for a loan's copies (non-blocking; its
     /// creation waits for nothing).
-    pub(crate) fn copy_stream(&mut self) -> std::result::Result<sys::CUstream, DriverError> {
+    fn copy_stream(&mut self) -> std::result::Result<sys::CUstream, DriverError> {
         if let Some(stream) = self.copies {
             return Ok(stream);
         }
@@ -160,6 +173,22 @@ impl OwnedBuffers {
             ptr >= start && ptr.saturating_add(bytes as u64) <= start + len as u64
         })
     }
+}
+
+/// Refuses a capturing stream (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`).
+///
+/// # Safety
+/// `stream` is live.
+pub(crate) unsafe fn refuse_capturing(
+    stream: sys::CUstream,
+) -> std::result::Result<(), DriverError> {
+    // SAFETY: forwarded from the caller.
+    if unsafe { result::is_capturing(stream) }? {
+        return Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        ));
+    }
+    Ok(())
 }
 
 /// Whether two streams are one: the same handle in the same context (two

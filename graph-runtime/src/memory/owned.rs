@@ -3,7 +3,7 @@
 //! how their uses are ordered without an event per buffer).
 
 use crate::buffer::{lock, Buf, Resources};
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
@@ -112,10 +112,10 @@ impl<'a> Exec<'a> {
 
 /// A graph-owned buffer lent out by its exec between launches
 /// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
-/// from the host, or zero. Each call waits for the buffers' last use (the
-/// exec's last launch, say), then makes its copy on a stream of the
-/// runtime's own (nobody can begin a capture there) and waits for it
-/// before returning. The runtime makes every call itself: no caller code
+/// from the host, or zero. Each call makes its copy on a stream of the
+/// runtime's own (nobody can begin a capture there), ordered after the
+/// buffers' last use (the exec's last launch, say) by an event, and waits
+/// for it before returning. The runtime makes every call itself: no caller code
 /// runs between its checks and the work it queues (a cudarc `DevicePtr`
 /// would let it run there), and no lock is held while it waits.
 pub struct OwnedMut<'e, 'a, T> {
@@ -209,31 +209,47 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         .map(drop)
     }
 
-    /// Waits for the buffers' last use, then makes `work` (with `host`,
-    /// the host memory it copies, the runtime's own) on the runtime's copy
-    /// stream and waits for it. The lock is held only to read the two
-    /// streams: a host node the wait waits for may take it (the loan keeps
-    /// the last use where it is: launches, other loans and new buffers are
-    /// refused while it lives). A wait refused for the last use queues
-    /// nothing. A copy that cannot be waited for may still run: the
-    /// buffers then stay lent out and are never freed, and `host` is
-    /// leaked.
+    /// Makes `work` (with `host`, the host memory it copies, the
+    /// runtime's own) on the runtime's copy stream, after the buffers'
+    /// last use (the stream waits for an event recorded there: one host
+    /// wait in all, for the copy), and waits for it. The lock is held only
+    /// to queue the stream's wait: no lock is held while the host waits,
+    /// so a host node the copy waits for may take it (the loan keeps the
+    /// last use where it is: launches, other loans and new buffers are
+    /// refused while it lives). A copy stream that joined another thread's
+    /// capture through that event (the capture began on the last stream
+    /// after the check) queues nothing more. A copy that cannot be waited
+    /// for may still run: the buffers then stay lent out and are never
+    /// freed, and `host` is leaked.
     fn run(
         &self,
         operation: &'static str,
         mut host: Vec<T>,
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
     ) -> Result<Vec<T>> {
-        let (last, copies) = {
+        let capturing = || GraphError::StreamRefused {
+            operation,
+            stream: StreamRefusal::Capturing,
+        };
+        let copies = {
             let mut set = lock(self.resources);
             let Some(owned) = set.owned.as_mut() else {
                 unreachable!("lent out by `Exec::buffer`, which found it")
             };
-            let copies = owned.copy_stream().op("cuStreamCreate")?;
-            (owned.last().clone(), copies)
+            match owned.ordered_copy_stream() {
+                Ok(copies) => copies,
+                Err(e) if e.0 == sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => {
+                    return Err(capturing())
+                }
+                Err(e) => return Err(GraphError::driver("cuStreamWaitEvent", e.0, None)),
+            }
         };
-        result::synchronize(&last).op("cuStreamSynchronize")?;
-        result::bind(last.context()).op("cuCtxSetCurrent")?;
+        // SAFETY: the copy stream is live (the set holds it; this loan
+        // keeps the set).
+        if unsafe { result::is_capturing(copies) }.unwrap_or(true) {
+            self.stick();
+            return Err(capturing());
+        }
         let queued = work(copies, &mut host);
         // Waited for even if queuing it failed (the driver may report an
         // earlier error after queuing).
@@ -244,11 +260,17 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             Ok(()) => queued.op(operation).map(|()| host),
             Err(e) => {
                 std::mem::forget(host);
-                if let Some(owned) = lock(self.resources).owned.as_mut() {
-                    owned.stuck = true;
-                }
+                self.stick();
                 Err(GraphError::driver("cuStreamSynchronize", e.0, None))
             }
+        }
+    }
+
+    /// Leaves the buffers lent out for good (never launched, never freed):
+    /// work of the loan may still be pending.
+    fn stick(&self) {
+        if let Some(owned) = lock(self.resources).owned.as_mut() {
+            owned.stuck = true;
         }
     }
 }

@@ -179,3 +179,44 @@ fn a_loan_copies_in_order_and_refuses_a_new_buffer() {
     assert_eq!(exec.buffer(x).unwrap().to_host().unwrap(), vec![1.0; 64]);
     g.add_buffer::<f32>(4).unwrap();
 }
+
+/// A loan's copy waits for the last launch by an event recorded on the
+/// launch's stream: while that stream captures, the loan is refused (the
+/// event would be captured) and queues nothing; after the capture ends it
+/// reads what the launches wrote.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_loan_is_refused_while_the_last_stream_captures() {
+    use graph_runtime::cudarc::driver::sys::CUstreamCaptureMode;
+    // Its own context: a capture in the primary one would refuse other
+    // tests' calls.
+    let ctx = crate::common::own_context();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut g = Graph::new(&ctx).unwrap();
+    let x = g.add_buffer::<f32>(N as usize).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    g.add_kernel("bump", &add_one, cfg, (x, N), &[]).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    for _ in 0..3 {
+        exec.launch(&stream).unwrap();
+    }
+    stream
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .unwrap();
+    let refused = exec.buffer(x).unwrap().to_host();
+    let captured =
+        stream.end_capture(graph_runtime::cudarc::driver::sys::CUgraphInstantiate_flags(0));
+    assert!(captured.is_ok(), "nothing of the loan joined the capture");
+    assert!(matches!(
+        refused,
+        Err(GraphError::StreamRefused {
+            operation: "cuMemcpyDtoHAsync",
+            stream: graph_runtime::error::StreamRefusal::Capturing,
+        })
+    ));
+    assert_eq!(
+        exec.buffer(x).unwrap().to_host().unwrap(),
+        vec![3.0; N as usize]
+    );
+}
