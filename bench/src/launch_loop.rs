@@ -20,6 +20,8 @@ use std::time::Instant;
 
 /// Bound buffers per graph (one kernel node each).
 pub const BUFFERS: [usize; 3] = [1, 4, 16];
+/// The index in [`MODES`] of the rebuild + whole-graph update.
+pub const REBUILD: usize = 2;
 /// What happens before each launch.
 pub const MODES: [&str; 3] = [
     "launch",

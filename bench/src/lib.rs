@@ -168,9 +168,10 @@ pub fn run() -> Result<String> {
                         "{width}x{length}: device {device:.3}x C++ (target 1.02)"
                     ));
                 }
-                if build_ratio > 1.10 {
+                // Issue 28's target.
+                if build_ratio > 1.05 {
                     misses.push(format!(
-                        "{width}x{length}: build+instantiate {build_ratio:.3}x C++ (target 1.10)"
+                        "{width}x{length}: build+instantiate {build_ratio:.3}x C++ (target 1.05)"
                     ));
                 }
                 // Against the same stream baseline (C++'s), the macro graph
@@ -359,9 +360,16 @@ fn launch_loop_section(
             r.cpp_us,
             r.ratio
         );
-        if r.tracking && r.ratio > 1.02 {
+        // Issue 31's targets: 1.02 for a launch and a per-node update, 1.05
+        // for a rebuild and whole-graph update.
+        let target = if r.mode == launch_loop::REBUILD {
+            1.05
+        } else {
+            1.02
+        };
+        if r.tracking && r.ratio > target {
             misses.push(format!(
-                "launch loop, tracking on, {} {} buffers, {}: {:.3}x C++ (target 1.02)",
+                "launch loop, tracking on, {} {} buffers, {}: {:.3}x C++ (target {target})",
                 r.buffers,
                 if r.owned { "graph-owned" } else { "bound" },
                 launch_loop::MODES[r.mode],

@@ -112,11 +112,20 @@ impl OwnedBuffers {
     /// # Safety
     /// `stream` is live, of the buffers' context.
     unsafe fn order_other(&self, stream: sys::CUstream) -> std::result::Result<(), DriverError> {
-        // SAFETY: `stream` is live (forwarded), `last` too (held).
-        unsafe {
-            refuse_capturing(stream)?;
-            refuse_capturing(self.last.cu_stream())?;
-        }
+        // SAFETY: `stream` is live (forwarded).
+        unsafe { refuse_capturing(stream) }?;
+        // SAFETY: forwarded.
+        unsafe { self.wait_for_last(stream) }
+    }
+
+    /// Makes `stream` wait for an event recorded on the stream of the last
+    /// use; refused while that stream captures.
+    ///
+    /// # Safety
+    /// `stream` is live, of the buffers' context.
+    unsafe fn wait_for_last(&self, stream: sys::CUstream) -> std::result::Result<(), DriverError> {
+        // SAFETY: `last` is live (held).
+        unsafe { refuse_capturing(self.last.cu_stream()) }?;
         result::bind(self.last.context())?;
         // SAFETY: the event is of the buffers' context (that of `last`),
         // current; the event and both streams are live. (A stream may wait
@@ -133,14 +142,16 @@ impl OwnedBuffers {
 
     /// The runtime's own stream for a loan's copies, made to wait for the
     /// buffers' last use (one event, no host wait: the loan's only host
-    /// wait is for its copy). Refused as [`OwnedBuffers::order`] is.
+    /// wait is for its copy). Refused as [`OwnedBuffers::order`] is. (The
+    /// copy stream itself captures only if it joined a capture through
+    /// such a wait: the loan checks it after.)
     pub(crate) fn ordered_copy_stream(
         &mut self,
     ) -> std::result::Result<sys::CUstream, DriverError> {
         let copies = self.copy_stream()?;
         // SAFETY: made by `copy_stream`, live while `self` is, of the
         // buffers' context; never handed out, so never the last one.
-        unsafe { self.order_other(copies) }?;
+        unsafe { self.wait_for_last(copies) }?;
         Ok(copies)
     }
 
