@@ -1,13 +1,13 @@
 //! Graph allocations that outlive the launch that made them (`#[escape]`,
 //! or an alloc node nothing in its graph frees). The exec that made one
-//! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): cudarc's
-//! copies read and write it (it is a `DevicePtr`), a declared kernel
+//! hands it out as an owned [`Escaped`] ([`Exec::take_escaped`]): copies
+//! the runtime makes itself read and write it, a declared kernel
 //! launched on a stream takes it ([`Kernel::on`](crate::Kernel::on)), another graph binds it
 //! ([`Graph::bind_escaped`](crate::Graph::bind_escaped)) to use it in nodes and free it with a free
 //! node, and dropping it frees it.
 //!
 //! Every operation on one allocation (the launches that make, use or free
-//! it, cudarc's copies, the free on drop) waits for the one before through
+//! it, the runtime's copies, the free on drop) waits for the one before through
 //! one event, and the allocation's state says whether it is live: an exec
 //! does not launch again while the allocation its last launch handed out is
 //! live, and a graph that freed it does not launch again until it is made
@@ -15,13 +15,12 @@
 //!
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
-use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
+use crate::copies::CopyStream;
+use crate::error::{AllocationState, DriverResultExt, GraphError, Result, StreamRefusal};
 use crate::ranks::{self, Rank, Ranked};
 use crate::result;
-use cudarc::driver::{
-    sys, CudaContext, CudaEvent, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, DriverError,
-    SyncOnDrop,
-};
+use bytemuck::Pod;
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError, SyncOnDrop};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -52,6 +51,12 @@ pub(crate) struct Phase {
     /// Counts the launches that made it: each is a new allocation at the
     /// same address, and a hold on an earlier one frees nothing later.
     pub generation: u64,
+    /// A copy of the caller's ([`Escaped::to_host`], [`Escaped::write`])
+    /// could not be waited for and may still run: the allocation is never
+    /// freed.
+    pub stuck: bool,
+    /// The runtime's own stream for those copies; made at the first.
+    copies: Option<Arc<CopyStream>>,
 }
 
 impl std::fmt::Debug for EscapeState {
@@ -177,7 +182,11 @@ impl EscapeState {
         generation: u64,
     ) -> std::result::Result<(), DriverError> {
         let mut phase = self.lock();
-        if !phase.live || phase.generation != generation || (only_if_kept && phase.handed_out) {
+        if !phase.live
+            || phase.generation != generation
+            || (only_if_kept && phase.handed_out)
+            || phase.stuck
+        {
             return Ok(());
         }
         result::bind(stream.context())?;
@@ -264,25 +273,25 @@ impl Drop for Held {
 
 /// A graph allocation taken from the exec whose launch made it
 /// ([`Exec::take_escaped`](crate::Exec::take_escaped)): `len` elements of
-/// `T` at a fixed address, live until freed. Read and write it with
-/// cudarc's copies (`stream.clone_dtoh(&escaped)`) and with declared
-/// kernels launched on a stream ([`StreamLaunch::bind`](crate::kernel::StreamLaunch::bind):
-/// cudarc's own launch builder takes only cudarc's buffer types); hand it to another graph
-/// with [`Graph::bind_escaped`](crate::Graph::bind_escaped) to use it there and free it with a free
-/// node; or drop it to free it. Its exec launches again only once it is
-/// freed (the next launch makes it anew, at the same address). A shared
-/// use (`&Escaped`, a read) waits for its work before cudarc's call returns;
-/// a use on a capturing stream panics, and so does a copy across contexts
-/// (`other_ctx_stream.memcpy_dtod(&escaped, ..)`: nothing could order it).
+/// `T` at a fixed address, live until freed. Read and write it from the
+/// host with [`Escaped::to_host`] and [`Escaped::write`] (copies the
+/// runtime makes itself); use it in declared kernels launched on a stream
+/// ([`StreamLaunch::bind`](crate::kernel::StreamLaunch::bind)); hand it to
+/// another graph with [`Graph::bind_escaped`](crate::Graph::bind_escaped)
+/// to use it there and free it with a free node; or drop it to free it.
+/// Its exec launches again only once it is freed (the next launch makes it
+/// anew, at the same address). A stream launch on a capturing stream
+/// panics.
+///
+/// It is not a cudarc `DevicePtr`: cudarc's copies ask each operand for
+/// its address in turn, and caller code (another operand's `DevicePtrMut`,
+/// or a `DevicePtr` that delegates to this one and names another
+/// context's stream) could run between the checks made here and the copy
+/// cudarc then queues (a capture begun there would record the copy into a
+/// graph that may run after the allocation is freed).
 pub struct Escaped<T> {
     held: Held,
     len: usize,
-    /// What `DeviceSlice::stream` returns: a stream of the allocation's
-    /// context that no use may name. cudarc passes it where it uses the
-    /// allocation on a stream of another context (`memcpy_dtod`'s peer
-    /// copy, queued on that other stream after this use returns), which is
-    /// refused: nothing could order that stream's copy.
-    sentinel: Arc<CudaStream>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -303,9 +312,7 @@ impl<T> Escaped<T> {
         len: usize,
         generation: u64,
     ) -> Self {
-        let sentinel = stream.context().default_stream();
         Escaped {
-            sentinel,
             held: Held {
                 state,
                 stream,
@@ -336,6 +343,11 @@ impl<T> Escaped<T> {
         &self.held.state.label
     }
 
+    /// The stream of the launch that made it (a stream of its context).
+    pub(crate) fn home(&self) -> &Arc<CudaStream> {
+        &self.held.stream
+    }
+
     /// Makes `stream` wait for the allocation's last operation; the guard
     /// orders a later free after the use. It records the use in the
     /// allocation's event (as cudarc does for its slices) only for an
@@ -346,16 +358,9 @@ impl<T> Escaped<T> {
     ///
     /// # Panics
     /// On a capturing stream: the use would be recorded into a graph that
-    /// could run after the allocation is freed. On its own `stream()`
-    /// (see `sentinel`).
-    fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
+    /// could run after the allocation is freed.
+    pub(crate) fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
         let state = &self.held.state;
-        assert!(
-            !std::ptr::eq(stream, &*self.sentinel),
-            "the allocation of `{}` (an Escaped) was used through its own `stream()`, as cudarc's \
-             copies across contexts do: nothing could order the other context's copy",
-            state.label
-        );
         // SAFETY: the stream is live (borrowed).
         let capturing = unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false);
         assert!(
@@ -395,27 +400,109 @@ impl<T> Escaped<T> {
     }
 }
 
-impl<T> DeviceSlice<T> for Escaped<T> {
-    fn len(&self) -> usize {
-        self.len
+impl<T: Pod> Escaped<T> {
+    /// The elements, copied to the host.
+    ///
+    /// # Errors
+    /// [`GraphError::StreamRefused`] when the stream of the allocation's
+    /// last use was capturing (the copy would join the capture);
+    /// [`GraphError::Driver`] when the copy fails (or a launch before it
+    /// faulted).
+    pub fn to_host(&self) -> Result<Vec<T>> {
+        let host = vec![T::zeroed(); self.len];
+        let ptr = self.held.state.ptr;
+        // SAFETY: `host` holds `len` elements, the allocation as many from
+        // `ptr` (live: held); `copy` waits for the copy.
+        self.copy("cuMemcpyDtoHAsync", host, |stream, host| unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(host, ptr, stream)
+        })
     }
-    fn stream(&self) -> &Arc<CudaStream> {
-        &self.sentinel
-    }
-}
 
-impl<T> DevicePtr<T> for Escaped<T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        (self.held.state.ptr, self.access(stream, false))
+    /// Writes `host` into the allocation.
+    ///
+    /// # Errors
+    /// As [`Escaped::to_host`].
+    ///
+    /// # Panics
+    /// If `host` does not hold exactly `len` elements.
+    pub fn write(&mut self, host: &[T]) -> Result<()> {
+        assert_eq!(
+            host.len(),
+            self.len,
+            "Escaped::write: {} elements into an allocation of {}",
+            host.len(),
+            self.len
+        );
+        let ptr = self.held.state.ptr;
+        // Copied through a vector of the runtime's own (the copy is
+        // asynchronous for page-locked host memory).
+        // SAFETY: `staging` holds `len` elements, the allocation as many
+        // from `ptr`; `copy` waits for the copy.
+        self.copy(
+            "cuMemcpyHtoDAsync",
+            host.to_vec(),
+            |stream, staging| unsafe {
+                cudarc::driver::result::memcpy_htod_async(ptr, staging, stream)
+            },
+        )
+        .map(drop)
     }
-}
 
-impl<T> DevicePtrMut<T> for Escaped<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        (self.held.state.ptr, self.access(stream, true))
+    /// Makes `work` on the runtime's copy stream after the allocation's
+    /// last operation (its event, waited for by the stream) and waits for
+    /// it; no caller code runs between the checks and the copy. The phase
+    /// lock is held only to queue the wait. A copy that may still run when
+    /// the call returns leaves the allocation stuck: never freed.
+    fn copy(
+        &self,
+        operation: &'static str,
+        host: Vec<T>,
+        work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
+    ) -> Result<Vec<T>> {
+        let state = &self.held.state;
+        let ctx = self.held.stream.context();
+        let copies = {
+            let mut phase = state.lock();
+            // Held by the caller, its allocation is live (see `access`).
+            assert!(
+                phase.live && phase.generation == self.held.generation,
+                "the allocation of `{}` (an Escaped) was freed while held",
+                state.label
+            );
+            let copies = match &phase.copies {
+                Some(copies) => copies.clone(),
+                None => {
+                    let made = CopyStream::new(ctx).op_at("cuStreamCreate", &state.label)?;
+                    phase.copies.insert(Arc::new(made)).clone()
+                }
+            };
+            if phase.recorded {
+                result::bind(ctx).op("cuCtxSetCurrent")?;
+                // SAFETY: the stream (the runtime's own) and the event are
+                // live, of the allocation's context, current.
+                let waited = unsafe {
+                    cudarc::driver::result::stream::wait_event(
+                        copies.raw(),
+                        state.event().cu_event(),
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                };
+                match waited {
+                    Ok(()) => {}
+                    // Recorded in a capture (the launch before was
+                    // captured): nothing outside it can wait for it.
+                    Err(e) if result::refused_by_capture(e.0) => {
+                        return Err(GraphError::StreamRefused {
+                            operation,
+                            stream: StreamRefusal::Capturing,
+                        })
+                    }
+                    Err(e) => return Err(GraphError::driver("cuStreamWaitEvent", e.0, None)),
+                }
+            }
+            copies
+        };
+        copies.copy_and_wait(operation, host, work, || state.lock().stuck = true)
     }
 }
 

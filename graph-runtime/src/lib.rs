@@ -91,21 +91,19 @@
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what
 //!   the launch uses, as `mem::forget` of it would (leaked, not freed).
-//!   Not closed yet: another thread that shares the stream and begins a
+//!   Not closed: another thread that shares the stream and begins a
 //!   capture on it while [`Exec::launch`] or the exec's drop runs, between
 //!   their check and the work they queue (a launch, its event records, the
-//!   frees of what the last launch left live). Nor, on one thread, a
-//!   capture begun
-//!   between the check an [`Escaped`] makes when cudarc asks for its
-//!   address and the copy cudarc then queues: cudarc asks the other
-//!   operand next, and a `DevicePtrMut` of the caller's can begin a
-//!   capture there (safe in cudarc, whose own slices have the same gap);
-//!   the copy is then captured, and a launch of the captured graph after
-//!   the memory is freed uses it. And, with two GPUs, a `DevicePtr` of the
-//!   caller's that delegates to an `Escaped` but names another stream in
-//!   `stream()` takes cudarc's copy across contexts past the check that
-//!   refuses it. The fix planned for both: copies made by the runtime's
-//!   own calls, as graph-owned buffers' loans ([`OwnedMut`]) make them.
+//!   frees of what the last launch left live). This is cudarc's hole
+//!   before it is ours: cudarc's own safe calls on a stream that another
+//!   thread captures crash the process (tests/cudarc_capture_race.rs, an
+//!   ignored test that uses cudarc alone: SIGSEGV in every run on the
+//!   H200). **Do not begin captures on a stream that another thread uses**
+//!   (capture on a stream of its own, or with the threads' work ordered
+//!   around the capture). The runtime's own copies ([`OwnedMut`],
+//!   [`Escaped::to_host`], [`Escaped::write`]) run on a stream of the
+//!   runtime's own, which nobody can capture, and check that its wait
+//!   joined no capture before they queue anything.
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
@@ -154,7 +152,9 @@
 //!   handed out.
 //! - *Allocations that outlive their launch.* [`Exec::take_escaped`] hands
 //!   one out as an owned [`Escaped`]; every launch that makes, uses or
-//!   frees it, every cudarc copy of it and its free on drop wait for the
+//!   frees it, every copy of it (made by the runtime, on a stream of its
+//!   own: an `Escaped` is not a cudarc `DevicePtr`, so no caller code runs
+//!   between the checks and the copy) and its free on drop wait for the
 //!   operation before through one event, and launches out of turn (making
 //!   it while it is live and taken, using or freeing it once freed, freeing
 //!   it while the caller still holds an `Escaped` of it) are refused. A
@@ -257,6 +257,7 @@ pub mod buffer;
 pub mod cache;
 pub mod capture;
 pub mod conditional;
+mod copies;
 pub mod driver;
 pub mod error;
 pub mod escape;

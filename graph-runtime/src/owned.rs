@@ -17,6 +17,7 @@
 //! when the last of the graph, its clones and its execs is gone. An exec
 //! that is `mem::forget`-ed keeps them: leaked, never freed under its work.
 
+use crate::copies::CopyStream;
 use crate::result;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
 use std::sync::Arc;
@@ -33,21 +34,12 @@ pub(crate) struct OwnedBuffers {
     /// The stream of the last use, kept alive until the next use records
     /// on it (or finds it is its own).
     last: Arc<CudaStream>,
-    /// A stream of the runtime's own, never handed out (so nobody can
-    /// begin a capture on it), for a loan's copies; made at the first.
-    /// Made by the driver directly: cudarc's `new_stream` may synchronize
-    /// the whole context (when it makes the first stream), which must not
-    /// happen under the set's lock.
-    copies: Option<sys::CUstream>,
+    /// A stream of the runtime's own for a loan's copies; made at the first.
+    copies: Option<Arc<CopyStream>>,
     /// A loan's copy could not be waited for: it may still run. The
     /// buffers stay lent out (no launch follows it) and are never freed.
     pub(crate) stuck: bool,
 }
-
-// SAFETY: the copy stream's handle has no thread affinity; it is used under
-// the set's lock or by the loan that holds the set lent, with its context
-// bound first.
-unsafe impl Send for OwnedBuffers {}
 
 impl std::fmt::Debug for OwnedBuffers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -144,14 +136,20 @@ impl OwnedBuffers {
     /// buffers' last use (one event, no host wait: the loan's only host
     /// wait is for its copy). Refused as [`OwnedBuffers::order`] is. (The
     /// copy stream itself captures only if it joined a capture through
-    /// such a wait: the loan checks it after.)
+    /// such a wait: the copy checks it.)
     pub(crate) fn ordered_copy_stream(
         &mut self,
-    ) -> std::result::Result<sys::CUstream, DriverError> {
-        let copies = self.copy_stream()?;
-        // SAFETY: made by `copy_stream`, live while `self` is, of the
-        // buffers' context; never handed out, so never the last one.
-        unsafe { self.wait_for_last(copies) }?;
+    ) -> std::result::Result<Arc<CopyStream>, DriverError> {
+        let copies = match &self.copies {
+            Some(copies) => copies.clone(),
+            None => self
+                .copies
+                .insert(Arc::new(CopyStream::new(self.home.context())?))
+                .clone(),
+        };
+        // SAFETY: the runtime's own stream, live (held), of the buffers'
+        // context; never handed out, so never the last one.
+        unsafe { self.wait_for_last(copies.raw()) }?;
         Ok(copies)
     }
 
@@ -162,20 +160,6 @@ impl OwnedBuffers {
         if !Arc::ptr_eq(&self.last, stream) {
             self.last = stream.clone();
         }
-    }
-
-    /// The runtime's own stream for a loan's copies (non-blocking; its
-    /// creation waits for nothing).
-    fn copy_stream(&mut self) -> std::result::Result<sys::CUstream, DriverError> {
-        if let Some(stream) = self.copies {
-            return Ok(stream);
-        }
-        result::bind(self.home.context())?;
-        let stream = cudarc::driver::result::stream::create(
-            cudarc::driver::result::stream::StreamKind::NonBlocking,
-        )?;
-        self.copies = Some(stream);
-        Ok(stream)
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.
@@ -216,14 +200,6 @@ impl Drop for OwnedBuffers {
         if self.stuck {
             // A copy that was not waited for may still use the memory.
             return;
-        }
-        if let Some(copies) = self.copies.take() {
-            // Every copy on it was waited for. (The driver defers the
-            // destruction until its work is done in any case.)
-            // SAFETY: made by `copy_stream`, destroyed once, here.
-            result::release_in_drop(self.home.context(), || unsafe {
-                cudarc::driver::result::stream::destroy(copies)
-            });
         }
         // Freed on the default stream, after the last use (ordered).
         let home = self.home.clone();

@@ -236,11 +236,9 @@ fn alloc_scopes_and_escaping_allocation() {
         assert_eq!(exec.exec().allocation_address("a"), None);
         exec.launch(&stream).unwrap();
         assert_eq!(exec.exec().allocation_address("outer"), Some(outer));
-        // `kept` escaped the graph: taken from the exec, read by cudarc
+        // `kept` escaped the graph: taken from the exec, read to the host
         // (ordered after the launch), freed when dropped.
-        escaped = stream
-            .clone_dtoh(&exec.take_escaped(kept).unwrap())
-            .unwrap();
+        escaped = exec.take_escaped(kept).unwrap().to_host().unwrap();
     }
     let out = stream.clone_dtoh(&out).unwrap();
     assert!(out.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));

@@ -17,7 +17,7 @@ use crate::buffer::untracked_address;
 use crate::error::LaunchRefusal;
 use crate::ids::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
 };
 use std::ffi::c_void;
 
@@ -78,41 +78,109 @@ trait Acquire {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
 }
 
-/// A buffer bound for reading: any cudarc `DevicePtr` (slices, views, an
-/// [`Escaped`](crate::Escaped)).
+/// A buffer bound for reading ([`StreamBuffer`]).
 struct Read<'a, S: ?Sized, T>(&'a S, PhantomData<fn() -> T>);
 
-/// A buffer bound for writing: any cudarc `DevicePtrMut`.
+/// A buffer bound for writing ([`StreamBufferMut`]).
 struct Write<'a, S: ?Sized, T>(&'a mut S, PhantomData<fn() -> T>);
 
-impl<T, S: DevicePtr<T> + ?Sized> Acquire for Read<'_, S, T> {
+impl<T, S: StreamBuffer<T> + ?Sized> Acquire for Read<'_, S, T> {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.0.device_ptr(stream).1
+        self.0.acquire_shared(stream)
     }
 }
 
-impl<T, S: DevicePtrMut<T> + ?Sized> Acquire for Write<'_, S, T> {
+impl<T, S: StreamBufferMut<T> + ?Sized> Acquire for Write<'_, S, T> {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.0.device_ptr_mut(stream).1
+        self.0.acquire_exclusive(stream)
     }
 }
 
 /// A buffer a stream launch binds for reading: cudarc's `CudaSlice`,
 /// `CudaView` and `CudaViewMut`, and an [`Escaped`](crate::Escaped).
 /// Sealed: the launch trusts the address and length it reports.
-pub trait StreamBuffer<T>: DevicePtr<T> + sealed::Sealed {
+pub trait StreamBuffer<T>: sealed::Sealed {
     /// Its address. (cudarc hands a slice's address out with a wait: it
     /// is asked on the slice's own stream, where its last write is
     /// already ordered, never on the launch stream, which may be
     /// capturing: a wait there would break the capture.)
     #[doc(hidden)]
     fn address(&self) -> u64;
+    /// Its length in elements.
+    #[doc(hidden)]
+    fn elements(&self) -> usize;
+    /// A stream of its context (for a slice, the one cudarc frees it on).
+    #[doc(hidden)]
+    fn home(&self) -> &Arc<CudaStream>;
+    /// Makes `stream` wait for its pending writes; the guard records the
+    /// launch's read.
+    #[doc(hidden)]
+    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
 }
 
 /// A buffer a stream launch binds for writing: a `CudaSlice`, a
 /// `CudaViewMut`, an [`Escaped`](crate::Escaped). Sealed, as
 /// [`StreamBuffer`].
-pub trait StreamBufferMut<T>: DevicePtrMut<T> + StreamBuffer<T> {}
+pub trait StreamBufferMut<T>: StreamBuffer<T> {
+    /// Makes `stream` wait for its pending reads and writes; the guard
+    /// records the launch's write.
+    #[doc(hidden)]
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+}
+
+/// The `StreamBuffer` impl of a cudarc buffer type: its own tracking.
+macro_rules! cudarc_stream_buffer {
+    ($($ty:ty),*) => {$(
+        impl<T> StreamBuffer<T> for $ty {
+            fn address(&self) -> u64 {
+                untracked_address(self)
+            }
+            fn elements(&self) -> usize {
+                DeviceSlice::len(self)
+            }
+            fn home(&self) -> &Arc<CudaStream> {
+                DeviceSlice::stream(self)
+            }
+            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+                self.device_ptr(stream).1
+            }
+        }
+    )*};
+}
+cudarc_stream_buffer!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
+
+impl<T> StreamBufferMut<T> for CudaSlice<T> {
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.device_ptr_mut(stream).1
+    }
+}
+impl<T> StreamBufferMut<T> for CudaViewMut<'_, T> {
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.device_ptr_mut(stream).1
+    }
+}
+
+impl<T> StreamBuffer<T> for crate::Escaped<T> {
+    fn address(&self) -> u64 {
+        // Its fixed address, without the allocation's ordering (done at
+        // the launch, where its use is recorded).
+        crate::Escaped::device_ptr(self)
+    }
+    fn elements(&self) -> usize {
+        self.len()
+    }
+    fn home(&self) -> &Arc<CudaStream> {
+        crate::Escaped::home(self)
+    }
+    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.access(stream, false)
+    }
+}
+impl<T> StreamBufferMut<T> for crate::Escaped<T> {
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+        self.access(stream, true)
+    }
+}
 
 mod sealed {
     pub trait Sealed {}
@@ -121,32 +189,6 @@ mod sealed {
     impl<T> Sealed for cudarc::driver::CudaViewMut<'_, T> {}
     impl<T> Sealed for crate::Escaped<T> {}
 }
-
-impl<T> StreamBuffer<T> for CudaSlice<T> {
-    fn address(&self) -> u64 {
-        untracked_address(self)
-    }
-}
-impl<T> StreamBuffer<T> for CudaView<'_, T> {
-    fn address(&self) -> u64 {
-        untracked_address(self)
-    }
-}
-impl<T> StreamBuffer<T> for CudaViewMut<'_, T> {
-    fn address(&self) -> u64 {
-        untracked_address(self)
-    }
-}
-impl<T> StreamBuffer<T> for crate::Escaped<T> {
-    fn address(&self) -> u64 {
-        // Its fixed address, without the allocation's ordering (done at
-        // the launch, where its use is recorded).
-        crate::Escaped::device_ptr(self)
-    }
-}
-impl<T> StreamBufferMut<T> for CudaSlice<T> {}
-impl<T> StreamBufferMut<T> for CudaViewMut<'_, T> {}
-impl<T> StreamBufferMut<T> for crate::Escaped<T> {}
 
 impl<A: KernelArgs> Kernel<A> {
     /// Sets up a launch of this kernel on `stream` (see [`StreamLaunch`]).
@@ -166,9 +208,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// writes and records its read. A buffer of another context gives a
     /// `Buf` the launch refuses.
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.stream());
+        let root = self.root_for(buffer.home());
         let ptr = buffer.address();
-        let (len, home) = (buffer.len(), buffer.stream().clone());
+        let (len, home) = (buffer.elements(), buffer.home().clone());
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Read(buffer, PhantomData)), home));
@@ -181,9 +223,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// launch is queued. The launch waits for its pending reads and writes
     /// and records its write.
     pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.stream());
+        let root = self.root_for(buffer.home());
         let ptr = buffer.address();
-        let (len, home) = (buffer.len(), buffer.stream().clone());
+        let (len, home) = (buffer.elements(), buffer.home().clone());
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Write(buffer, PhantomData)), home));

@@ -205,6 +205,13 @@ impl<'a> Graph<'a> {
     #[must_use = "the graph uses the allocation only through the returned `Buf`"]
     pub fn bind_escaped<T>(&mut self, escaped: Escaped<T>) -> Buf<'a, T> {
         let (len, held) = escaped.into_bound();
+        if held.state.lock().stuck {
+            // A copy of the caller's may still use it: never freed (by a
+            // free node either), and refused by every node.
+            let ptr = held.state.ptr;
+            std::mem::forget(held);
+            return Buf::new(ptr, len, true, FOREIGN_ROOT, None);
+        }
         if held.stream.context().cu_ctx() != self.ctx.cu_ctx() {
             let ptr = held.state.ptr;
             // Dropping it frees it; a buffer of another context is refused

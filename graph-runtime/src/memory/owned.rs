@@ -7,7 +7,6 @@ use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
-use crate::result;
 use bytemuck::Pod;
 use cudarc::driver::{sys, DriverError};
 use std::marker::PhantomData;
@@ -216,21 +215,15 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     /// to queue the stream's wait: no lock is held while the host waits,
     /// so a host node the copy waits for may take it (the loan keeps the
     /// last use where it is: launches, other loans and new buffers are
-    /// refused while it lives). A copy stream that joined another thread's
-    /// capture through that event (the capture began on the last stream
-    /// after the check) queues nothing more. A copy that cannot be waited
-    /// for may still run: the buffers then stay lent out and are never
-    /// freed, and `host` is leaked.
+    /// refused while it lives). A copy that may still run when the call
+    /// returns (see `CopyStream::copy_and_wait`) leaves the buffers lent
+    /// out for good, never freed.
     fn run(
         &self,
         operation: &'static str,
-        mut host: Vec<T>,
+        host: Vec<T>,
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
     ) -> Result<Vec<T>> {
-        let capturing = || GraphError::StreamRefused {
-            operation,
-            stream: StreamRefusal::Capturing,
-        };
         let copies = {
             let mut set = lock(self.resources);
             let Some(owned) = set.owned.as_mut() else {
@@ -239,38 +232,19 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             match owned.ordered_copy_stream() {
                 Ok(copies) => copies,
                 Err(e) if e.0 == sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => {
-                    return Err(capturing())
+                    return Err(GraphError::StreamRefused {
+                        operation,
+                        stream: StreamRefusal::Capturing,
+                    })
                 }
                 Err(e) => return Err(GraphError::driver("cuStreamWaitEvent", e.0, None)),
             }
         };
-        // SAFETY: the copy stream is live (the set holds it; this loan
-        // keeps the set).
-        if unsafe { result::is_capturing(copies) }.unwrap_or(true) {
-            self.stick();
-            return Err(capturing());
-        }
-        let queued = work(copies, &mut host);
-        // Waited for even if queuing it failed (the driver may report an
-        // earlier error after queuing).
-        // SAFETY: the copy stream is live (the set holds it; this loan
-        // keeps the set).
-        let waited = unsafe { cudarc::driver::result::stream::synchronize(copies) };
-        match waited {
-            Ok(()) => queued.op(operation).map(|()| host),
-            Err(e) => {
-                std::mem::forget(host);
-                self.stick();
-                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
+        copies.copy_and_wait(operation, host, work, || {
+            // Lent out for good: never launched, never freed.
+            if let Some(owned) = lock(self.resources).owned.as_mut() {
+                owned.stuck = true;
             }
-        }
-    }
-
-    /// Leaves the buffers lent out for good (never launched, never freed):
-    /// work of the loan may still be pending.
-    fn stick(&self) {
-        if let Some(owned) = lock(self.resources).owned.as_mut() {
-            owned.stuck = true;
-        }
+        })
     }
 }

@@ -261,7 +261,7 @@ mod alone {
         drop(freeing);
         drop(freer);
         let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
-        assert_eq!(stream.clone_dtoh(&second).unwrap(), expected);
+        assert_eq!(second.to_host().unwrap(), expected);
         let err = maker.launch(&stream).unwrap_err();
         assert!(
             matches!(

@@ -264,37 +264,47 @@ mod alone {
     use super::*;
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
-    /// Attack: take an escaped allocation and read it on a capturing stream
-    /// (the copy would be recorded into a graph that can run after the
-    /// allocation is freed), then read it on another stream while two
-    /// threads read it at once, then drop it.
+    /// Attack: take an escaped allocation; begin a capture on the stream
+    /// of the launch that made it and read it meanwhile; launch a kernel
+    /// that writes it on a capturing stream (the write would be recorded
+    /// into a graph that can run after the allocation is freed); then read
+    /// it from two threads at once, and drop it.
     ///
-    /// Must happen: the read on the capturing stream panics (before
-    /// anything is queued); the later reads see the graph's values.
+    /// Must happen: the read during the capture sees the graph's values
+    /// (the runtime's copy stream waits for an event recorded before the
+    /// capture, and joins nothing); the stream launch is refused (an error
+    /// or a panic) before anything is queued; both later reads see the
+    /// graph's values.
     #[test]
     #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_is_not_used_in_a_capture() {
         let ctx = own_context();
-        let (s, t, u) = (
-            ctx.new_stream().unwrap(),
-            ctx.new_stream().unwrap(),
-            ctx.new_stream().unwrap(),
-        );
+        let (s, t) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+        let add_one = kernels::AddOne::load(&ctx).unwrap();
         let (mut maker, data) = escaping_iota(&ctx, N);
         maker.launch(&s).unwrap();
-        let escaped = maker.take_escaped(data).unwrap();
+        let mut escaped = maker.take_escaped(data).unwrap();
+        let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
+        s.begin_capture(RELAXED).unwrap();
+        let during = escaped.to_host();
+        let ended = s.end_capture(CUgraphInstantiate_flags(0));
+        assert!(ended.is_ok(), "the read joined the capture");
+        assert_eq!(during.unwrap(), expected);
         t.begin_capture(RELAXED).unwrap();
-        let captured = catch_unwind(AssertUnwindSafe(|| t.clone_dtoh(&escaped)));
+        let captured = catch_unwind(AssertUnwindSafe(|| {
+            let mut launch = add_one.on(&t);
+            let x = launch.bind_mut(&mut escaped);
+            launch.launch(LaunchConfig::for_elements(N, 256), (x, N))
+        }));
         let _ = t.end_capture(CUgraphInstantiate_flags(0));
         assert!(
-            captured.is_err(),
-            "an Escaped was read on a capturing stream"
+            !matches!(captured, Ok(Ok(()))),
+            "an Escaped was written on a capturing stream"
         );
-        let expected: Vec<f32> = (0..N).map(|i| i as f32).collect();
         std::thread::scope(|scope| {
-            for stream in [&t, &u] {
+            for _ in 0..2 {
                 let (escaped, expected) = (&escaped, &expected);
-                scope.spawn(move || assert_eq!(&stream.clone_dtoh(escaped).unwrap(), expected));
+                scope.spawn(move || assert_eq!(&escaped.to_host().unwrap(), expected));
             }
         });
         drop(escaped);

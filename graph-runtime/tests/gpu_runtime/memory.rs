@@ -367,7 +367,7 @@ mod alone {
             ),
             "{err:?}"
         );
-        let values = stream.clone_dtoh(&kept).unwrap();
+        let values = kept.to_host().unwrap();
         assert_eq!(values[N as usize - 1], (N - 1) as f32);
         // Dropping it frees it; the maker may launch again.
         drop(kept);
@@ -392,8 +392,8 @@ mod alone {
 
     /// The Programming Guide's pattern: one graph makes an allocation that
     /// escapes, another uses and frees it, and the two launch in turn (the
-    /// allocation keeps its address). cudarc reads the taken allocation
-    /// safely; every out-of-turn launch is refused with an error naming it.
+    /// allocation keeps its address). the runtime reads the taken allocation
+    /// in order; every out-of-turn launch is refused with an error naming it.
     #[test]
     #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_is_used_and_freed_by_another_graph() {
@@ -416,8 +416,9 @@ mod alone {
         );
         assert_eq!(escaped.label(), "data");
         assert!(maker.take_escaped(data).is_err(), "taken twice");
-        // Read on another stream: ordered after the launch that made it.
-        assert_eq!(other.clone_dtoh(&escaped).unwrap(), expected);
+        // Read by the runtime's own copy: ordered after the launch that
+        // made it.
+        assert_eq!(escaped.to_host().unwrap(), expected);
         let err = maker.launch(&stream).unwrap_err();
         assert!(
             matches!(
@@ -492,9 +493,7 @@ mod alone {
         for _ in 0..3 {
             maker.launch(&stream).unwrap();
         }
-        let values = stream
-            .clone_dtoh(&maker.take_escaped(data).unwrap())
-            .unwrap();
+        let values = maker.take_escaped(data).unwrap().to_host().unwrap();
         assert_eq!(values[N as usize - 1], (N - 1) as f32);
         maker.launch(&stream).unwrap();
         maker.synchronize().unwrap();

@@ -1,0 +1,98 @@
+//! Copies the runtime makes itself between the host and memory that only
+//! it may order (a graph-owned buffer's loan, an [`Escaped`](crate::Escaped)
+//! allocation): on a stream of its own, never handed out, so that no
+//! caller code runs between its checks and the work it queues and nobody
+//! can begin a capture on it; waited for before the call returns.
+
+use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
+use crate::result;
+use cudarc::driver::{sys, CudaContext, DriverError};
+use std::sync::Arc;
+
+/// A non-blocking stream of the runtime's own, made by the driver directly
+/// (cudarc's `new_stream` may synchronize the whole context when it makes
+/// the first stream, which must not happen under the runtime's locks).
+/// Destroyed on drop.
+pub(crate) struct CopyStream {
+    raw: sys::CUstream,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: a stream handle has no thread affinity; every use binds its
+// context first.
+unsafe impl Send for CopyStream {}
+// SAFETY: as for `Send`: `&CopyStream` only hands the handle out.
+unsafe impl Sync for CopyStream {}
+
+impl std::fmt::Debug for CopyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CopyStream").finish_non_exhaustive()
+    }
+}
+
+impl CopyStream {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
+        result::bind(ctx)?;
+        let raw = cudarc::driver::result::stream::create(
+            cudarc::driver::result::stream::StreamKind::NonBlocking,
+        )?;
+        Ok(CopyStream {
+            raw,
+            ctx: ctx.clone(),
+        })
+    }
+
+    pub(crate) fn raw(&self) -> sys::CUstream {
+        self.raw
+    }
+
+    /// Queues `work` (a copy to or from `host`, memory of the runtime's
+    /// own) on the stream, which waited for what the copy must follow, and
+    /// waits for it. A stream that joined another thread's capture through
+    /// that wait (the capture began on the stream waited for, after its
+    /// check) queues nothing: `stick` is called and the call is refused.
+    /// A copy that cannot be waited for may still run: `stick` is called
+    /// (its memory is never freed) and `host` is leaked.
+    pub(crate) fn copy_and_wait<T>(
+        &self,
+        operation: &'static str,
+        mut host: Vec<T>,
+        work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
+        stick: impl FnOnce(),
+    ) -> Result<Vec<T>> {
+        // SAFETY: the stream is live (owned).
+        if unsafe { result::is_capturing(self.raw) }.unwrap_or(true) {
+            stick();
+            return Err(GraphError::StreamRefused {
+                operation,
+                stream: StreamRefusal::Capturing,
+            });
+        }
+        result::bind(&self.ctx).op("cuCtxSetCurrent")?;
+        let queued = work(self.raw, &mut host);
+        // Waited for even if queuing it failed (the driver may report an
+        // earlier error after queuing).
+        // SAFETY: the stream is live (owned), its context current.
+        match unsafe { cudarc::driver::result::stream::synchronize(self.raw) } {
+            Ok(()) => queued.op(operation).map(|()| host),
+            Err(e) => {
+                std::mem::forget(host);
+                stick();
+                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
+            }
+        }
+    }
+}
+
+impl Drop for CopyStream {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        // Every copy on it was waited for, or its owner is stuck and leaks
+        // it. (The driver defers the destruction until its work is done in
+        // any case.)
+        // SAFETY: made by `new`, destroyed once, here.
+        result::release_in_drop(&self.ctx, || unsafe {
+            cudarc::driver::result::stream::destroy(raw)
+        });
+    }
+}
