@@ -20,7 +20,7 @@ use crate::error::{AllocationState, DriverResultExt, GraphError, Result, StreamR
 use crate::ranks::{self, Rank, Ranked};
 use crate::result;
 use bytemuck::Pod;
-use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError, SyncOnDrop};
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -349,17 +349,12 @@ impl<T> Escaped<T> {
     }
 
     /// Makes `stream` wait for the allocation's last operation; the guard
-    /// orders a later free after the use. It records the use in the
-    /// allocation's event (as cudarc does for its slices) only for an
-    /// exclusive use on a stream of the allocation's context while cudarc
-    /// tracks streams; otherwise it waits for the use itself: a shared use
-    /// may overlap another (one event cannot cover both), and an event
-    /// cannot be recorded on another context's stream.
+    /// ([`EscapedUse`]) orders a later free after the use.
     ///
     /// # Panics
     /// On a capturing stream: the use would be recorded into a graph that
     /// could run after the allocation is freed.
-    pub(crate) fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> SyncOnDrop<'s> {
+    pub(crate) fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> EscapedUse<'s> {
         let state = &self.held.state;
         // SAFETY: the stream is live (borrowed).
         let capturing = unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false);
@@ -390,13 +385,49 @@ impl<T> Escaped<T> {
                     .record_err(result::event_synchronize(state.event()));
             }
         }
-        let home = self.held.stream.context();
-        let same_context = stream.context().cu_ctx() == home.cu_ctx();
-        if exclusive && same_context && home.is_managing_stream_synchronization() {
-            SyncOnDrop::Record(Some((state.event(), stream)))
-        } else {
-            SyncOnDrop::Sync(Some(stream))
+        EscapedUse {
+            state,
+            stream,
+            exclusive,
         }
+    }
+}
+
+/// A stream launch's use of an [`Escaped`] (made by its `access`): dropped
+/// after the launch is queued, it records the use in the allocation's event
+/// (an exclusive use on a stream of its context), or waits for it (a shared
+/// use, which may overlap another, and one another context's stream). By
+/// the driver directly, whatever error cudarc holds: cudarc's guards skip
+/// their records and synchronizes while one is stored, and a third thread
+/// may take it back before anything notices.
+#[doc(hidden)]
+pub struct EscapedUse<'s> {
+    state: &'s EscapeState,
+    stream: &'s CudaStream,
+    exclusive: bool,
+}
+
+impl std::fmt::Debug for EscapedUse<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EscapedUse")
+            .field("label", &self.state.label)
+            .field("exclusive", &self.exclusive)
+            .finish()
+    }
+}
+
+impl Drop for EscapedUse<'_> {
+    fn drop(&mut self) {
+        let ctx = self.stream.context();
+        if self.exclusive {
+            let mut phase = self.state.lock();
+            if self.state.record(&mut phase, self.stream).is_ok() {
+                return;
+            }
+        }
+        // Not recorded: waited for (a failure is kept in the context, as
+        // cudarc keeps those of its drops).
+        ctx.record_err(result::synchronize(self.stream));
     }
 }
 
@@ -487,6 +518,15 @@ impl<T: Pod> Escaped<T> {
                         sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
                     )
                 };
+                // A record captured by another thread's capture (the
+                // launch before was captured) is refused, also once that
+                // capture ended (see `owned::refuse_captured`).
+                let waited = waited.and_then(|()| {
+                    // SAFETY: the event is live (owned by the state).
+                    let queried =
+                        unsafe { cudarc::driver::result::event::query(state.event().cu_event()) };
+                    crate::owned::refuse_captured(queried)
+                });
                 match waited {
                     Ok(()) => {}
                     // Recorded in a capture (the launch before was

@@ -128,8 +128,14 @@ impl OwnedBuffers {
                 stream,
                 self.event.cu_event(),
                 sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
+            )?;
         }
+        // A capture begun on `last` by another thread after the check above
+        // recorded the event into the capture, and `stream` then joined it
+        // (or, the capture ended, waited for nothing). The driver says so
+        // of the event's last record until it is recorded again.
+        // SAFETY: the event is live (owned).
+        refuse_captured(unsafe { cudarc::driver::result::event::query(self.event.cu_event()) })
     }
 
     /// The runtime's own stream for a loan's copies, made to wait for the
@@ -184,6 +190,22 @@ pub(crate) unsafe fn refuse_capturing(
         ));
     }
     Ok(())
+}
+
+/// Refuses an event whose last record was captured (an event query's
+/// `CUDA_ERROR_CAPTURED_EVENT`, as a capture refusal); a pending or
+/// completed event passes.
+pub(crate) fn refuse_captured(
+    queried: std::result::Result<(), DriverError>,
+) -> std::result::Result<(), DriverError> {
+    match queried {
+        Ok(()) => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether two streams are one: the same handle in the same context (two

@@ -75,7 +75,19 @@ impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
 /// A bound buffer: makes a stream wait for its pending work and hands out
 /// the guard that records the launch's use when dropped.
 trait Acquire {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s>;
+}
+
+/// A bound buffer's use by a stream launch: dropped after the launch is
+/// queued, it records the use (cudarc's guard for cudarc's buffers; for
+/// an [`Escaped`](crate::Escaped), the runtime's own record, made with the
+/// driver directly: cudarc's guards skip theirs while an error is stored
+/// in the context).
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum StreamUse<'s> {
+    Cudarc(SyncOnDrop<'s>),
+    Escaped(crate::escape::EscapedUse<'s>),
 }
 
 /// A buffer bound for reading ([`StreamBuffer`]).
@@ -85,13 +97,13 @@ struct Read<'a, S: ?Sized, T>(&'a S, PhantomData<fn() -> T>);
 struct Write<'a, S: ?Sized, T>(&'a mut S, PhantomData<fn() -> T>);
 
 impl<T, S: StreamBuffer<T> + ?Sized> Acquire for Read<'_, S, T> {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
         self.0.acquire_shared(stream)
     }
 }
 
 impl<T, S: StreamBufferMut<T> + ?Sized> Acquire for Write<'_, S, T> {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
         self.0.acquire_exclusive(stream)
     }
 }
@@ -115,7 +127,7 @@ pub trait StreamBuffer<T>: sealed::Sealed {
     /// Makes `stream` wait for its pending writes; the guard records the
     /// launch's read.
     #[doc(hidden)]
-    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s>;
 }
 
 /// A buffer a stream launch binds for writing: a `CudaSlice`, a
@@ -125,7 +137,7 @@ pub trait StreamBufferMut<T>: StreamBuffer<T> {
     /// Makes `stream` wait for its pending reads and writes; the guard
     /// records the launch's write.
     #[doc(hidden)]
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s>;
 }
 
 /// The `StreamBuffer` impl of a cudarc buffer type: its own tracking.
@@ -141,8 +153,8 @@ macro_rules! cudarc_stream_buffer {
             fn home(&self) -> &Arc<CudaStream> {
                 DeviceSlice::stream(self)
             }
-            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-                self.device_ptr(stream).1
+            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s> {
+                StreamUse::Cudarc(self.device_ptr(stream).1)
             }
         }
     )*};
@@ -150,13 +162,13 @@ macro_rules! cudarc_stream_buffer {
 cudarc_stream_buffer!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
 
 impl<T> StreamBufferMut<T> for CudaSlice<T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.device_ptr_mut(stream).1
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+        StreamUse::Cudarc(self.device_ptr_mut(stream).1)
     }
 }
 impl<T> StreamBufferMut<T> for CudaViewMut<'_, T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.device_ptr_mut(stream).1
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+        StreamUse::Cudarc(self.device_ptr_mut(stream).1)
     }
 }
 
@@ -172,13 +184,13 @@ impl<T> StreamBuffer<T> for crate::Escaped<T> {
     fn home(&self) -> &Arc<CudaStream> {
         crate::Escaped::home(self)
     }
-    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.access(stream, false)
+    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s> {
+        StreamUse::Escaped(self.access(stream, false))
     }
 }
 impl<T> StreamBufferMut<T> for crate::Escaped<T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
-        self.access(stream, true)
+    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+        StreamUse::Escaped(self.access(stream, true))
     }
 }
 
@@ -299,7 +311,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // Waits now; each guard records the launch's use when dropped, after
         // the launch is queued (or refused: then it records earlier work,
         // which orders nothing wrongly).
-        let guards: Vec<SyncOnDrop<'_>> = self
+        let guards: Vec<StreamUse<'_>> = self
             .bindings
             .iter_mut()
             .map(|(binding, _)| binding.acquire(stream))

@@ -284,3 +284,62 @@ mod alone {
         sync(&stream);
     }
 }
+
+/// Attack: a second thread stores errors in cudarc's context in a loop
+/// (`record_err`, safe) while the first writes an `Escaped` with a slow
+/// kernel launched on a stream, round after round, and reads it back.
+/// cudarc's guards skip their records while an error is stored, and the
+/// next cudarc call (on any thread) takes it back, so nothing after the
+/// launch would notice a skipped record.
+///
+/// Must happen: every launch either is refused (the stored error, taken by
+/// its own checks) or is ordered before the read: each read sees the value
+/// of its round everywhere. The maker launches again after the drop.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_escaped_use_is_recorded_while_cudarc_holds_an_error() {
+    use graph_runtime::cudarc::driver::{sys::CUresult, DriverError};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // Its own context: the stored errors would fail other tests' calls.
+    let ctx = crate::common::own_context();
+    let _lock = graph_memory_lock();
+    let stream = ctx.new_stream().unwrap();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let (mut maker, data) = escaping_iota(&ctx, N);
+    maker.launch(&stream).unwrap();
+    let mut escaped = maker.take_escaped(data).unwrap();
+    let done = AtomicBool::new(false);
+    let mut launched = 0;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                ctx.record_err::<()>(Err(DriverError(CUresult::CUDA_ERROR_UNKNOWN)));
+                std::thread::yield_now();
+            }
+        });
+        for round in 1..=200 {
+            let value = round as f32;
+            let mut launch = slow.on(&stream);
+            let x = launch.bind_mut(&mut escaped);
+            // About half a millisecond of spinning before the write.
+            if launch
+                .launch(LaunchConfig::new(132, 256), (x, value, N, 1_000_000i64))
+                .is_err()
+            {
+                continue;
+            }
+            launched += 1;
+            assert_eq!(
+                escaped.to_host().unwrap(),
+                vec![value; N as usize],
+                "round {round}"
+            );
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    assert!(launched > 0, "no launch got through");
+    let _ = ctx.check_err();
+    drop(escaped);
+    maker.launch(&stream).unwrap();
+    maker.synchronize().unwrap();
+}
