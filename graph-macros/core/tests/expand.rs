@@ -330,3 +330,37 @@ snapshot!(
     }
 "#
 );
+
+/// A node table past 256 accessor nodes is split into parts of 256 (rustc
+/// looks a field up by scanning its struct, so one table of thousands of
+/// fields made the build quadratic); below it, one table (the snapshots
+/// above). Too large for a snapshot: the parts are checked by name.
+#[test]
+fn a_large_node_table_is_split_into_parts() {
+    let nodes: String = (0..600)
+        .map(|i| format!("k{i}: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);\n"))
+        .collect();
+    let chain = (0..600)
+        .map(|i| format!("k{i}"))
+        .collect::<Vec<_>>()
+        .join(" -> ");
+    let code = expanded(&format!(
+        "pub graph Big(x: &mut CudaSlice<f32>) {{ {nodes} {chain}; }}"
+    ));
+    for part in 0..3 {
+        assert!(
+            code.contains(&format!("pub struct __BigNodes{part} {{")),
+            "part {part}"
+        );
+        assert!(
+            code.contains(&format!("__part{part}: __BigNodes{part},")),
+            "field {part}"
+        );
+    }
+    assert!(!code.contains("__BigNodes3"), "three parts of at most 256");
+    assert!(
+        code.contains("self.nodes.__part2.k599"),
+        "k599 is in the last part"
+    );
+    assert!(code.contains("self.nodes.__part0.k0"), "k0 is in the first");
+}

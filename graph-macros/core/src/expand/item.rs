@@ -131,22 +131,6 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let accessed: Vec<usize> = (0..model.nodes.len())
         .filter(|&id| emitter.has_accessor(id))
         .collect();
-    let node_fields = accessed.iter().map(|&id| {
-        let node = &model.nodes[id];
-        let label = &node.label;
-        let mut ty = match node.op {
-            Op::Kernel(k) => {
-                let path = &k.function;
-                quote!(#rt::KernelNode<<#path as #rt::__private::KernelDef>::Args>)
-            }
-            _ => quote!(#rt::Node),
-        };
-        // One table level per repeated block holding it.
-        for _ in &emitter.chains[id] {
-            ty = quote!(::std::vec::Vec<#ty>);
-        }
-        quote!(#label: #ty)
-    });
     let host_fields = hosts.iter().map(|h| {
         let (n, t) = (&h.name, &h.ty);
         quote!(#n: #rt::HostBuf<#t>)
@@ -159,16 +143,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     } else {
         (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
     };
-    let unset_nodes = accessed
-        .iter()
-        .map(|&id| {
-            let label = &model.nodes[id].label;
-            quote!(#label: #rt::__private::Unset::unset())
-        })
-        .chain(hosts.iter().map(|h| {
-            let n = &h.name;
-            quote!(#n: ::core::clone::Clone::clone(#n))
-        }));
+    let table = super::table::table(&emitter, &accessed, nodes_name, &nodes_derive, vis);
+    let (node_fields, table_parts) = (&table.fields, &table.parts);
+    let unset_nodes = table.unset.iter().cloned().chain(hosts.iter().map(|h| {
+        let n = &h.name;
+        quote!(#n: ::core::clone::Clone::clone(#n))
+    }));
     let host_accessors = hosts.iter().map(|h| {
         let (n, t) = (&h.name, &h.ty);
         let doc = format!(
@@ -193,7 +173,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let unslots = body_accessed.iter().map(|&id| {
         let (slot, field, label) = (
             emitter.slot_var(id),
-            &model.nodes[id].label,
+            emitter.table_field(id),
             &model.nodes[id].name,
         );
         let nodes = internal("__nodes");
@@ -206,18 +186,18 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 
     let accessors = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
-        let label = &node.label;
+        let (label, field) = (&node.label, emitter.table_field(id));
         let chain = &emitter.chains[id];
         let vars: Vec<&Ident> = chain.iter().map(|&r| &model.repeats[r].syntax.var).collect();
         let (doc, handle) = if chain.is_empty() {
             (
                 format!("The `{}` node, to update it in this exec.", node.name),
-                quote!(self.nodes.#label),
+                quote!(self.nodes.#field),
             )
         } else {
             let indices = vars.iter().map(|v| format!("[{v}]")).collect::<String>();
             let first = vars[0];
-            let mut lookup = quote!(self.nodes.#label.get(#first));
+            let mut lookup = quote!(self.nodes.#field.get(#first));
             for var in &vars[1..] {
                 lookup = quote!(#lookup.and_then(|table| table.get(#var)));
             }
@@ -254,11 +234,11 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         .enumerate()
         .filter(|(_, n)| n.attrs.disabled.is_some())
         .map(|(id, n)| {
-            let label = &n.label;
+            let field = emitter.table_field(id);
             let depth = emitter.chains[id].len();
             let each = internal("__each");
             let mut node = if depth == 0 {
-                quote!(self.nodes.#label)
+                quote!(self.nodes.#field)
             } else {
                 quote!(*#each)
             };
@@ -269,7 +249,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             // One loop per repeated block, innermost first.
             for level in (0..depth).rev() {
                 let over = match level {
-                    0 => quote!(&self.nodes.#label),
+                    0 => quote!(&self.nodes.#field),
                     _ => quote!(#each),
                 };
                 set = quote! { for #each in #over { #set } };
@@ -314,6 +294,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             nodes: #nodes_name,
             bound: #bound_name<'a>,
         }
+
+        #table_parts
 
         #[doc(hidden)]
         #nodes_derive

@@ -49,6 +49,9 @@ pub struct Emitter<'m, 'a> {
     pub(super) hoisted: std::cell::RefCell<Vec<TokenStream>>,
     /// The runtime's path (`#rt::Graph`).
     pub(super) rt: &'m Runtime,
+    /// Per node: the part of a split node table holding its field (see
+    /// `table`).
+    pub(super) table_parts: Vec<Option<usize>>,
 }
 
 impl<'m, 'a> Emitter<'m, 'a> {
@@ -85,7 +88,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .flat_map(|r| &r.carried)
             .map(|c| c.from)
             .collect();
-        Emitter {
+        let mut emitter = Emitter {
             model,
             topology,
             chains,
@@ -97,7 +100,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
             nodes_in_place: false,
             kernels,
             rt,
-        }
+            table_parts: Vec::new(),
+        };
+        emitter.table_parts = super::table::parts(&emitter);
+        emitter
     }
 
     /// Whether a later node depends on `id` (so its handle is kept).
@@ -318,7 +324,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         quote!(::core::option::Option::Some(&[#(#kinds),*])),
                     )
                 };
-                let field = &node.label;
+                let field = self.table_field(id);
                 let (nodes, failed) = (internal("__nodes"), internal("__failed"));
                 let handle = if self.in_place(id) {
                     quote!(#nodes.#field)

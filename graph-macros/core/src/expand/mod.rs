@@ -15,6 +15,7 @@ mod item;
 mod level;
 mod owned;
 mod repeat;
+mod table;
 mod units;
 
 use crate::check::Topology;

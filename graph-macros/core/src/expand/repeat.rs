@@ -247,7 +247,7 @@ impl Emitter<'_, '_> {
                 if chain.last() != Some(&block) || !self.has_accessor(id) {
                     continue;
                 }
-                let field = &self.model.nodes[id].label;
+                let field = self.table_field(id);
                 let mut table = quote!(#nodes.#field);
                 for _ in 1..chain.len() {
                     table = quote!((*#rt::__private::last(&mut #table)));
@@ -267,7 +267,7 @@ impl Emitter<'_, '_> {
                 if depth + 1 == chain.len() || !self.has_accessor(id) {
                     continue;
                 }
-                let field = &self.model.nodes[id].label;
+                let field = self.table_field(id);
                 let mut table = quote!(#nodes.#field);
                 for _ in 0..depth {
                     table = quote!((*#rt::__private::last(&mut #table)));

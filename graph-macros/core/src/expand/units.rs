@@ -98,8 +98,8 @@ impl Emitter<'_, '_> {
             return TokenStream::new();
         }
         if !self.chains[id].is_empty() {
-            let (label, var) = (&node.label, self.handle_var(id));
-            let mut table = quote!(#nodes.#label);
+            let (field, var) = (self.table_field(id), self.handle_var(id));
+            let mut table = quote!(#nodes.#field);
             for _ in 1..self.chains[id].len() {
                 let rt = self.rt;
                 table = quote!((*#rt::__private::last(&mut #table)));
@@ -111,8 +111,8 @@ impl Emitter<'_, '_> {
             return quote! { #slot = ::core::option::Option::Some(#var); };
         }
         if self.in_place(id) && node.kind() != Kind::Kernel {
-            let (label, var) = (&node.label, self.node_var(id));
-            return quote! { #nodes.#label = #var; };
+            let (field, var) = (self.table_field(id), self.node_var(id));
+            return quote! { #nodes.#field = #var; };
         }
         TokenStream::new()
     }
