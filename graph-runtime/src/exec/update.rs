@@ -34,20 +34,8 @@ impl<'a> Exec<'a> {
                 label: None,
             });
         }
-        // Both graphs' guards, always in address order (two threads updating
-        // two execs from each other's graphs must not deadlock).
         graph.owner.check_poisoned()?;
-        let (mine, theirs) = (&*self.graph, &*graph.owner);
-        let _guards = match std::ptr::eq(mine, theirs) {
-            true => (Some(mine.lock()), None),
-            false if (mine as *const RawGraph) < (theirs as *const RawGraph) => {
-                (Some(mine.lock()), Some(theirs.lock()))
-            }
-            false => {
-                let second = theirs.lock();
-                (Some(mine.lock()), Some(second))
-            }
-        };
+        let _guards = ordering::update_guards(&self.graph, &graph.owner);
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: zero is valid for the result info (null node handles).
         let mut info: sys::CUgraphExecUpdateResultInfo = unsafe { std::mem::zeroed() };

@@ -55,15 +55,19 @@
 //! took, then waits for it, because the exec's borrows end with the drop.
 //! A stream that began a capture since cannot be waited for: the drop
 //! then leaks what the launch may use, as `mem::forget` of the exec would.
-//! A whole-graph update keeps the resources it replaced ([`retire`])
-//! until the stream is seen done (their kernels' modules may still run).
+//! A whole-graph update holds both graphs' guards while the driver reads
+//! them ([`update_guards`]: in address order), and keeps the resources it
+//! replaced ([`retire`]) until the stream is seen done (their kernels'
+//! modules may still run).
 
 use crate::buffer::{LockedSet, ResourceSet, SharedResources, UseEvent};
 use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
 use crate::escape::{EscapeState, Role};
+use crate::graph::RawGraph;
+use crate::ranks::Ranked;
 use crate::result;
 use cudarc::driver::{CudaContext, CudaStream};
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 
 mod escapes;
 mod sets;
@@ -263,5 +267,27 @@ pub(crate) fn retire<'a>(
     }
     if !retired.iter().any(|r| Arc::ptr_eq(r, &replaced)) {
         retired.push(replaced);
+    }
+}
+
+/// A graph's guard, held for an update.
+pub(crate) type GraphGuard<'g> = Ranked<MutexGuard<'g, ()>>;
+
+/// The guards an update holds: its exec's graph's and that of the graph it
+/// is updated from (one guard if they are one graph), two in address order:
+/// two threads updating two execs from each other's graphs must not
+/// deadlock.
+pub(crate) fn update_guards<'g>(
+    mine: &'g RawGraph,
+    theirs: &'g RawGraph,
+) -> (GraphGuard<'g>, Option<GraphGuard<'g>>) {
+    if std::ptr::eq(mine, theirs) {
+        (mine.lock(), None)
+    } else if (mine as *const RawGraph) < (theirs as *const RawGraph) {
+        let first = mine.lock();
+        (first, Some(theirs.lock()))
+    } else {
+        let first = theirs.lock();
+        (mine.lock(), Some(first))
     }
 }
