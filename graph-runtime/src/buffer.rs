@@ -222,6 +222,30 @@ impl UseEvent {
         event
     }
 
+    /// Makes `home` wait for the use last recorded in the event (by the
+    /// driver directly; a failure is kept in the context, as cudarc keeps
+    /// those of its own calls). Nothing if cudarc made no event, or if
+    /// `home` is capturing (the wait would be captured, not made).
+    pub(crate) fn order_on(&self, home: &CudaStream) {
+        let Some(event) = self.event else {
+            return;
+        };
+        // SAFETY: the stream is live (borrowed).
+        if unsafe { crate::result::is_capturing(home.cu_stream()) }.unwrap_or(true) {
+            return;
+        }
+        // SAFETY: the event is the bound slice's (alive for the binding);
+        // the stream is live; a stream may wait for any event.
+        let waited = unsafe {
+            cudarc::driver::result::stream::wait_event(
+                home.cu_stream(),
+                event,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        };
+        home.context().record_err(waited);
+    }
+
     /// Records `stream`'s work so far in the event (a cudarc error is kept
     /// in the context, as cudarc keeps those of its own records).
     pub(crate) fn record(self, stream: &CudaStream) {
@@ -265,6 +289,8 @@ impl Binding<'_> {
 /// A slice whose reads are tracked by cudarc.
 pub(crate) trait TrackedRead: Sync {
     fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
+    /// The stream cudarc frees the slice on.
+    fn home(&self) -> &Arc<CudaStream>;
 }
 
 /// A slice whose writes are tracked by cudarc.
@@ -277,6 +303,9 @@ pub(crate) trait TrackedWrite: Send {
 impl<T> TrackedRead for CudaSlice<T> {
     fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         self.device_ptr(stream).1
+    }
+    fn home(&self) -> &Arc<CudaStream> {
+        cudarc::driver::DeviceSlice::stream(self)
     }
 }
 

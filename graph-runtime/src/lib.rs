@@ -134,14 +134,15 @@
 //!   its free. Not closed: a third thread that takes that error back
 //!   (any cudarc call) between the skipped wait and the launch's check; and
 //!   cudarc's own safe copies have the same weakness.
-//!   Not closed either: cudarc keeps one read event per slice, and a read
-//!   on another stream (a launch of another exec that binds the slice, or
-//!   a cudarc copy from it) records over it without waiting for it. An exec
-//!   that was `mem::forget`-ed after a launch that reads a slice bound with
-//!   `bind` is then no longer covered by the slice's free, which may run
-//!   while that launch still reads (as two cudarc reads on two streams
-//!   before a free are, without any graph). An exec that is dropped waits
-//!   for its launch, so only a forgotten one is exposed.
+//!   cudarc keeps one read event per slice, and a read on another stream
+//!   (a launch of another exec that binds the slice, or a cudarc copy from
+//!   it) records over it without waiting for it; so each launch also makes
+//!   the stream cudarc frees a slice bound for reading on (its home) wait
+//!   for it, unless it is the launch stream: the free follows the launch
+//!   even when the exec that made it was `mem::forget`-ed (a dropped exec
+//!   waits for its launch anyway). A home stream that is capturing at the
+//!   time is not made to wait (the wait would be captured): the capture
+//!   race above.
 //!   Two launches from the device of one exec that nothing orders (two
 //!   launcher kernels in parallel nodes, or launcher graphs on two streams,
 //!   naming one [`DeviceExec`]) do not run at once: the driver refuses the

@@ -1,7 +1,8 @@
 //! Resource sets at launch: which sets a launch tracks, and, under their
 //! locks, cudarc's waits before it and the event records after it.
 
-use crate::buffer::{lock, LockedSet, ResourceSet, Resources, UseEvent};
+use crate::buffer::{lock, Binding, LockedSet, ResourceSet, Resources, UseEvent};
+use crate::owned::same_stream;
 use crate::ranks::Ranked;
 use cudarc::driver::{CudaStream, DriverError};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -91,13 +92,28 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         Ok(())
     }
 
+    /// After the records: notes the launch, and makes the home stream of
+    /// each slice bound for reading (where cudarc frees it) wait for it.
+    /// cudarc keeps one read event per slice, and a read on another stream
+    /// records over it without waiting for it: the free would then no
+    /// longer follow this launch, which only the exec's drop waits for (a
+    /// forgotten exec's launch could still read freed memory). A home that
+    /// is the launch stream orders the free already.
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool) {
         if let Some(owned) = &mut self.owned {
             owned.used_on(stream);
         }
         self.tracked_on = managing.then(|| stream.clone());
+        let mut ordered: Vec<&Arc<CudaStream>> = Vec::new();
         for binding in &mut self.bindings {
             binding.use_event().stale = !managing;
+            if let (Binding::Read(slice, event), true) = (&*binding, managing) {
+                let home = slice.home();
+                if !same_stream(home, stream) && !ordered.iter().any(|h| same_stream(h, home)) {
+                    event.order_on(home);
+                    ordered.push(home);
+                }
+            }
         }
     }
 }

@@ -304,3 +304,61 @@ fn a_stored_error_does_not_stop_a_dropped_exec_from_waiting() {
         &read[..4]
     );
 }
+
+/// Attack (the crate docs' "one read event per slice" edge): bind x for
+/// reading (its home stream a), launch a graph that spins, then reads x
+/// into y, on stream b; `mem::forget` the exec and the graph (their borrow
+/// of x ends, nothing waits for the launch); read x with cudarc on stream
+/// c, which records x's read event over the launch's without waiting for
+/// it; drop x (cudarc frees it on a after that read event only); allocate z
+/// on a (stream-ordered reuse: likely x's memory) and fill it with 7s.
+///
+/// Must happen: y holds 2 * x = 2 everywhere: the launch made a (x's home)
+/// wait for it, so x's free and z's fill follow the read, whatever cudarc's
+/// read event says.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_forgotten_exec_reading_a_slice_keeps_its_free_behind_the_launch() {
+    let ctx = own_context();
+    let (a, b, c) = (
+        ctx.new_stream().unwrap(),
+        ctx.new_stream().unwrap(),
+        ctx.new_stream().unwrap(),
+    );
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let add = kernels::Add::load(&ctx).unwrap();
+    let x = a.clone_htod(&vec![1.0f32; N as usize]).unwrap();
+    let mut y = b.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut delay = b.alloc_zeros::<f32>(N as usize).unwrap();
+    sync(&a);
+    sync(&b);
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let (xb, yb, db) = (g.bind(&x), g.bind_mut(&mut y), g.bind_mut(&mut delay));
+        let cfg = LaunchConfig::for_elements(N, 256);
+        let wait = g
+            .add_kernel(
+                "wait",
+                &slow,
+                LaunchConfig::new(132, 256),
+                (db, 0.0, N, SPIN),
+                &[],
+            )
+            .unwrap();
+        g.add_kernel("double", &add, cfg, (xb, xb, yb, N), &[wait.node()])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&b).unwrap();
+        std::mem::forget(exec);
+        std::mem::forget(g);
+    }
+    assert_eq!(c.clone_dtoh(&x).unwrap(), vec![1.0f32; N as usize]);
+    drop(x);
+    let z = a.clone_htod(&vec![7.0f32; N as usize]).unwrap();
+    sync(&a);
+    assert!(
+        b.clone_dtoh(&y).unwrap().iter().all(|v| *v == 2.0),
+        "the launch read x after its free"
+    );
+    drop(z);
+}
