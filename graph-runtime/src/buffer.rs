@@ -222,30 +222,6 @@ impl UseEvent {
         event
     }
 
-    /// Makes `home` wait for the use last recorded in the event (by the
-    /// driver directly; a failure is kept in the context, as cudarc keeps
-    /// those of its own calls). Nothing if cudarc made no event, or if
-    /// `home` is capturing (the wait would be captured, not made).
-    pub(crate) fn order_on(&self, home: &CudaStream) {
-        let Some(event) = self.event else {
-            return;
-        };
-        // SAFETY: the stream is live (borrowed).
-        if unsafe { crate::result::is_capturing(home.cu_stream()) }.unwrap_or(true) {
-            return;
-        }
-        // SAFETY: the event is the bound slice's (alive for the binding);
-        // the stream is live; a stream may wait for any event.
-        let waited = unsafe {
-            cudarc::driver::result::stream::wait_event(
-                home.cu_stream(),
-                event,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        };
-        home.context().record_err(waited);
-    }
-
     /// Records `stream`'s work so far in the event (a cudarc error is kept
     /// in the context, as cudarc keeps those of its own records).
     pub(crate) fn record(self, stream: &CudaStream) {
@@ -457,6 +433,71 @@ pub(crate) struct Resources<'a> {
     pub lent: bool,
     /// Device buffers the graph owns (`Graph::add_buffer`), if any.
     pub owned: Option<crate::owned::OwnedBuffers>,
+    /// Recorded after a launch for the home streams of slices bound for
+    /// reading to wait for (see `ordering::sets`); made at the first.
+    pub launch_mark: Option<LaunchMark>,
+}
+
+/// An event of the runtime's own, made and recorded by the driver directly
+/// (cudarc's calls return an error another call stored in the context
+/// instead of doing their work), never handed out: nothing else records it.
+pub(crate) struct LaunchMark {
+    raw: sys::CUevent,
+    ctx: Arc<cudarc::driver::CudaContext>,
+}
+
+// SAFETY: an event handle has no thread affinity; it is used under its
+// resource set's lock, with its context bound first.
+unsafe impl Send for LaunchMark {}
+
+impl LaunchMark {
+    /// A new event of `ctx`, which is current.
+    pub(crate) fn new(
+        ctx: &Arc<cudarc::driver::CudaContext>,
+    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
+        let raw =
+            cudarc::driver::result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
+        Ok(LaunchMark {
+            raw,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// Records `stream`'s work so far (of the event's context, current).
+    pub(crate) fn record(
+        &self,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), cudarc::driver::DriverError> {
+        // SAFETY: the event and the stream are live, of one context.
+        unsafe { cudarc::driver::result::event::record(self.raw, stream.cu_stream()) }
+    }
+
+    /// Makes `stream` wait for the last record.
+    pub(crate) fn wait_on(
+        &self,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), cudarc::driver::DriverError> {
+        // SAFETY: the event and the stream are live; a stream may wait for
+        // any event.
+        unsafe {
+            cudarc::driver::result::stream::wait_event(
+                stream.cu_stream(),
+                self.raw,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        }
+    }
+}
+
+impl Drop for LaunchMark {
+    fn drop(&mut self) {
+        let raw = self.raw;
+        // SAFETY: made by `new`, destroyed once, here (the driver defers
+        // the destruction until pending waits on it are done).
+        crate::result::release_in_drop(&self.ctx, || unsafe {
+            cudarc::driver::result::event::destroy(raw)
+        });
+    }
 }
 
 impl std::fmt::Debug for Resources<'_> {

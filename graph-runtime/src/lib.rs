@@ -138,11 +138,13 @@
 //!   (a launch of another exec that binds the slice, or a cudarc copy from
 //!   it) records over it without waiting for it; so each launch also makes
 //!   the stream cudarc frees a slice bound for reading on (its home) wait
-//!   for it, unless it is the launch stream: the free follows the launch
-//!   even when the exec that made it was `mem::forget`-ed (a dropped exec
-//!   waits for its launch anyway). A home stream that is capturing at the
-//!   time is not made to wait (the wait would be captured): the capture
-//!   race above.
+//!   for it, through an event of the runtime's own, unless it is the launch
+//!   stream: the free follows the launch even when the exec that made it
+//!   was `mem::forget`-ed (a dropped exec waits for its launch anyway). A
+//!   home stream that is capturing at the time is not made to wait (the
+//!   wait would be captured): the capture race above. Nor is a home that
+//!   is the per-thread default stream made to wait on the thread that
+//!   frees the slice (that handle names another stream on every thread).
 //!   Two launches from the device of one exec that nothing orders (two
 //!   launcher kernels in parallel nodes, or launcher graphs on two streams,
 //!   naming one [`DeviceExec`]) do not run at once: the driver refuses the
