@@ -129,11 +129,13 @@
 //!   and records it relies on with the driver directly (an exec's drop and
 //!   `synchronize`, the records after a launch, [`Escaped`]'s ordering),
 //!   and does not launch when an error was stored while cudarc made a
-//!   slice's waits; an [`Escaped`] (whose uses end with cudarc's guards)
-//!   dropped while an error is stored waits for its whole context before
-//!   its free. Not closed: a third thread that takes that error back
-//!   (any cudarc call) between the skipped wait and the launch's check; and
-//!   cudarc's own safe copies have the same weakness.
+//!   slice's waits. An [`Escaped`]'s uses (its copies and stream
+//!   launches) are recorded by the runtime itself, and one dropped while
+//!   an error is stored still waits for its whole context before its
+//!   free. Not closed, for cudarc slices bound to graphs: a third thread
+//!   that takes that error back (any cudarc call) between the skipped wait
+//!   and the launch's check (the waits are cudarc's: a slice's events are
+//!   private to cudarc); cudarc's own safe copies have the same weakness.
 //!   cudarc keeps one read event per slice, and a read on another stream
 //!   (a launch of another exec that binds the slice, or a cudarc copy from
 //!   it) records over it without waiting for it; so each launch also makes
