@@ -265,8 +265,6 @@ impl Binding<'_> {
 /// A slice whose reads are tracked by cudarc.
 pub(crate) trait TrackedRead: Sync {
     fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s>;
-    /// The stream cudarc frees the slice on.
-    fn home(&self) -> &Arc<CudaStream>;
 }
 
 /// A slice whose writes are tracked by cudarc.
@@ -279,9 +277,6 @@ pub(crate) trait TrackedWrite: Send {
 impl<T> TrackedRead for CudaSlice<T> {
     fn acquire_read<'s>(&'s self, stream: &'s CudaStream) -> SyncOnDrop<'s> {
         self.device_ptr(stream).1
-    }
-    fn home(&self) -> &Arc<CudaStream> {
-        cudarc::driver::DeviceSlice::stream(self)
     }
 }
 
@@ -433,71 +428,6 @@ pub(crate) struct Resources<'a> {
     pub lent: bool,
     /// Device buffers the graph owns (`Graph::add_buffer`), if any.
     pub owned: Option<crate::owned::OwnedBuffers>,
-    /// Recorded after a launch for the home streams of slices bound for
-    /// reading to wait for (see `ordering::sets`); made at the first.
-    pub launch_mark: Option<LaunchMark>,
-}
-
-/// An event of the runtime's own, made and recorded by the driver directly
-/// (cudarc's calls return an error another call stored in the context
-/// instead of doing their work), never handed out: nothing else records it.
-pub(crate) struct LaunchMark {
-    raw: sys::CUevent,
-    ctx: Arc<cudarc::driver::CudaContext>,
-}
-
-// SAFETY: an event handle has no thread affinity; it is used under its
-// resource set's lock, with its context bound first.
-unsafe impl Send for LaunchMark {}
-
-impl LaunchMark {
-    /// A new event of `ctx`, which is current.
-    pub(crate) fn new(
-        ctx: &Arc<cudarc::driver::CudaContext>,
-    ) -> std::result::Result<Self, cudarc::driver::DriverError> {
-        let raw =
-            cudarc::driver::result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
-        Ok(LaunchMark {
-            raw,
-            ctx: ctx.clone(),
-        })
-    }
-
-    /// Records `stream`'s work so far (of the event's context, current).
-    pub(crate) fn record(
-        &self,
-        stream: &CudaStream,
-    ) -> std::result::Result<(), cudarc::driver::DriverError> {
-        // SAFETY: the event and the stream are live, of one context.
-        unsafe { cudarc::driver::result::event::record(self.raw, stream.cu_stream()) }
-    }
-
-    /// Makes `stream` wait for the last record.
-    pub(crate) fn wait_on(
-        &self,
-        stream: &CudaStream,
-    ) -> std::result::Result<(), cudarc::driver::DriverError> {
-        // SAFETY: the event and the stream are live; a stream may wait for
-        // any event.
-        unsafe {
-            cudarc::driver::result::stream::wait_event(
-                stream.cu_stream(),
-                self.raw,
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        }
-    }
-}
-
-impl Drop for LaunchMark {
-    fn drop(&mut self) {
-        let raw = self.raw;
-        // SAFETY: made by `new`, destroyed once, here (the driver defers
-        // the destruction until pending waits on it are done).
-        crate::result::release_in_drop(&self.ctx, || unsafe {
-            cudarc::driver::result::event::destroy(raw)
-        });
-    }
 }
 
 impl std::fmt::Debug for Resources<'_> {

@@ -136,17 +136,18 @@
 //!   that takes that error back (any cudarc call) between the skipped wait
 //!   and the launch's check (the waits are cudarc's: a slice's events are
 //!   private to cudarc); cudarc's own safe copies have the same weakness.
-//!   cudarc keeps one read event per slice, and a read on another stream
-//!   (a launch of another exec that binds the slice, or a cudarc copy from
-//!   it) records over it without waiting for it; so each launch also makes
-//!   the stream cudarc frees a slice bound for reading on (its home) wait
-//!   for it, through an event of the runtime's own, unless it is the launch
-//!   stream: the free follows the launch even when the exec that made it
-//!   was `mem::forget`-ed (a dropped exec waits for its launch anyway). A
-//!   home stream that is capturing at the time is not made to wait (the
-//!   wait would be captured): the capture race above. Nor is a home that
-//!   is the per-thread default stream made to wait on the thread that
-//!   frees the slice (that handle names another stream on every thread).
+//!   Not closed either, and cudarc's before it is ours: cudarc keeps one
+//!   read event per slice, and a read on another stream (a launch of
+//!   another exec that binds the slice, or a cudarc copy from it) records
+//!   over it without waiting for it, so a slice's free follows only the
+//!   last read. Two cudarc reads on two streams before a free expose the
+//!   first (tests/cudarc_holes.rs reproduces it with cudarc alone); so does
+//!   an exec that was `mem::forget`-ed after a launch that reads a slice
+//!   bound with `bind`. An exec that is dropped waits for its launch, so
+//!   only a forgotten one is exposed. (Making each launch's home streams
+//!   wait for it would close it for graphs, at the price of tying every
+//!   read-only slice's stream to every launch that reads it, and of a
+//!   deadlock for a host node that waits on that stream: not done.)
 //!   Two launches from the device of one exec that nothing orders (two
 //!   launcher kernels in parallel nodes, or launcher graphs on two streams,
 //!   naming one [`DeviceExec`]) do not run at once: the driver refuses the

@@ -211,7 +211,7 @@ pub(crate) fn refuse_captured(
 /// Whether two streams are one: the same handle in the same context (two
 /// contexts' default streams share the null handle), never the per-thread
 /// default stream (another stream on every thread).
-pub(crate) fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
+fn same_stream(a: &CudaStream, b: &CudaStream) -> bool {
     !result::is_per_thread(a)
         && a.cu_stream() == b.cu_stream()
         && a.context().cu_ctx() == b.context().cu_ctx()

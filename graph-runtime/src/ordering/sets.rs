@@ -1,8 +1,7 @@
 //! Resource sets at launch: which sets a launch tracks, and, under their
 //! locks, cudarc's waits before it and the event records after it.
 
-use crate::buffer::{lock, Binding, LaunchMark, LockedSet, ResourceSet, Resources, UseEvent};
-use crate::owned::same_stream;
+use crate::buffer::{lock, LockedSet, ResourceSet, Resources, UseEvent};
 use crate::ranks::Ranked;
 use cudarc::driver::{CudaStream, DriverError};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -92,54 +91,13 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         Ok(())
     }
 
-    /// After the records: notes the launch, and makes the home stream of
-    /// each slice bound for reading (where cudarc frees it) wait for it.
-    /// cudarc keeps one read event per slice, and a read on another stream
-    /// records over it without waiting for it: the free would then no
-    /// longer follow this launch, which only the exec's drop waits for (a
-    /// forgotten exec's launch could still read freed memory). The homes
-    /// wait for an event of the set's own ([`LaunchMark`]), recorded here:
-    /// cudarc's read event may be recorded over by another thread between
-    /// this launch's record and the wait. A home that is the launch stream
-    /// orders the free already; one that is capturing is skipped (the wait
-    /// would be captured: the capture race). Without an event (the driver
-    /// refused to make one), the launch is waited for on the host.
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool) {
         if let Some(owned) = &mut self.owned {
             owned.used_on(stream);
         }
         self.tracked_on = managing.then(|| stream.clone());
-        let mut homes: Vec<&Arc<CudaStream>> = Vec::new();
         for binding in &mut self.bindings {
             binding.use_event().stale = !managing;
-            if let (Binding::Read(slice, _), true) = (&*binding, managing) {
-                let home = slice.home();
-                if !same_stream(home, stream) && !homes.iter().any(|h| same_stream(h, home)) {
-                    homes.push(home);
-                }
-            }
-        }
-        if homes.is_empty() {
-            return;
-        }
-        let ctx = stream.context();
-        if self.launch_mark.is_none() {
-            self.launch_mark = LaunchMark::new(ctx).ok();
-        }
-        let Some(mark) = self.launch_mark.as_ref() else {
-            ctx.record_err(crate::result::synchronize(stream));
-            return;
-        };
-        if let Err(e) = mark.record(stream) {
-            ctx.record_err::<()>(Err(e));
-            ctx.record_err(crate::result::synchronize(stream));
-            return;
-        }
-        for home in homes {
-            // SAFETY: the stream is live (the slice holds it).
-            if !unsafe { crate::result::is_capturing(home.cu_stream()) }.unwrap_or(true) {
-                ctx.record_err(mark.wait_on(home));
-            }
         }
     }
 }
