@@ -96,7 +96,7 @@
 //!   their check and the work they queue (a launch, its event records, the
 //!   frees of what the last launch left live). This is cudarc's hole
 //!   before it is ours: cudarc's own safe calls on a stream that another
-//!   thread captures crash the process (tests/cudarc_capture_race.rs, an
+//!   thread captures crash the process (tests/cudarc_holes.rs, an
 //!   ignored test that uses cudarc alone: SIGSEGV in every run on the
 //!   H200). **Do not begin captures on a stream that another thread uses**
 //!   (capture on a stream of its own, or with the threads' work ordered
