@@ -53,7 +53,8 @@
 //!
 //! Modules import downward only (`tests/module_layers.rs` checks it): the
 //! driver layer (`error`, `result`, `driver`, `ids`, and `ranks`, the lock
-//! ranks); what a graph holds (`escape`, `fault`, `buffer`); kernels and
+//! ranks; `copies`, the runtime's own copies on a stream of its own); what
+//! a graph holds (`escape`, `fault`, `buffer`, `owned`); kernels and
 //! the handles they receive (`kernel`, `handle`); `node`; [`graph`] and the
 //! node kinds that extend it ([`conditional`], [`capture`],
 //! [`user_object`]); `ordering`, the launch protocol (what a launch checks,
