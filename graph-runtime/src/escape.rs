@@ -190,6 +190,15 @@ impl EscapeState {
             return Ok(());
         }
         result::bind(stream.context())?;
+        // A stream that began a capture since would record the wait and
+        // the free into the capture, to run (if ever) when its graph does,
+        // maybe after the allocation was made again at the same address:
+        // the allocation is kept instead, for good (stuck).
+        // SAFETY: the stream is live (borrowed).
+        if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(true) {
+            phase.stuck = true;
+            return Ok(());
+        }
         self.free_live(&mut phase, stream)?;
         self.record(&mut phase, stream)
     }
@@ -280,8 +289,15 @@ impl Drop for Held {
 /// another graph with [`Graph::bind_escaped`](crate::Graph::bind_escaped)
 /// to use it there and free it with a free node; or drop it to free it.
 /// Its exec launches again only once it is freed (the next launch makes it
-/// anew, at the same address). A stream launch on a capturing stream
-/// panics.
+/// anew, at the same address). A stream launch on a capturing stream is
+/// refused (`LaunchRefusal::Capturing`); one whose stream another thread
+/// begins capturing after that check panics before queuing anything.
+///
+/// A copy that cannot be waited for (another thread's global-mode capture
+/// refusing the wait, say) may still run: the allocation is then *stuck*.
+/// Dropping it frees nothing, the exec that made it does not launch again,
+/// and [`Graph::bind_escaped`](crate::Graph::bind_escaped) gives a `Buf`
+/// every node refuses. Memory is leaked; nothing reads freed memory.
 ///
 /// It is not a cudarc `DevicePtr`: cudarc's copies ask each operand for
 /// its address in turn, and caller code (another operand's `DevicePtrMut`,
@@ -432,13 +448,16 @@ impl Drop for EscapedUse<'_> {
 }
 
 impl<T: Pod> Escaped<T> {
-    /// The elements, copied to the host.
+    /// The elements, copied to the host. Blocks until the allocation's
+    /// last use (the launch that made it, say) and the copy are done.
     ///
     /// # Errors
-    /// [`GraphError::StreamRefused`] when the stream of the allocation's
-    /// last use was capturing (the copy would join the capture);
-    /// [`GraphError::Driver`] when the copy fails (or a launch before it
-    /// faulted).
+    /// [`GraphError::StreamRefused`] when the allocation's last use was
+    /// recorded in a capture (the copy would join it; nothing is queued),
+    /// or when the runtime's copy stream joined one (the allocation is
+    /// then stuck: see [`Escaped`]); [`GraphError::Driver`] when the copy
+    /// fails (or a launch before it faulted), or cannot be waited for
+    /// (stuck).
     pub fn to_host(&self) -> Result<Vec<T>> {
         let host = vec![T::zeroed(); self.len];
         let ptr = self.held.state.ptr;

@@ -169,7 +169,8 @@
 //!   device (those launches could not be ordered). A shared use (a read,
 //!   which may overlap another) and a use on another context's stream wait
 //!   for their work instead of recording it; a use on a capturing stream
-//!   panics.
+//!   is refused (or panics, if the capture began after the check). A
+//!   copy of it that cannot be waited for leaves it stuck: never freed.
 //! - *Graph-owned buffers* ([`Graph::add_buffer`], `buffer name: T[len];`).
 //!   Reached only through the graph's nodes and, between launches, through
 //!   a loan ([`Exec::buffer`]) whose copies the runtime makes itself (no

@@ -51,11 +51,15 @@ pub enum GraphError {
         log: String,
     },
 
-    /// A slice this graph binds is lent out between launches
-    /// ([`Exec::bound_mut`](crate::Exec::bound_mut) of an exec that shares
-    /// the graph's bindings): `operation` (a launch of another such exec,
-    /// another loan) waits for the `BoundMut`'s drop.
-    #[error("{operation} refused: a slice the graph binds is lent out by `Exec::bound_mut`; drop that `BoundMut` first")]
+    /// A slice this graph binds, or a buffer it owns, is lent out between
+    /// launches ([`Exec::bound_mut`](crate::Exec::bound_mut) or
+    /// [`Exec::buffer`](crate::Exec::buffer) of an exec that shares the
+    /// graph's bindings): `operation` (a launch of another such exec,
+    /// another loan, a new owned buffer) waits for the loan's drop. A loan
+    /// whose copy could not be waited for (see
+    /// [`memory::OwnedMut`](crate::memory::OwnedMut)) keeps the owned
+    /// buffers lent for good.
+    #[error("{operation} refused: a slice the graph binds or a buffer it owns is lent out (`Exec::bound_mut`, `Exec::buffer`); drop that loan first")]
     BufferLent { operation: &'static str },
 
     /// A node's arguments fail its checks: a launch configuration, a

@@ -3,8 +3,10 @@
 //! kernel node makes (launch configuration, lengths and indices against the
 //! buffers, no write through a read-only binding, buffers of this launch's
 //! context), then orders itself with cudarc's event tracking of every
-//! buffer it binds (waits for their pending work, records its own use), as
-//! cudarc's launch builder does for its slices, and makes each buffer's
+//! cudarc buffer it binds (waits for their pending work, records its own
+//! use), as cudarc's launch builder does for its slices (an
+//! [`Escaped`](crate::Escaped)'s use is ordered by the runtime's own
+//! event instead), and makes each buffer's
 //! own stream (where cudarc frees it) wait for the launch, which orders
 //! the free even once cudarc has stopped tracking. The buffers are
 //! cudarc's slices and views and [`Escaped`](crate::Escaped) allocations
@@ -217,7 +219,9 @@ impl<A: KernelArgs> Kernel<A> {
 impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// Binds a buffer the kernel only reads: a `CudaSlice`, a `CudaView`
     /// or `CudaViewMut`, or an [`Escaped`](crate::Escaped) ([`StreamBuffer`]). The launch waits for its pending
-    /// writes and records its read. A buffer of another context gives a
+    /// writes and records its read (an `Escaped` read, which may overlap
+    /// another, is waited for instead: the launch returns once the kernel
+    /// has run). A buffer of another context gives a
     /// `Buf` the launch refuses.
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
         let root = self.root_for(buffer.home());

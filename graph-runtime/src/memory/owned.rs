@@ -117,6 +117,12 @@ impl<'a> Exec<'a> {
 /// for it before returning. The runtime makes every call itself: no caller code
 /// runs between its checks and the work it queues (a cudarc `DevicePtr`
 /// would let it run there), and no lock is held while it waits.
+///
+/// A copy that cannot be waited for (another thread's global-mode capture
+/// refusing the wait, say) may still run: the buffers are then *stuck*,
+/// lent out for good. Launches of the execs that share them are refused
+/// ([`GraphError::BufferLent`]) and they are never freed: memory is
+/// leaked, nothing uses freed memory.
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
     ptr: u64,
@@ -154,12 +160,15 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         self.len == 0
     }
 
-    /// The elements, copied to the host.
+    /// The elements, copied to the host. Blocks until the buffers' last
+    /// use (the exec's last launch, say) and the copy are done.
     ///
     /// # Errors
     /// [`GraphError::StreamRefused`] when the stream of the buffers' last
-    /// use is capturing; [`GraphError::Driver`] when the copy fails (or a
-    /// launch before it faulted).
+    /// use is capturing (nothing is queued), or when the runtime's copy
+    /// stream joined another thread's capture (the buffers are then stuck:
+    /// see [`OwnedMut`]); [`GraphError::Driver`] when the copy fails (or a
+    /// launch before it faulted), or cannot be waited for (stuck).
     pub fn to_host(&self) -> Result<Vec<T>> {
         let host = vec![T::zeroed(); self.len];
         // SAFETY: `host` holds `len` elements, the buffer at least as many

@@ -311,6 +311,44 @@ mod alone {
         maker.launch(&s).unwrap();
         maker.synchronize().unwrap();
     }
+
+    /// Attack: take an escaped allocation, begin a capture on the stream
+    /// of the launch that made it, drop the `Escaped` there (its wait and
+    /// free would be recorded into the capture, to run when the captured
+    /// graph does: maybe after the maker made the allocation again at the
+    /// same address), end the capture and launch what it captured.
+    ///
+    /// Must happen: the allocation is kept for good (the maker's next
+    /// launch is refused: taken and live), the captured graph launches and
+    /// runs without a fault, and the context stays usable.
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+    fn an_escaped_allocation_dropped_during_a_capture_is_kept() {
+        let ctx = own_context();
+        let s = ctx.new_stream().unwrap();
+        let (mut maker, data) = escaping_iota(&ctx, N);
+        maker.launch(&s).unwrap();
+        let escaped = maker.take_escaped(data).unwrap();
+        s.begin_capture(RELAXED).unwrap();
+        drop(escaped);
+        let captured = s.end_capture(CUgraphInstantiate_flags(0)).unwrap();
+        if let Some(graph) = captured {
+            graph.launch().unwrap();
+        }
+        sync(&s);
+        let err = maker.launch(&s).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                GraphError::AllocationRefused {
+                    state: graph_runtime::error::AllocationState::TakenAndLive,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        ctx.synchronize().unwrap();
+    }
 }
 
 /// Asserts `err` refuses `operation` for a capturing stream.
