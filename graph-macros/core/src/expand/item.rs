@@ -152,7 +152,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let host_accessors = hosts.iter().map(|h| {
         let (n, t) = (&h.name, &h.ty);
         let doc = format!(
-            "The host buffer `{n}`, to read or write between launches: waits for the last launch first ([`graph_runtime::Exec::host_data`])."
+            "The host buffer `{n}`, to read or write between launches: waits for the last launch first ({}).",
+            rt.doc_link("Exec::host_data")
         );
         quote! {
             #[doc = #doc]
@@ -257,6 +258,30 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             set
         });
 
+    // One `///` line per line of text, as if written in the source.
+    let doc_lines = |text: String| -> TokenStream {
+        text.lines()
+            .map(|line| {
+                let line = format!(" {line}");
+                quote!(#[doc = #line])
+            })
+            .collect()
+    };
+    let synchronize_doc = format!(
+        "Waits for the last launch; a host node's panic in it is\nreturned here, naming the node ({}).",
+        rt.doc_link("Exec::synchronize")
+    );
+    let synchronize_doc = doc_lines(synchronize_doc);
+    let bound_mut_doc = format!(
+        "A buffer the graph binds (a field of the graph's `bound()`), to read\nor write between launches ({}).",
+        rt.doc_link("Exec::bound_mut")
+    );
+    let bound_mut_doc = doc_lines(bound_mut_doc);
+    let take_escaped_doc = format!(
+        "Takes an allocation the last launch made and the graph leaves\nlive (an `#[escape]` buffer of the graph's `bound()`), to read, hand\nto another graph, or drop ({}).",
+        rt.doc_link("Exec::take_escaped")
+    );
+    let take_escaped_doc = doc_lines(take_escaped_doc);
     let (labels, dot) = outline(model);
     let options = options(model, rt);
     let exec_doc =
@@ -432,14 +457,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 ::core::result::Result::Ok(outcome)
             }
 
-            /// Waits for the last launch; a host node's panic in it is
-            /// returned here, naming the node ([`graph_runtime::Exec::synchronize`]).
+            #synchronize_doc
             pub fn synchronize(&mut self) -> #rt::Result<()> {
                 self.exec.synchronize()
             }
 
-            /// A buffer the graph binds (a field of the graph's `bound()`), to read
-            /// or write between launches ([`graph_runtime::Exec::bound_mut`]).
+            #bound_mut_doc
             pub fn bound_mut<T: 'static>(
                 &mut self,
                 buf: #rt::Buf<'a, T>,
@@ -447,9 +470,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 self.exec.bound_mut(buf)
             }
 
-            /// Takes an allocation the last launch made and the graph leaves
-            /// live (an `#[escape]` buffer of the graph's `bound()`), to read, hand
-            /// to another graph, or drop ([`graph_runtime::Exec::take_escaped`]).
+            #take_escaped_doc
             pub fn take_escaped<T>(
                 &mut self,
                 buf: #rt::Buf<'a, T>,

@@ -66,6 +66,18 @@ impl Runtime {
         Runtime(path).at(proc_macro2::Span::call_site())
     }
 
+    /// A link for generated docs to the runtime's `item` (`Exec::buffer`):
+    /// an intra-doc link by the crate's own name when the graph names the
+    /// runtime by it, else the item's name as code (a renamed runtime's
+    /// path could not be resolved from the user's crate docs).
+    pub fn doc_link(&self, item: &str) -> String {
+        if self.0.to_string() == ":: graph_runtime" {
+            format!("[`graph_runtime::{item}`]")
+        } else {
+            format!("`{item}`")
+        }
+    }
+
     /// The path with every token spanned at `span`.
     pub fn at(&self, span: proc_macro2::Span) -> Self {
         Runtime(

@@ -72,7 +72,8 @@ pub(super) fn device_buffers(
         out.bound_fields.push(quote!(pub #name: #rt::Buf<'a, #ty>));
         out.bound_values.push(quote!(#name));
         let doc = format!(
-            "The device buffer `{name}`, lent out between launches: read, write or zero it from the host, ordered with the launches ([`graph_runtime::Exec::buffer`])."
+            "The device buffer `{name}`, lent out between launches: read, write or zero it from the host, ordered with the launches ({}).",
+            rt.doc_link("Exec::buffer")
         );
         out.accessors.push(quote! {
             #[doc = #doc]
