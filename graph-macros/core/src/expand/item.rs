@@ -258,30 +258,18 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             set
         });
 
-    // One `///` line per line of text, as if written in the source.
-    let doc_lines = |text: String| -> TokenStream {
-        text.lines()
-            .map(|line| {
-                let line = format!(" {line}");
-                quote!(#[doc = #line])
-            })
-            .collect()
-    };
-    let synchronize_doc = format!(
-        "Waits for the last launch; a host node's panic in it is\nreturned here, naming the node ({}).",
-        rt.doc_link("Exec::synchronize")
+    let synchronize_doc = rt.doc(
+        "Waits for the last launch; a host node's panic in it is\nreturned here, naming the node ({link}).",
+        "Exec::synchronize",
     );
-    let synchronize_doc = doc_lines(synchronize_doc);
-    let bound_mut_doc = format!(
-        "A buffer the graph binds (a field of the graph's `bound()`), to read\nor write between launches ({}).",
-        rt.doc_link("Exec::bound_mut")
+    let bound_mut_doc = rt.doc(
+        "A buffer the graph binds (a field of the graph's `bound()`), to read\nor write between launches ({link}).",
+        "Exec::bound_mut",
     );
-    let bound_mut_doc = doc_lines(bound_mut_doc);
-    let take_escaped_doc = format!(
-        "Takes an allocation the last launch made and the graph leaves\nlive (an `#[escape]` buffer of the graph's `bound()`), to read, hand\nto another graph, or drop ({}).",
-        rt.doc_link("Exec::take_escaped")
+    let take_escaped_doc = rt.doc(
+        "Takes an allocation the last launch made and the graph leaves\nlive (an `#[escape]` buffer of the graph's `bound()`), to read, hand\nto another graph, or drop ({link}).",
+        "Exec::take_escaped",
     );
-    let take_escaped_doc = doc_lines(take_escaped_doc);
     let (labels, dot) = outline(model);
     let options = options(model, rt);
     let exec_doc =

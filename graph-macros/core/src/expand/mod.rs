@@ -78,6 +78,18 @@ impl Runtime {
         }
     }
 
+    /// Doc attributes for generated items, one per line of `text` (as if
+    /// written with `///`), its `{link}` a [`Runtime::doc_link`] to `item`.
+    pub fn doc(&self, text: &str, item: &str) -> TokenStream {
+        let text = text.replace("{link}", &self.doc_link(item));
+        text.lines()
+            .map(|line| {
+                let line = format!(" {line}");
+                quote::quote!(#[doc = #line])
+            })
+            .collect()
+    }
+
     /// The path with every token spanned at `span`.
     pub fn at(&self, span: proc_macro2::Span) -> Self {
         Runtime(
