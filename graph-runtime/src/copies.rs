@@ -30,6 +30,20 @@ impl std::fmt::Debug for CopyStream {
     }
 }
 
+/// What a copy reports when its stream could not be ordered after the
+/// work it must follow (`error`, from that wait): a capture refusal as
+/// [`StreamRefusal::Capturing`], anything else as the wait's driver error.
+pub(crate) fn order_refused(operation: &'static str, error: DriverError) -> GraphError {
+    if result::refused_by_capture(error.0) {
+        GraphError::StreamRefused {
+            operation,
+            stream: StreamRefusal::Capturing,
+        }
+    } else {
+        GraphError::driver("cuStreamWaitEvent", error.0, None)
+    }
+}
+
 impl CopyStream {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> std::result::Result<Self, DriverError> {
         result::bind(ctx)?;

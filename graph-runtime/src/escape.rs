@@ -15,8 +15,8 @@
 //!
 //! [`Exec::take_escaped`]: crate::Exec::take_escaped
 
-use crate::copies::CopyStream;
-use crate::error::{AllocationState, DriverResultExt, GraphError, Result, StreamRefusal};
+use crate::copies::{order_refused, CopyStream};
+use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
 use crate::ranks::{self, Rank, Ranked};
 use crate::result;
 use bytemuck::Pod;
@@ -529,35 +529,11 @@ impl<T: Pod> Escaped<T> {
             if phase.recorded {
                 result::bind(ctx).op("cuCtxSetCurrent")?;
                 // SAFETY: the stream (the runtime's own) and the event are
-                // live, of the allocation's context, current.
-                let waited = unsafe {
-                    cudarc::driver::result::stream::wait_event(
-                        copies.raw(),
-                        state.event().cu_event(),
-                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                    )
-                };
-                // A record captured by another thread's capture (the
-                // launch before was captured) is refused, also once that
-                // capture ended (see `owned::refuse_captured`).
-                let waited = waited.and_then(|()| {
-                    // SAFETY: the event is live (owned by the state).
-                    let queried =
-                        unsafe { cudarc::driver::result::event::query(state.event().cu_event()) };
-                    crate::owned::refuse_captured(queried)
-                });
-                match waited {
-                    Ok(()) => {}
-                    // Recorded in a capture (the launch before was
-                    // captured): nothing outside it can wait for it.
-                    Err(e) if result::refused_by_capture(e.0) => {
-                        return Err(GraphError::StreamRefused {
-                            operation,
-                            stream: StreamRefusal::Capturing,
-                        })
-                    }
-                    Err(e) => return Err(GraphError::driver("cuStreamWaitEvent", e.0, None)),
-                }
+                // live, of the allocation's context, current. A record
+                // captured by another thread's capture (the launch before
+                // was captured) is refused: nothing outside it can wait.
+                unsafe { result::wait_uncaptured(copies.raw(), state.event().cu_event()) }
+                    .map_err(|e| order_refused(operation, e))?;
             }
             copies
         };

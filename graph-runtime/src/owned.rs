@@ -91,23 +91,14 @@ impl OwnedBuffers {
     /// stream of the last use, is capturing: an event recorded or waited
     /// for there would be captured, and nothing could wait for the work.
     pub(crate) fn order(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
-        if same_stream(&self.last, stream) {
-            // SAFETY: the stream is live (borrowed).
-            return unsafe { refuse_capturing(stream.cu_stream()) };
+        // SAFETY: the stream is live (borrowed), of the buffers' context.
+        unsafe {
+            refuse_capturing(stream.cu_stream())?;
+            if same_stream(&self.last, stream) {
+                return Ok(());
+            }
+            self.wait_for_last(stream.cu_stream())
         }
-        // SAFETY: the stream is live (borrowed), not the last one.
-        unsafe { self.order_other(stream.cu_stream()) }
-    }
-
-    /// [`OwnedBuffers::order`] for a stream known not to be the last one.
-    ///
-    /// # Safety
-    /// `stream` is live, of the buffers' context.
-    unsafe fn order_other(&self, stream: sys::CUstream) -> std::result::Result<(), DriverError> {
-        // SAFETY: `stream` is live (forwarded).
-        unsafe { refuse_capturing(stream) }?;
-        // SAFETY: forwarded.
-        unsafe { self.wait_for_last(stream) }
     }
 
     /// Makes `stream` wait for an event recorded on the stream of the last
@@ -122,20 +113,12 @@ impl OwnedBuffers {
         // SAFETY: the event is of the buffers' context (that of `last`),
         // current; the event and both streams are live. (A stream may wait
         // for an event of another context.)
+        // A capture begun on `last` by another thread after the check above
+        // records the event into the capture: the wait refuses it.
         unsafe {
             cudarc::driver::result::event::record(self.event.cu_event(), self.last.cu_stream())?;
-            cudarc::driver::result::stream::wait_event(
-                stream,
-                self.event.cu_event(),
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )?;
+            result::wait_uncaptured(stream, self.event.cu_event())
         }
-        // A capture begun on `last` by another thread after the check above
-        // recorded the event into the capture, and `stream` then joined it
-        // (or, the capture ended, waited for nothing). The driver says so
-        // of the event's last record until it is recorded again.
-        // SAFETY: the event is live (owned).
-        refuse_captured(unsafe { cudarc::driver::result::event::query(self.event.cu_event()) })
     }
 
     /// The runtime's own stream for a loan's copies, made to wait for the
@@ -180,9 +163,7 @@ impl OwnedBuffers {
 ///
 /// # Safety
 /// `stream` is live.
-pub(crate) unsafe fn refuse_capturing(
-    stream: sys::CUstream,
-) -> std::result::Result<(), DriverError> {
+unsafe fn refuse_capturing(stream: sys::CUstream) -> std::result::Result<(), DriverError> {
     // SAFETY: forwarded from the caller.
     if unsafe { result::is_capturing(stream) }? {
         return Err(DriverError(
@@ -190,22 +171,6 @@ pub(crate) unsafe fn refuse_capturing(
         ));
     }
     Ok(())
-}
-
-/// Refuses an event whose last record was captured (an event query's
-/// `CUDA_ERROR_CAPTURED_EVENT`, as a capture refusal); a pending or
-/// completed event passes.
-pub(crate) fn refuse_captured(
-    queried: std::result::Result<(), DriverError>,
-) -> std::result::Result<(), DriverError> {
-    match queried {
-        Ok(()) => Ok(()),
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => Err(DriverError(
-            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-        )),
-        Err(e) => Err(e),
-    }
 }
 
 /// Whether two streams are one: the same handle in the same context (two

@@ -407,6 +407,34 @@ pub fn release_in_drop(ctx: &cudarc::driver::CudaContext, release: impl FnOnce()
     ctx.record_err(bind(ctx).and_then(|()| release()));
 }
 
+/// Makes `stream` wait for `event`'s last record, refused
+/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that record was captured:
+/// `stream` would then have joined the capture (or, the capture ended,
+/// waited for nothing). The driver says so of an event's last record
+/// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again.
+///
+/// # Safety
+/// `stream` and `event` are live.
+pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        cudarc::driver::result::stream::wait_event(
+            stream,
+            event,
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )?;
+    }
+    // SAFETY: forwarded from the caller.
+    match unsafe { cudarc::driver::result::event::query(event) } {
+        Ok(()) => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        )),
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether `stream` is the per-thread default stream
 /// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
 /// thread.

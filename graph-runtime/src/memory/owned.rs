@@ -3,7 +3,8 @@
 //! how their uses are ordered without an event per buffer).
 
 use crate::buffer::{lock, Buf, Resources};
-use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
+use crate::copies::order_refused;
+use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
@@ -238,16 +239,9 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             let Some(owned) = set.owned.as_mut() else {
                 unreachable!("lent out by `Exec::buffer`, which found it")
             };
-            match owned.ordered_copy_stream() {
-                Ok(copies) => copies,
-                Err(e) if e.0 == sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => {
-                    return Err(GraphError::StreamRefused {
-                        operation,
-                        stream: StreamRefusal::Capturing,
-                    })
-                }
-                Err(e) => return Err(GraphError::driver("cuStreamWaitEvent", e.0, None)),
-            }
+            owned
+                .ordered_copy_stream()
+                .map_err(|e| order_refused(operation, e))?
         };
         copies.copy_and_wait(operation, host, work, || {
             // Lent out for good: never launched, never freed.
