@@ -4,7 +4,7 @@
 //! Bodies are built by closures that receive the body as a `Graph`.
 
 use crate::error::{DriverResultExt, GraphError, Result, Unsupported};
-use crate::graph::{zeroed_params, Graph, Registry};
+use crate::graph::{zeroed_params, Graph, SharedRegistry};
 pub use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
 use crate::result;
@@ -228,7 +228,7 @@ impl Drop for BodyScope<'_, '_> {
         } else {
             self.parent.owner.poison();
             self.body.owner.poison();
-            self.parent.registry = Registry::default();
+            self.parent.registry = SharedRegistry::default();
         }
     }
 }

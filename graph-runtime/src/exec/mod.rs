@@ -11,7 +11,7 @@ use crate::buffer::{lock, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{AllocationState, DriverResultExt, GraphError, Result, Unsupported};
 use crate::escape::{EscapeState, Escaped, Role};
 use crate::fault::HostFaults;
-use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry};
+use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry, SharedRegistry};
 pub use crate::handle::DeviceExec;
 use crate::handle::RawExec;
 use crate::kernel::{ArgEncoder, KernelArgs, LaunchConfig};
@@ -60,7 +60,7 @@ pub struct Exec<'a> {
     /// updates, under its guard.
     graph: Arc<RawGraph>,
     /// The source graph's node records as they were at instantiation.
-    registry: Registry,
+    registry: SharedRegistry,
     /// Graph instances whose node handles this exec accepts: the original
     /// and the graph it was last updated from (same topology). Two, not a
     /// list of every update: a long update loop must not slow per-node calls.

@@ -35,7 +35,9 @@ pub use operand::Operand;
 
 pub(crate) use kernel_node::with_kernel_params;
 pub(crate) use raw::RawGraph;
-pub(crate) use registry::{AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry};
+pub(crate) use registry::{
+    AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry, SharedRegistry,
+};
 
 pub(crate) use crate::ids::{next_id, FOREIGN_ROOT};
 
@@ -72,7 +74,7 @@ pub struct Graph<'a> {
     /// Node records. A conditional body takes its root's registry while it
     /// is being built (see `conditional`), so that one graph family has one
     /// registry and no lock is needed per node; execs keep a snapshot.
-    pub(crate) registry: Registry,
+    pub(crate) registry: SharedRegistry,
     pub(crate) resources: SharedResources<'a>,
     pub(crate) live_execs: Arc<AtomicUsize>,
     /// The function of the last kernel node added here, already kept alive
@@ -133,7 +135,7 @@ impl<'a> Graph<'a> {
             holder: None,
             resource_id,
             ctx: ctx.clone(),
-            registry,
+            registry: registry.into(),
             resources,
             live_execs: Arc::default(),
             last_function: std::ptr::null_mut(),
@@ -307,7 +309,7 @@ impl<'a> Graph<'a> {
         // has one entry per dependency (checked above); a context is current.
         let added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
         let raw = added.op_at("cuGraphAddNode", label)?;
-        let registry = &mut self.registry;
+        let registry = &mut *self.registry;
         let index = registry.nodes.len() as u32;
         let user = self.top_node.unwrap_or(index);
         for u in uses {

@@ -135,10 +135,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
         }
     }
 
-    /// Reserves the graph's node records for the whole build: every model
-    /// node is one runtime node.
+    /// Reserves the graph's node records for the nodes built outside
+    /// repeated blocks (each block reserves for its own iterations: a
+    /// reservation here that a block then outgrows would copy the records).
     pub fn reserve_records(&self, g: &Ident) -> TokenStream {
-        let nodes = proc_macro2::Literal::usize_unsuffixed(self.model.nodes.len());
+        let nodes = self
+            .model
+            .nodes
+            .iter()
+            .filter(|node| node.repeat.is_none() && !node.origin.is_virtual())
+            .count();
+        if nodes == 0 {
+            return TokenStream::new();
+        }
+        let nodes = proc_macro2::Literal::usize_unsuffixed(nodes);
         quote! { #g.reserve(#nodes); }
     }
 
