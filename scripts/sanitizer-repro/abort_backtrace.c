@@ -16,7 +16,7 @@ static void on_abort(int sig) {
     void *frames[96];
     int n = backtrace(frames, 96);
     static const char head[] = "=== SIGABRT backtrace ===\n";
-    write(2, head, sizeof head - 1);
+    if (write(2, head, sizeof head - 1) < 0) _exit(134);
     backtrace_symbols_fd(frames, n, 2);
     _exit(134);
 }

@@ -30,7 +30,7 @@
 #include <vector>
 #include <cuda.h>
 #include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); exit(1);} } while (0)
+#define CK(x) do { cudaError_t ck_ = (x); if (ck_ != cudaSuccess) { printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(ck_)); exit(1);} } while (0)
 
 __global__ void iota(float* x, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
