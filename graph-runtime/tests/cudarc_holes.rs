@@ -72,8 +72,10 @@ fn cudarc_calls_on_a_stream_another_thread_captures() {
 /// Elements of the slice read twice.
 const N: usize = 1 << 20;
 /// Bytes copied on the first reader's stream before its read of `x`, to
-/// keep that read queued (a few milliseconds on an H200).
-const DELAY_BYTES: usize = 4 << 30;
+/// keep that read queued. 4 GiB (a few milliseconds on an H200) did not
+/// reproduce the hole in 3 runs (2026-12-04): the host reached the new
+/// slice's fill after b's read. 32 GiB keeps b busy for tens of ms.
+const DELAY_BYTES: usize = 32 << 30;
 
 /// Must happen (and does not, in cudarc 0.19, on the reading of its code):
 /// a slice read on stream b (a copy queued behind a long one) and then on
