@@ -142,7 +142,8 @@
 //!   another exec that binds the slice, or a cudarc copy from it) records
 //!   over it without waiting for it, so a slice's free follows only the
 //!   last read. Two cudarc reads on two streams before a free expose the
-//!   first (tests/cudarc_holes.rs reproduces it with cudarc alone); so does
+//!   first (tests/cudarc_holes.rs reproduces it with cudarc alone, in
+//!   every run on the H200); so does
 //!   an exec that was `mem::forget`-ed after a launch that reads a slice
 //!   bound with `bind`. An exec that is dropped waits for its launch, so
 //!   only a forgotten one is exposed. (Making each launch's home streams
