@@ -94,7 +94,9 @@ pub struct Exec<'a> {
 
 // SAFETY: an exec is used by one thread at a time (`&mut self` everywhere,
 // not Sync); its handle has no thread affinity; the resources it shares are
-// Send + Sync behind a Mutex.
+// Send + Sync behind a Mutex; the node records it shares with its graph
+// (`SharedRegistry`) are Send + Sync (asserted in `graph::registry`) and
+// only read while shared (a change copies them first).
 unsafe impl Send for Exec<'_> {}
 
 impl std::fmt::Debug for Exec<'_> {

@@ -55,11 +55,21 @@ impl std::ops::Deref for SharedRegistry {
 }
 
 impl std::ops::DerefMut for SharedRegistry {
-    /// An atomic check per call: hot paths take `&mut *registry` once.
+    /// An atomic check per call: the kernel-node path takes
+    /// `&mut *registry` once per node (other node kinds take it two to
+    /// five times, next to a driver call each).
     fn deref_mut(&mut self) -> &mut Registry {
         Arc::make_mut(&mut self.0)
     }
 }
+
+// A graph and its execs read one Registry from any thread (both are Send):
+// it must stay Send + Sync, which their hand-written `Send` impls would
+// not check.
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Registry>();
+};
 
 /// Node records and bookkeeping shared by a graph and its conditional bodies.
 #[derive(Debug, Default, Clone)]

@@ -138,6 +138,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// Reserves the graph's node records for the nodes built outside
     /// repeated blocks (each block reserves for its own iterations: a
     /// reservation here that a block then outgrows would copy the records).
+    /// A hint: the nodes of a conditional body inside a repeated block are
+    /// counted here once, though built once per iteration.
     pub fn reserve_records(&self, g: &Ident) -> TokenStream {
         let nodes = self
             .model
