@@ -173,7 +173,14 @@ impl<'a> Graph<'a> {
             phGraph_out: std::ptr::null_mut(),
             ctx: self.ctx.cu_ctx(),
         };
-        let node = self.add_raw(label, NodeKind::Conditional, deps, None, &[], &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::Conditional,
+            deps,
+            None,
+            &[],
+            &mut params,
+        )?;
         // SAFETY: the driver set `phGraph_out` to an array of `size` body
         // graphs owned by the conditional node, valid for the node's lifetime.
         let bodies: Vec<sys::CUgraph> = unsafe {

@@ -154,8 +154,11 @@ impl EdgeKind {
 /// What the graph remembers about a node.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeInfo {
-    /// Its label: `Registry::labels[label.0..label.1]` (see `Registry::label`).
+    /// Its label: `Registry::labels[label.0..label.1]`, followed for a
+    /// repeated node by its iterations `Registry::label_indices[indices.0
+    /// ..indices.1]` (see `Registry::label`).
     pub label: (u32, u32),
+    pub indices: (u32, u32),
     pub raw: sys::CUgraphNode,
     pub kind: NodeKind,
     pub level: u64,

@@ -7,7 +7,7 @@ use cudarc::driver::{CudaContext, CudaSlice};
 use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
-pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label};
+pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label, NodeLabel};
 
 /// A fill node's value, checked where it is written (see `FillValue`).
 #[inline(always)]

@@ -56,6 +56,7 @@ pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Resu
 
 /// A reusable buffer for the labels of repeated nodes (`step[3][17]`),
 /// so a build of thousands of them does not allocate a string per node.
+/// (Kernel nodes, the common case, pass a [`NodeLabel`] instead.)
 #[derive(Debug, Default)]
 pub struct Label(String);
 
@@ -74,6 +75,45 @@ impl Label {
         }
         &self.0
     }
+}
+
+/// A kernel node's label as generated builders pass it: a name, or a
+/// repeated node's name and its iterations (`step` and `[3, 17]` for
+/// `step[3][17]`), which the graph records as they are and spells only
+/// when asked (an error, a profile row): formatting and copying the
+/// spelled label was a tenth of a repeated kernel node's build.
+#[derive(Debug, Clone, Copy)]
+pub enum NodeLabel<'l> {
+    /// A label as written.
+    Plain(&'l str),
+    /// A repeated node's name, then its iteration in each enclosing block,
+    /// outermost first.
+    Indexed(&'static str, &'l [usize]),
+}
+
+impl<'l> From<&'l str> for NodeLabel<'l> {
+    fn from(label: &'l str) -> Self {
+        NodeLabel::Plain(label)
+    }
+}
+
+impl std::fmt::Display for NodeLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeLabel::Plain(label) => f.write_str(label),
+            NodeLabel::Indexed(base, indices) => f.write_str(&spell(base, indices)),
+        }
+    }
+}
+
+/// Spells a label recorded as a name and iterations (see [`NodeLabel`]).
+pub(crate) fn spell(base: &str, indices: &[usize]) -> String {
+    let mut text = String::with_capacity(base.len() + 4 * indices.len());
+    text.push_str(base);
+    for &i in indices {
+        push_index(&mut text, i);
+    }
+    text
 }
 
 /// Appends `[n]`, `n` in decimal: built on the stack and appended at once

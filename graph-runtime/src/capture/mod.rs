@@ -207,7 +207,14 @@ impl<'a> Graph<'a> {
         // Other fields (13.x: the ownership) stay zero: the driver clones.
         params.__bindgen_anon_1.graph.graph = captured.raw;
         // The driver clones the captured graph into the node; ours is dropped.
-        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::ChildGraph,
+            deps,
+            None,
+            &uses,
+            &mut params,
+        )?;
         for handle in sets {
             self.registry.setters.push((handle.raw(), node.index));
         }

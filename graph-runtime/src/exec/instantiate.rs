@@ -155,7 +155,7 @@ pub(super) fn escape_roles(
         match &info.origin {
             AllocOrigin::Node(node) if info.freed_by.is_none() && !auto_free_on_launch => roles
                 .push((
-                    EscapeState::new(ctx, registry.label(*node as usize), info.ptr)?,
+                    EscapeState::new(ctx, &registry.label(*node as usize), info.ptr)?,
                     Role::Make,
                 )),
             AllocOrigin::Escaped(state) => roles.push((

@@ -43,8 +43,23 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<KernelNode<A>> {
+        self.add_labelled_kernel(label.into(), kernel, config, args, deps, edges)
+    }
+
+    /// As `add_kernel_with_edges`, with a label a repeated block may have
+    /// left unspelled.
+    #[inline]
+    fn add_labelled_kernel<A: KernelArgs>(
+        &mut self,
+        label: NodeLabel<'_>,
+        kernel: &Kernel<A>,
+        config: LaunchConfig,
+        args: A::Args<'a>,
+        deps: &[Node],
+        edges: Option<&[EdgeKind]>,
+    ) -> Result<KernelNode<A>> {
         if !kernel.is_pdl_aware() && edges.is_some_and(|e| e.iter().any(|k| k.is_programmatic())) {
-            return Err(not_pdl_aware(label, kernel.name()));
+            return Err(not_pdl_aware(&label.to_string(), kernel.name()));
         }
         // Encoded in place: the encoder is a few hundred bytes, not worth
         // moving between the generic and the shared half.
@@ -78,10 +93,10 @@ impl<'a> Graph<'a> {
     #[doc(hidden)]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    pub fn __add_kernel<A: KernelArgs>(
+    pub fn __add_kernel<'l, A: KernelArgs>(
         &mut self,
         failure: &mut Option<GraphError>,
-        label: &str,
+        label: impl Into<NodeLabel<'l>>,
         kernel: &Kernel<A>,
         config: LaunchConfig,
         args: A::Args<'a>,
@@ -89,7 +104,7 @@ impl<'a> Graph<'a> {
         edges: Option<&[EdgeKind]>,
     ) -> KernelNode<A> {
         if failure.is_none() {
-            match self.add_kernel_with_edges(label, kernel, config, args, deps, edges) {
+            match self.add_labelled_kernel(label.into(), kernel, config, args, deps, edges) {
                 Ok(node) => return node,
                 Err(error) => *failure = Some(error),
             }
@@ -102,7 +117,7 @@ impl<'a> Graph<'a> {
     #[inline(never)]
     fn add_encoded_kernel(
         &mut self,
-        label: &str,
+        label: NodeLabel<'_>,
         function: &cudarc::driver::CudaFunction,
         config: &LaunchConfig,
         (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), String>),
@@ -114,11 +129,11 @@ impl<'a> Graph<'a> {
             .and(encoding)
             .and_then(|()| encoded.check_bounds(config))
         {
-            return Err(GraphError::arguments(label, reason));
+            return Err(GraphError::arguments(&label.to_string(), reason));
         }
         self.owner.check_poisoned()?;
         if !encoded.conds().is_empty() {
-            self.check_setters(label, deps, encoded.conds())?;
+            self.check_setters(&label.to_string(), deps, encoded.conds())?;
         }
         // A null context means the current one, which `add_raw` binds to
         // the graph's context before adding (as hand-written driver code

@@ -18,9 +18,11 @@ use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::ranks::{self, Rank, Ranked};
+use crate::repeat::NodeLabel;
 use crate::result;
 use cudarc::driver::sys::{self, CUgraph};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice};
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -244,7 +246,7 @@ impl<'a> Graph<'a> {
     #[inline(never)]
     pub(crate) fn add_raw(
         &mut self,
-        label: &str,
+        label: NodeLabel<'_>,
         kind: NodeKind,
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
@@ -256,7 +258,7 @@ impl<'a> Graph<'a> {
         let allocs_before = self.check_uses(label, deps, uses)?;
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
             return Err(GraphError::arguments(
-                label,
+                &label.to_string(),
                 format!(
                     "one edge kind is needed per dependency ({} kinds for {} dependencies)",
                     edges.map_or(0, <[EdgeKind]>::len),
@@ -303,12 +305,18 @@ impl<'a> Graph<'a> {
         // nodes once skipped this, 20-40 ns of a 300 ns add, relying on the
         // driver to report a missing context; on a thread that never had
         // one, cuGraphAddNode crashed instead.)
-        self.ctx.bind_to_thread().op_at("cuCtxSetCurrent", label)?;
+        // (Errors spell the label only when they happen.)
+        let at = |e: cudarc::driver::DriverError, operation| {
+            GraphError::driver(operation, e.0, Some(&label.to_string()))
+        };
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| at(e, "cuCtxSetCurrent"))?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
         // has one entry per dependency (checked above); a context is current.
         let added = unsafe { result::add_node(self.raw, raw_deps, edge_data, params) };
-        let raw = added.op_at("cuGraphAddNode", label)?;
+        let raw = added.map_err(|e| at(e, "cuGraphAddNode"))?;
         let registry = &mut *self.registry;
         let index = registry.nodes.len() as u32;
         let user = self.top_node.unwrap_or(index);
@@ -366,7 +374,7 @@ impl<'a> Graph<'a> {
         Ok(())
     }
 
-    fn check_deps(&self, label: &str, deps: &[Node]) -> Result<()> {
+    fn check_deps(&self, label: NodeLabel<'_>, deps: &[Node]) -> Result<()> {
         let registry = &self.registry;
         for dep in deps {
             if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
@@ -378,7 +386,7 @@ impl<'a> Graph<'a> {
                 let dependency = registry.label(dep.index as usize).to_string();
                 return Err(GraphError::unsupported(
                     "add a node",
-                    Some(label),
+                    Some(&label.to_string()),
                     Unsupported::DependencyInOtherLevel { dependency },
                 ));
             }
@@ -389,7 +397,12 @@ impl<'a> Graph<'a> {
     /// Buffer uses must be of this graph; a graph allocation must be ordered
     /// after its alloc node and not yet freed. Returns the new node's
     /// `allocs_before`.
-    fn check_uses(&self, label: &str, deps: &[Node], uses: &[BufferUse]) -> Result<Vec<u32>> {
+    fn check_uses(
+        &self,
+        label: NodeLabel<'_>,
+        deps: &[Node],
+        uses: &[BufferUse],
+    ) -> Result<Vec<u32>> {
         let registry = &self.registry;
         for u in uses {
             if u.root != self.resource_id {
@@ -433,7 +446,7 @@ impl<'a> Graph<'a> {
             let alloc_label = registry.alloc_label(info);
             if let Some(free) = info.freed_by {
                 return Err(GraphError::unordered(
-                    label,
+                    &label.to_string(),
                     OrderRule::UseAfterFree {
                         allocation: alloc_label.to_string(),
                         free: registry.label(free as usize).to_string(),
@@ -442,7 +455,7 @@ impl<'a> Graph<'a> {
             }
             if info.node().is_some() && ordered.binary_search(&alloc).is_err() {
                 return Err(GraphError::unordered(
-                    label,
+                    &label.to_string(),
                     OrderRule::UseBeforeAlloc {
                         allocation: alloc_label.to_string(),
                     },

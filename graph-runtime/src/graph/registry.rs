@@ -80,8 +80,15 @@ pub(crate) struct Registry {
     /// values), so a parent graph can retain them too.
     pub user_objects: Vec<usize>,
     /// Every node's label, one after another: one growing string per graph
-    /// instead of an allocation per node.
+    /// instead of an allocation per node. A repeated node's name is kept
+    /// once for a run of nodes that share it.
     labels: String,
+    /// Repeated nodes' iterations, one list after another (see
+    /// `NodeLabel::Indexed`).
+    label_indices: Vec<usize>,
+    /// The last repeated node's name (its address and length) and where
+    /// `labels` holds it.
+    last_name: (usize, usize, (u32, u32)),
     /// Every node's dependency indices, one list after another.
     dep_list: Vec<u32>,
     /// Kernel nodes that set a conditional handle: (handle, node).
@@ -121,13 +128,22 @@ impl Registry {
             return None;
         }
         let index = self.nodes.iter().position(|n| n.raw == raw)?;
-        Some(self.label(index).to_string())
+        Some(self.label(index).into_owned())
     }
 
-    /// The label of node `index`.
-    pub fn label(&self, index: usize) -> &str {
-        let (start, end) = self.nodes[index].label;
-        &self.labels[start as usize..end as usize]
+    /// The label of node `index` (spelled out for a repeated node:
+    /// `step[3][17]`).
+    pub fn label(&self, index: usize) -> Cow<'_, str> {
+        let info = &self.nodes[index];
+        let (start, end) = info.label;
+        let name = &self.labels[start as usize..end as usize];
+        match info.indices {
+            (first, last) if first == last => Cow::Borrowed(name),
+            (first, last) => Cow::Owned(crate::repeat::spell(
+                name,
+                &self.label_indices[first as usize..last as usize],
+            )),
+        }
     }
 
     /// Room for `nodes` more records (labels and dependencies estimated).
@@ -193,10 +209,10 @@ impl Registry {
 
     /// An allocation's name in messages: its alloc node's label (that of
     /// the graph that made it, for one bound with `bind_escaped`).
-    pub fn alloc_label<'r>(&'r self, info: &'r AllocInfo) -> &'r str {
+    pub fn alloc_label<'r>(&'r self, info: &'r AllocInfo) -> Cow<'r, str> {
         match &info.origin {
             AllocOrigin::Node(node) => self.label(*node as usize),
-            AllocOrigin::Escaped(state) => &state.label,
+            AllocOrigin::Escaped(state) => Cow::Borrowed(&state.label),
         }
     }
 
@@ -263,9 +279,16 @@ impl Registry {
 
     /// Records a node added to the driver's graph at `place`; returns its
     /// index.
+    /// Appends `text` to the labels, returning where it is.
+    fn push_label(&mut self, text: &str) -> (u32, u32) {
+        let start = self.labels.len() as u32;
+        self.labels.push_str(text);
+        (start, self.labels.len() as u32)
+    }
+
     pub fn push_node(
         &mut self,
-        label: &str,
+        label: NodeLabel<'_>,
         (raw, kind): (sys::CUgraphNode, NodeKind),
         place: Place,
         deps: &[Node],
@@ -273,12 +296,23 @@ impl Registry {
     ) -> u32 {
         let Place { level, top, holder } = place;
         let index = self.nodes.len() as u32;
-        let label_start = self.labels.len() as u32;
-        self.labels.push_str(label);
+        let indices_start = self.label_indices.len() as u32;
+        let label = match label {
+            NodeLabel::Plain(text) => self.push_label(text),
+            NodeLabel::Indexed(name, indices) => {
+                self.label_indices.extend_from_slice(indices);
+                let key = (name.as_ptr() as usize, name.len());
+                if (self.last_name.0, self.last_name.1) != key {
+                    self.last_name = (key.0, key.1, self.push_label(name));
+                }
+                self.last_name.2
+            }
+        };
         let deps_start = self.dep_list.len() as u32;
         self.dep_list.extend(deps.iter().map(|d| d.index));
         self.nodes.push(NodeInfo {
-            label: (label_start, self.labels.len() as u32),
+            label,
+            indices: (indices_start, self.label_indices.len() as u32),
             raw,
             kind,
             level,
@@ -336,5 +370,69 @@ impl std::fmt::Debug for HostRebinding {
             .field("buffers", &self.buffers.len())
             .field("nodes", &self.nodes.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(registry: &mut Registry, label: NodeLabel<'_>) -> usize {
+        let place = Place {
+            level: 1,
+            top: None,
+            holder: None,
+        };
+        let raw = (std::ptr::null_mut(), NodeKind::Kernel);
+        registry.push_node(label, raw, place, &[], Vec::new()) as usize
+    }
+
+    #[test]
+    fn repeated_labels_are_spelled_when_asked() {
+        let mut registry = Registry::default();
+        let init = push(&mut registry, "init".into());
+        let steps: Vec<usize> = [[0, 0], [0, 1], [3, 17], [12, 345]]
+            .iter()
+            .map(|indices| push(&mut registry, NodeLabel::Indexed("step", indices)))
+            .collect();
+        let done = push(&mut registry, NodeLabel::Plain("done"));
+        let lane = push(&mut registry, NodeLabel::Indexed("lane", &[7]));
+        let none = push(&mut registry, NodeLabel::Indexed("solo", &[]));
+        assert_eq!(registry.label(init), "init");
+        let spelled: Vec<String> = steps.iter().map(|&i| registry.label(i).into()).collect();
+        assert_eq!(
+            spelled,
+            ["step[0][0]", "step[0][1]", "step[3][17]", "step[12][345]"]
+        );
+        assert_eq!(registry.label(done), "done");
+        assert_eq!(registry.label(lane), "lane[7]");
+        assert_eq!(registry.label(none), "solo");
+        // A run of nodes of one name keeps the name once.
+        assert_eq!(registry.labels, "initstepdonelanesolo");
+        assert_eq!(
+            registry.labels(),
+            [
+                "init",
+                "step[0][0]",
+                "step[0][1]",
+                "step[3][17]",
+                "step[12][345]",
+                "done",
+                "lane[7]",
+                "solo"
+            ]
+        );
+        assert_eq!(
+            NodeLabel::Indexed("step", &[3, 17]).to_string(),
+            "step[3][17]"
+        );
+        assert_eq!(NodeLabel::Plain("x").to_string(), "x");
+        // A copy made by a change after sharing keeps the spellings.
+        let shared = SharedRegistry::from(registry);
+        let mut changed = shared.clone();
+        push(&mut changed, "after".into());
+        assert_eq!(shared.labels().len(), 8);
+        assert_eq!(changed.label(3), "step[3][17]");
+        assert_eq!(changed.label(8), "after");
     }
 }

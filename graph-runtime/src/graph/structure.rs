@@ -10,7 +10,7 @@ impl<'a> Graph<'a> {
     /// As every node-adding method (see [`Graph`](crate::Graph#errors)).
     pub fn add_empty(&mut self, label: &str, deps: &[Node]) -> Result<Node> {
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY);
-        self.add_raw(label, NodeKind::Empty, deps, None, &[], &mut params)
+        self.add_raw(label.into(), NodeKind::Empty, deps, None, &[], &mut params)
     }
 
     /// Adds a node that records `event`.
@@ -27,7 +27,14 @@ impl<'a> Graph<'a> {
         self.refuse_foreign_event(label, event)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD);
         params.__bindgen_anon_1.eventRecord.event = event.cu_event();
-        self.add_raw(label, NodeKind::EventRecord, deps, None, &[], &mut params)
+        self.add_raw(
+            label.into(),
+            NodeKind::EventRecord,
+            deps,
+            None,
+            &[],
+            &mut params,
+        )
     }
 
     /// Adds a node that waits for `event`.
@@ -46,7 +53,14 @@ impl<'a> Graph<'a> {
         params.__bindgen_anon_1.eventWait = sys::CUDA_EVENT_WAIT_NODE_PARAMS {
             event: event.cu_event(),
         };
-        self.add_raw(label, NodeKind::EventWait, deps, None, &[], &mut params)
+        self.add_raw(
+            label.into(),
+            NodeKind::EventWait,
+            deps,
+            None,
+            &[],
+            &mut params,
+        )
     }
 
     fn refuse_foreign_event(&self, label: &str, event: &CudaEvent) -> Result<()> {
@@ -102,7 +116,14 @@ impl<'a> Graph<'a> {
         // The driver clones the child: no exec of the child may use it
         // meanwhile (and a poisoned child is refused).
         let child_entered = child.owner.enter_as_child()?;
-        let node = self.add_raw(label, NodeKind::ChildGraph, deps, None, &uses, &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::ChildGraph,
+            deps,
+            None,
+            &uses,
+            &mut params,
+        )?;
         drop(child_entered);
         let _entered = self.owner.enter()?;
         // Keep what the child's nodes reference alive as long as this graph.
@@ -228,7 +249,7 @@ impl<'a> Graph<'a> {
             let original = registry.nodes[index].raw;
             // SAFETY: `original` is a node of the graph `raw` was cloned from.
             let found = unsafe { result::find_in_clone(original, raw) }
-                .op_at("cuGraphNodeFindInClone", registry.label(index))?;
+                .op_at("cuGraphNodeFindInClone", &registry.label(index))?;
             let info = &mut registry.nodes[index];
             info.raw = found;
             if info.level == self.level {

@@ -64,7 +64,14 @@ impl<'a> Graph<'a> {
         let uses: Vec<BufferUse> = src.uses.into_iter().chain(dst.uses).collect();
         let host_uses: Vec<HostUse> = src.host_use.into_iter().chain(dst.host_use).collect();
         self.check_host_uses(label, deps, &host_uses)?;
-        let node = self.add_raw(label, NodeKind::Memcpy, deps, None, &uses, &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::Memcpy,
+            deps,
+            None,
+            &uses,
+            &mut params,
+        )?;
         self.record_host_uses(node, &host_uses);
         self.registry.host_copies |= !src.host.is_null() || !dst.host.is_null();
         Ok(node)
@@ -132,7 +139,7 @@ impl<'a> Graph<'a> {
             ctx: self.ctx.cu_ctx(),
         };
         self.add_raw(
-            label,
+            label.into(),
             NodeKind::Memset,
             deps,
             None,

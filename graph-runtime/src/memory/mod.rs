@@ -169,7 +169,14 @@ impl<'a> Graph<'a> {
             bytesize: bytes,
             dptr: 0,
         };
-        let node = self.add_raw(label, NodeKind::MemAlloc, deps, None, &[], &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::MemAlloc,
+            deps,
+            None,
+            &[],
+            &mut params,
+        )?;
         // SAFETY: the driver wrote the address into the alloc member.
         let ptr = unsafe { params.__bindgen_anon_1.alloc.dptr };
         let registry = &mut self.registry;
@@ -338,7 +345,14 @@ impl<'a> Graph<'a> {
         params.__bindgen_anon_1.free = sys::CUDA_MEM_FREE_NODE_PARAMS {
             dptr: buffer.device_ptr(),
         };
-        let node = self.add_raw(label, NodeKind::MemFree, deps, None, &[], &mut params)?;
+        let node = self.add_raw(
+            label.into(),
+            NodeKind::MemFree,
+            deps,
+            None,
+            &[],
+            &mut params,
+        )?;
         self.registry.allocs[alloc as usize].freed_by = Some(node.index);
         Ok(node)
     }

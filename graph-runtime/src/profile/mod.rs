@@ -193,8 +193,8 @@ impl<'a> Graph<'a> {
                         .iter()
                         .map(|&d| registry.nodes[d as usize].raw)
                         .collect();
-                    records.add(&deps, started, label)?;
-                    records.add(&[info.raw], done, label)?;
+                    records.add(&deps, started, &label)?;
+                    records.add(&[info.raw], done, &label)?;
                 }
             }
             let exec = self.instantiate_with(options);

@@ -269,6 +269,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
             Op::Kernel(k) => {
+                let kernel_label = self.kernel_label_expr(id);
                 let path = &k.function;
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(path);
@@ -385,7 +386,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         #(#arg_checks)*
                         #args_check
                         #deps_decl
-                        #g.__add_kernel(&mut #failed, #label, &#loaded, #config, #args, #deps, #edges)
+                        #g.__add_kernel(&mut #failed, #kernel_label, &#loaded, #config, #args, #deps, #edges)
                     };
                     #node_handle
                     #priority

@@ -115,6 +115,31 @@ impl Emitter<'_, '_> {
         quote!(#label.indexed(#name, &[#(#counters),*]))
     }
 
+    /// A kernel node's label for `Graph::__add_kernel`: as `label_expr`,
+    /// but a repeated node's name and iterations go as they are, and the
+    /// graph spells `step[3][17]` only when asked (an error, a profile).
+    pub fn kernel_label_expr(&self, id: NodeId) -> TokenStream {
+        let name = &self.model.nodes[id].name;
+        let chain = &self.chains[id];
+        if chain.is_empty() {
+            return quote!(#name);
+        }
+        let counters = chain.iter().map(|&r| self.counter(r));
+        let rt = self.rt;
+        quote!(#rt::__private::NodeLabel::Indexed(#name, &[#(#counters),*]))
+    }
+
+    /// Whether a node of `level` spells its label in the builder (a
+    /// repeated node other than a kernel), which needs `__label`.
+    pub(super) fn spells_labels(&self, level: LevelId) -> bool {
+        self.model.levels[level].nodes.iter().any(|&id| {
+            let node = &self.model.nodes[id];
+            !self.chains[id].is_empty()
+                && !node.origin.is_virtual()
+                && !matches!(node.op, crate::model::Op::Kernel(_))
+        })
+    }
+
     /// The nodes of `level` that are built directly in `within` (nested
     /// blocks stand as their start), in topological order, smallest source
     /// index first.

@@ -15,8 +15,7 @@ impl Emitter<'_, '_> {
     pub fn level(&self, level: LevelId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let mut out = TokenStream::new();
-        let nodes = &self.model.levels[level].nodes;
-        if nodes.iter().any(|&id| !self.chains[id].is_empty()) {
+        if self.spells_labels(level) {
             let label = internal("__label");
             out.extend(quote! { let mut #label = #rt::__private::Label::new(); });
         }
