@@ -86,9 +86,11 @@ pub(crate) struct Registry {
     /// Repeated nodes' iterations, one list after another (see
     /// `NodeLabel::Indexed`).
     label_indices: Vec<usize>,
-    /// The last repeated node's name (its address and length) and where
-    /// `labels` holds it.
-    last_name: (usize, usize, (u32, u32)),
+    /// The last few repeated nodes' names (address and length, never
+    /// (0, 0) for a name) and where `labels` holds each; `next_name`
+    /// picks the entry the next new name replaces.
+    recent_names: [(usize, usize, (u32, u32)); 4],
+    next_name: usize,
     /// Every node's dependency indices, one list after another.
     dep_list: Vec<u32>,
     /// Kernel nodes that set a conditional handle: (handle, node).
@@ -277,8 +279,6 @@ impl Registry {
         false
     }
 
-    /// Records a node added to the driver's graph at `place`; returns its
-    /// index.
     /// Appends `text` to the labels, returning where it is.
     fn push_label(&mut self, text: &str) -> (u32, u32) {
         let start = self.labels.len() as u32;
@@ -286,6 +286,22 @@ impl Registry {
         (start, self.labels.len() as u32)
     }
 
+    /// Where `labels` holds a repeated node's `name`: stored once for the
+    /// names of the last few such nodes (a block of a few kernels).
+    fn repeated_name(&mut self, name: &'static str) -> (u32, u32) {
+        let key = (name.as_ptr() as usize, name.len());
+        if let Some(&(_, _, at)) = self.recent_names.iter().find(|n| (n.0, n.1) == key) {
+            return at;
+        }
+        let at = self.push_label(name);
+        let slot = self.next_name % self.recent_names.len();
+        self.recent_names[slot] = (key.0, key.1, at);
+        self.next_name = self.next_name.wrapping_add(1);
+        at
+    }
+
+    /// Records a node added to the driver's graph at `place`; returns its
+    /// index.
     pub fn push_node(
         &mut self,
         label: NodeLabel<'_>,
@@ -301,11 +317,7 @@ impl Registry {
             NodeLabel::Plain(text) => self.push_label(text),
             NodeLabel::Indexed(name, indices) => {
                 self.label_indices.extend_from_slice(indices);
-                let key = (name.as_ptr() as usize, name.len());
-                if (self.last_name.0, self.last_name.1) != key {
-                    self.last_name = (key.0, key.1, self.push_label(name));
-                }
-                self.last_name.2
+                self.repeated_name(name)
             }
         };
         let deps_start = self.dep_list.len() as u32;
@@ -409,6 +421,28 @@ mod tests {
         assert_eq!(registry.label(none), "solo");
         // A run of nodes of one name keeps the name once.
         assert_eq!(registry.labels, "initstepdonelanesolo");
+        // So do a few names that alternate (a block of several kernels).
+        let mut alternating = Registry::default();
+        for i in 0..3 {
+            for name in ["fill", "add", "again"] {
+                push(&mut alternating, NodeLabel::Indexed(name, &[i]));
+            }
+        }
+        assert_eq!(alternating.labels, "filladdagain");
+        assert_eq!(alternating.label(7), "add[2]");
+        // Past the few it remembers, a name is stored again, spelled alike.
+        let mut many = Registry::default();
+        let names = ["a", "b", "c", "d", "e"];
+        for i in 0..2 {
+            for name in names {
+                push(&mut many, NodeLabel::Indexed(name, &[i]));
+            }
+        }
+        let spelled: Vec<String> = (0..10).map(|i| many.label(i).into()).collect();
+        assert_eq!(
+            spelled,
+            ["a[0]", "b[0]", "c[0]", "d[0]", "e[0]", "a[1]", "b[1]", "c[1]", "d[1]", "e[1]"]
+        );
         assert_eq!(
             registry.labels(),
             [

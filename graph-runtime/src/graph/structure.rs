@@ -248,8 +248,9 @@ impl<'a> Graph<'a> {
         for index in 0..registry.nodes.len() {
             let original = registry.nodes[index].raw;
             // SAFETY: `original` is a node of the graph `raw` was cloned from.
-            let found = unsafe { result::find_in_clone(original, raw) }
-                .op_at("cuGraphNodeFindInClone", &registry.label(index))?;
+            let found = unsafe { result::find_in_clone(original, raw) }.map_err(|e| {
+                GraphError::driver("cuGraphNodeFindInClone", e.0, Some(&registry.label(index)))
+            })?;
             let info = &mut registry.nodes[index];
             info.raw = found;
             if info.level == self.level {
