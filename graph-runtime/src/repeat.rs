@@ -69,10 +69,7 @@ impl Label {
     #[inline]
     pub fn indexed(&mut self, base: &str, indices: &[usize]) -> &str {
         self.0.clear();
-        self.0.push_str(base);
-        for &i in indices {
-            push_index(&mut self.0, i);
-        }
+        push_indexed(&mut self.0, base, indices);
         &self.0
     }
 }
@@ -109,11 +106,17 @@ impl std::fmt::Display for NodeLabel<'_> {
 /// Spells a label recorded as a name and iterations (see [`NodeLabel`]).
 pub(crate) fn spell(base: &str, indices: &[usize]) -> String {
     let mut text = String::with_capacity(base.len() + 4 * indices.len());
-    text.push_str(base);
-    for &i in indices {
-        push_index(&mut text, i);
-    }
+    push_indexed(&mut text, base, indices);
     text
+}
+
+/// Appends `base` followed by `[i]` for each index, outermost first.
+#[inline]
+fn push_indexed(out: &mut String, base: &str, indices: &[usize]) {
+    out.push_str(base);
+    for &i in indices {
+        push_index(out, i);
+    }
 }
 
 /// Appends `[n]`, `n` in decimal: built on the stack and appended at once

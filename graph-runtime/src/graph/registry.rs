@@ -81,7 +81,7 @@ pub(crate) struct Registry {
     pub user_objects: Vec<usize>,
     /// Every node's label, one after another: one growing string per graph
     /// instead of an allocation per node. A repeated node's name is kept
-    /// once for a run of nodes that share it.
+    /// once while it stays among the last few names (`recent_names`).
     labels: String,
     /// Repeated nodes' iterations, one list after another (see
     /// `NodeLabel::Indexed`).

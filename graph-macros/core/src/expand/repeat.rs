@@ -105,28 +105,37 @@ impl Emitter<'_, '_> {
     /// A node's label in the generated code: its name, or for a repeated
     /// node its name indexed by its iterations (`step[3][17]`).
     pub fn label_expr(&self, id: NodeId) -> TokenStream {
-        let name = &self.model.nodes[id].name;
-        let chain = &self.chains[id];
-        if chain.is_empty() {
-            return quote!(#name);
-        }
-        let counters = chain.iter().map(|&r| self.counter(r));
         let label = internal("__label");
-        quote!(#label.indexed(#name, &[#(#counters),*]))
+        self.label_with(
+            id,
+            |name, counters| quote!(#label.indexed(#name, &[#(#counters),*])),
+        )
     }
 
     /// A kernel node's label for `Graph::__add_kernel`: as `label_expr`,
     /// but a repeated node's name and iterations go as they are, and the
     /// graph spells `step[3][17]` only when asked (an error, a profile).
     pub fn kernel_label_expr(&self, id: NodeId) -> TokenStream {
+        let rt = self.rt;
+        self.label_with(
+            id,
+            |name, counters| quote!(#rt::__private::NodeLabel::Indexed(#name, &[#(#counters),*])),
+        )
+    }
+
+    /// A node's name, or for a repeated node what `indexed` makes of its
+    /// name and the counters of its blocks, outermost first.
+    fn label_with(
+        &self,
+        id: NodeId,
+        indexed: impl FnOnce(&str, Vec<Ident>) -> TokenStream,
+    ) -> TokenStream {
         let name = &self.model.nodes[id].name;
         let chain = &self.chains[id];
         if chain.is_empty() {
             return quote!(#name);
         }
-        let counters = chain.iter().map(|&r| self.counter(r));
-        let rt = self.rt;
-        quote!(#rt::__private::NodeLabel::Indexed(#name, &[#(#counters),*]))
+        indexed(name, chain.iter().map(|&r| self.counter(r)).collect())
     }
 
     /// Whether a node of `level` spells its label in the builder (a
