@@ -80,6 +80,7 @@ impl Emitter<'_, '_> {
                 }
             }
             // The closure's result type comes from `chunk`'s bound.
+            let body = super::Moved::from(body);
             out.extend(quote! {
                 let (#(#live,)*) = #rt::__private::chunk(|| {
                     #body

@@ -4,7 +4,7 @@
 
 use super::asserts::{race_checks, read_only_checks};
 use super::level::{internal, Emitter};
-use super::Runtime;
+use super::{Moved, Runtime};
 use crate::check::Topology;
 use crate::model::{Kind, Model, Op, Origin, TOP};
 use crate::parse::Param;
@@ -144,11 +144,13 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
     };
     let table = super::table::table(&emitter, &accessed, nodes_name, &nodes_derive, vis);
-    let (node_fields, table_parts) = (&table.fields, &table.parts);
-    let unset_nodes = table.unset.iter().cloned().chain(hosts.iter().map(|h| {
+    let table_parts = Moved::from(table.parts);
+    let node_fields = table.fields.into_iter().map(Moved::from);
+    let unset_nodes = table.unset.into_iter().chain(hosts.iter().map(|h| {
         let n = &h.name;
         quote!(#n: ::core::clone::Clone::clone(#n))
     }));
+    let unset_nodes = unset_nodes.map(Moved::from);
     let host_accessors = hosts.iter().map(|h| {
         let (n, t) = (&h.name, &h.ty);
         let doc = format!(
@@ -182,7 +184,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     });
     let nodes_var = internal("__nodes");
     let loads = emitter.load_kernels(&graph_var);
-    let level = emitter.level(TOP, &graph_var);
+    let level = Moved::from(emitter.level(TOP, &graph_var));
     let reserve = emitter.reserve_records(&graph_var);
 
     let accessors = accessed.iter().map(|&id| {
@@ -229,6 +231,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             },
         }
     });
+    let accessors = accessors.map(Moved::from);
     let disabled = model
         .nodes
         .iter()
@@ -271,20 +274,21 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         "Exec::take_escaped",
     );
     let (labels, dot) = outline(model);
+    let dot = super::raw_str_literal(&dot);
     let options = options(model, rt);
     let exec_doc =
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
     let bound_doc = format!(
         "The buffers [`{name}::build`] bound (and its escaping allocations and host buffers)."
     );
-    let read_only_checks = read_only_checks(model, rt);
+    let read_only_checks = Moved::from(read_only_checks(model, rt));
     // A list of buffers is a vector: the bound buffers are cloned, not copied.
     let (bound_derive, bound_copy) = if lists.is_empty() && hosts.is_empty() {
         (quote!(#[derive(Debug, Clone, Copy)]), TokenStream::new())
     } else {
         (quote!(#[derive(Debug, Clone)]), quote!(.clone()))
     };
-    let race_checks = race_checks(model, topology, rt);
+    let race_checks = Moved::from(race_checks(model, topology, rt));
     let super::owned::DeviceBuffers {
         reuse_param,
         reuse_none,

@@ -36,8 +36,11 @@ pub struct Emitter<'m, 'a> {
     /// Item form: top-level nodes with accessors are built into the node
     /// table `__nodes` in place (no table of thousands of handles to move).
     pub nodes_in_place: bool,
-    /// Distinct kernel paths (as written), each loaded once per build.
-    kernels: Vec<String>,
+    /// Per node: the index of its kernel among the distinct kernel paths
+    /// (as written), each loaded once per build into `__kernelN`.
+    kernel_of: Vec<usize>,
+    /// How many distinct kernel paths there are.
+    kernel_count: usize,
     /// Per node: the repeated blocks holding it, outermost first (see
     /// `Model::repeat_chain`).
     pub(super) chains: Vec<Vec<crate::model::RepeatId>>,
@@ -62,15 +65,20 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .flat_map(|l| &l.edges)
             .map(|e| ((e.from, e.to), (e.kind, e.kind_span)))
             .collect();
-        let mut kernels: Vec<String> = Vec::new();
-        for node in &model.nodes {
-            if let Op::Kernel(k) = node.op {
-                let path = k.function.to_token_stream().to_string();
-                if !kernels.contains(&path) {
-                    kernels.push(path);
+        let mut kernels: HashMap<String, usize> = HashMap::new();
+        let kernel_of = model
+            .nodes
+            .iter()
+            .map(|node| match node.op {
+                Op::Kernel(k) => {
+                    let count = kernels.len();
+                    *kernels
+                        .entry(k.function.to_token_stream().to_string())
+                        .or_insert(count)
                 }
-            }
-        }
+                _ => 0,
+            })
+            .collect();
         let chains = if model.repeats.is_empty() {
             vec![Vec::new(); model.nodes.len()]
         } else {
@@ -98,7 +106,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
             bound_references: false,
             body_handles: false,
             nodes_in_place: false,
-            kernels,
+            kernel_of,
+            kernel_count: kernels.len(),
             rt,
             table_parts: Vec::new(),
         };
@@ -157,14 +166,18 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// Statements loading each distinct kernel once, into `__kernelN`.
     pub fn load_kernels(&self, g: &Ident) -> TokenStream {
         let rt = self.rt;
-        let paths = self.model.nodes.iter().filter_map(|node| match node.op {
-            Op::Kernel(k) => Some(&k.function),
-            _ => None,
-        });
+        let paths = self
+            .model
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(id, node)| match node.op {
+                Op::Kernel(k) => Some((&k.function, self.kernel_of[id])),
+                _ => None,
+            });
         let mut out = TokenStream::new();
-        let mut done = vec![false; self.kernels.len()];
-        for path in paths {
-            let index = self.kernel_index(path);
+        let mut done = vec![false; self.kernel_count];
+        for (path, index) in paths {
             if std::mem::replace(&mut done[index], true) {
                 continue;
             }
@@ -176,20 +189,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
         out
     }
 
-    fn kernel_index(&self, path: &syn::Path) -> usize {
-        let key = path.to_token_stream().to_string();
-        self.kernels
-            .iter()
-            .position(|k| *k == key)
-            .unwrap_or_default()
-    }
-
-    fn loaded_kernel(&self, path: &syn::Path) -> Ident {
-        format_ident!(
-            "__kernel{}",
-            self.kernel_index(path),
-            span = Span::mixed_site()
-        )
+    /// The variable holding kernel node `id`'s loaded kernel.
+    fn loaded_kernel(&self, id: NodeId) -> Ident {
+        format_ident!("__kernel{}", self.kernel_of[id], span = Span::mixed_site())
     }
 
     /// The variable holding a kernel node's typed `KernelNode`.
@@ -272,7 +274,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let kernel_label = self.kernel_label_expr(id);
                 let path = &k.function;
                 let kernel_var = self.kernel_var(id);
-                let loaded = self.loaded_kernel(path);
+                let loaded = self.loaded_kernel(id);
                 let (grid, block) = (&k.grid, &k.block);
                 let mut config = quote!(#rt::LaunchConfig::new(#grid, #block));
                 if let Some(smem) = &k.shared_mem {
@@ -294,6 +296,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         let #var: #rt::__private::ArgOf<'_, #path, #index> = #arg;
                     }
                 });
+                let arg_checks = arg_checks.map(super::Moved::from);
                 let incoming: Vec<(EdgeKind, Option<Span>)> =
                     dep_list.iter().map(|d| (d.kind, d.span)).collect();
                 // Every programmatic edge requires a PDL-aware kernel after
@@ -380,6 +383,16 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
                     }
                 };
+                let [target, args_check, deps_decl, kernel_label, config, deps, edges] = [
+                    target,
+                    args_check,
+                    deps_decl,
+                    kernel_label,
+                    config,
+                    deps,
+                    edges,
+                ]
+                .map(super::Moved::from);
                 quote! {
                     #target = {
                         #(#pdl_checks)*
@@ -512,7 +525,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     fn body_closure(&self, level: LevelId) -> TokenStream {
         let g = format_ident!("__graph{}", level, span = Span::mixed_site());
-        let body = self.level(level, &g);
+        let body = super::Moved::from(self.level(level, &g));
         quote! { |#g| { #body ::core::result::Result::Ok(()) } }
     }
 }

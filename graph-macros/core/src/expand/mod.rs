@@ -49,7 +49,7 @@ pub fn fallback(def: &GraphDef) -> TokenStream {
 /// rather than substituted afterwards: a pass over the whole output cost
 /// a third of the macro's time on 10,000 nodes.)
 #[derive(Debug)]
-pub struct Runtime(TokenStream);
+pub struct Runtime(Vec<proc_macro2::TokenTree>);
 
 impl Runtime {
     /// The path `def` names the runtime by.
@@ -63,7 +63,7 @@ impl Runtime {
             Some(path) => quote::ToTokens::to_token_stream(&path),
             None => quote::quote!(::graph_runtime),
         };
-        Runtime(path).at(proc_macro2::Span::call_site())
+        Runtime(path.into_iter().collect()).at(proc_macro2::Span::call_site())
     }
 
     /// A link for generated docs to the runtime's `item` (`Exec::buffer`):
@@ -71,7 +71,7 @@ impl Runtime {
     /// runtime by it, else the item's name as code (a renamed runtime's
     /// path could not be resolved from the user's crate docs).
     pub fn doc_link(&self, item: &str) -> String {
-        if self.0.to_string() == ":: graph_runtime" {
+        if self.0.iter().cloned().collect::<TokenStream>().to_string() == ":: graph_runtime" {
             format!("[`graph_runtime::{item}`]")
         } else {
             format!("`{item}`")
@@ -94,9 +94,9 @@ impl Runtime {
     pub fn at(&self, span: proc_macro2::Span) -> Self {
         Runtime(
             self.0
-                .clone()
-                .into_iter()
-                .map(|mut t| {
+                .iter()
+                .map(|t| {
+                    let mut t = t.clone();
                     t.set_span(span);
                     t
                 })
@@ -107,12 +107,48 @@ impl Runtime {
 
 impl quote::ToTokens for Runtime {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        tokens.extend(self.0.clone());
+        tokens.extend(self.0.iter().cloned());
     }
 }
 
 /// A named graph's items, each under the graph's `#[cfg(..)]` attributes
 /// (so a graph compiled out leaves no item behind, and none that names it).
+/// `text` as a raw string literal (`r#"..."#`, with enough `#`s), which
+/// needs no escaping: a graph's DOT text runs to megabytes, and escaping
+/// it char by char cost a twentieth of the macro's time. Text with a
+/// carriage return (not allowed in a raw string) is escaped as usual.
+pub(crate) fn raw_str_literal(text: &str) -> proc_macro2::Literal {
+    if !text.contains('\r') {
+        let mut hashes = String::from("#");
+        while text.contains(&format!("\"{hashes}")) {
+            hashes.push('#');
+        }
+        if let Ok(literal) = format!("r{hashes}\"{text}\"{hashes}").parse() {
+            return literal;
+        }
+    }
+    proc_macro2::Literal::string(text)
+}
+
+/// A token stream that `quote!` interpolates by move. `#stream` clones
+/// every token of a `TokenStream` and the original is then dropped: on
+/// large graphs most of the macro's time went to those copies (each
+/// identifier is an allocation outside rustc). Interpolate it once only:
+/// a second `#moved` of the same value emits nothing.
+pub(crate) struct Moved(std::cell::Cell<TokenStream>);
+
+impl From<TokenStream> for Moved {
+    fn from(stream: TokenStream) -> Self {
+        Moved(std::cell::Cell::new(stream))
+    }
+}
+
+impl quote::ToTokens for Moved {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.0.take());
+    }
+}
+
 fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
     let cfgs: Vec<&syn::Attribute> = def
         .attrs
@@ -133,4 +169,27 @@ fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
         .into_iter()
         .map(|item| quote::quote! { #(#cfgs)* #item })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raw_str_literal;
+
+    /// The raw literal reads back as the text, whatever quotes and hashes
+    /// it holds; a carriage return falls back to an escaped literal.
+    #[test]
+    fn raw_string_literals_round_trip() {
+        for text in [
+            "",
+            "digraph \"g\" {\n  \"a\" [label=\"a\\nkernel\"];\n}\n",
+            "a \"# b \"## c",
+            "ends with a quote\"",
+            "carriage\r\nreturn",
+        ] {
+            let literal = raw_str_literal(text);
+            let parsed: syn::LitStr = syn::parse2(quote::quote!(#literal)).unwrap();
+            assert_eq!(parsed.value(), text);
+            assert_eq!(literal.to_string().starts_with('r'), !text.contains('\r'));
+        }
+    }
 }

