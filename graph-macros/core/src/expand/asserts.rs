@@ -65,6 +65,9 @@ fn reads_only(
         note,
     } = rule;
     let name = syn::Ident::new(name, span);
+    // Raw literals: escaping three sentences per check char by char cost
+    // the macro more than the rest of the check.
+    let [message, label, note] = [message, label, note].map(super::raw_str_literal);
     // The user's tokens (the kernel's path) are outside the block that
     // declares the trait, so they cannot name it.
     quote_spanned! {span=>
