@@ -111,8 +111,6 @@ impl quote::ToTokens for Runtime {
     }
 }
 
-/// A named graph's items, each under the graph's `#[cfg(..)]` attributes
-/// (so a graph compiled out leaves no item behind, and none that names it).
 /// `text` as a raw string literal (`r#"..."#`, with enough `#`s), which
 /// needs no escaping: a graph's DOT text runs to megabytes, and escaping
 /// it char by char cost a twentieth of the macro's time. Text with a
@@ -149,6 +147,8 @@ impl quote::ToTokens for Moved {
     }
 }
 
+/// A named graph's items, each under the graph's `#[cfg(..)]` attributes
+/// (so a graph compiled out leaves no item behind, and none that names it).
 fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
     let cfgs: Vec<&syn::Attribute> = def
         .attrs
