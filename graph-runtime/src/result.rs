@@ -128,6 +128,16 @@ pub unsafe fn instantiate(
     Ok(unsafe { exec.assume_init() })
 }
 
+/// Adds the edge `from -> to` (a default edge) to `graph`.
+///
+/// # Safety
+/// `graph` is live and holds both nodes; no other thread uses it.
+pub unsafe fn add_dependency(graph: CUgraph, from: CUgraphNode, to: CUgraphNode) -> R<()> {
+    // `_v2` as for `add_node`; no edge data means a default edge.
+    // SAFETY: one entry each, valid for the call (caller: live nodes).
+    unsafe { sys::cuGraphAddDependencies_v2(graph, &from, &to, std::ptr::null(), 1) }.result()
+}
+
 /// Removes `node` and its edges from its graph.
 ///
 /// # Safety
