@@ -43,7 +43,11 @@
 // `no-cond` leaves the IF and WHILE nodes out, as run.sh's racecheck run
 // of tests/gpu_concurrency.rs does (CUDA_GRAPH_LOAD_SKIP=device,cond): the
 // configuration in which racecheck once reported "failure to track a
-// kernel launch" and a hazard (tests/README.md).
+// kernel launch" and a hazard (tests/README.md). `2 3 no-cond` under
+// racecheck, six runs at once on the H200 (2026-12-04): one run reported
+// "Internal Sanitizer Error: Detected a failure to track a kernel launch"
+// and 1 hazard, five were clean, all six checked every result: the
+// tool's, as for the test.
 //
 // Measured on the lent H200 (CUDA 13), 2026-12-02: `2 3` passes without a
 // sanitizer (994 and 1041 cycles, every result checked) and under memcheck
