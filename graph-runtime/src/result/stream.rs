@@ -1,0 +1,129 @@
+//! Stream state, in the thin layer: whether a stream captures or is done,
+//! which refusals are a capture's, and a wait that refuses an event whose
+//! last record was captured. Safety and errors as in [`super`].
+
+use super::R;
+use cudarc::driver::sys::{self, CUstream};
+use cudarc::driver::DriverError;
+use std::mem::MaybeUninit;
+
+/// Makes `stream` wait for `event`'s last record, refused
+/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that record was captured:
+/// `stream` would then have joined the capture (or, the capture ended,
+/// waited for nothing). The driver says so of an event's last record
+/// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again.
+///
+/// # Safety
+/// `stream` and `event` are live.
+pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        cudarc::driver::result::stream::wait_event(
+            stream,
+            event,
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )?;
+    }
+    // SAFETY: forwarded from the caller.
+    match unsafe { cudarc::driver::result::event::query(event) } {
+        Ok(()) => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `stream` is the per-thread default stream
+/// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
+/// thread.
+pub fn is_per_thread(stream: &cudarc::driver::CudaStream) -> bool {
+    stream.cu_stream() as usize == 0x2
+}
+
+/// Whether `stream` is capturing (actively, or invalidated by its work and
+/// not yet ended): work queued on it is recorded, not run. A query the
+/// driver refuses because of a capture (the legacy stream while another
+/// stream captures) counts as capturing.
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn is_capturing(stream: CUstream) -> R<bool> {
+    let mut status = MaybeUninit::uninit();
+    // SAFETY: forwarded from the caller.
+    match unsafe { sys::cuStreamIsCapturing(stream, status.as_mut_ptr()) }.result() {
+        Ok(()) => {}
+        Err(e) if refused_by_capture(e.0) => return Ok(true),
+        Err(e) => return Err(e),
+    }
+    // SAFETY: initialised by the successful call.
+    let status = unsafe { status.assume_init() };
+    Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+}
+
+/// Whether every operation queued on `stream` is done (`Ok(false)`: some
+/// is pending; an error: the stream refuses the query, as a capturing one).
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn stream_done(stream: CUstream) -> R<bool> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { sys::cuStreamQuery(stream) } {
+        sys::CUresult::CUDA_SUCCESS => Ok(true),
+        sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        other => Err(DriverError(other)),
+    }
+}
+
+/// Whether `code` is one of the driver's refusals because of a stream
+/// capture (`CUDA_ERROR_STREAM_CAPTURE_*`, `CUDA_ERROR_CAPTURED_EVENT`):
+/// the call was refused, not failed by the work it would have waited for.
+pub fn refused_by_capture(code: sys::CUresult) -> bool {
+    use sys::CUresult as C;
+    matches!(
+        code,
+        C::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+            | C::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+            | C::CUDA_ERROR_STREAM_CAPTURE_MERGE
+            | C::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+            | C::CUDA_ERROR_STREAM_CAPTURE_UNJOINED
+            | C::CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+            | C::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+            | C::CUDA_ERROR_CAPTURED_EVENT
+            | C::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+    )
+}
+
+/// The id of the capture `stream` is in, active or invalidated by the work
+/// (either way it must be ended); `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` if
+/// it is not capturing.
+///
+/// # Safety
+/// `stream` is live.
+pub unsafe fn capture_id(stream: CUstream) -> R<u64> {
+    let mut status = MaybeUninit::uninit();
+    let mut id: u64 = 0;
+    // SAFETY: forwarded from the caller.
+    // The optional outputs (graph, dependencies, edge data) are not asked
+    // for. (`_v3`, CUDA 12.3+, is in every binding cudarc has from 12.8 up.)
+    unsafe {
+        sys::cuStreamGetCaptureInfo_v3(
+            stream,
+            status.as_mut_ptr(),
+            &mut id,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    // SAFETY: initialised by the successful call.
+    match unsafe { status.assume_init() } {
+        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Err(DriverError(
+            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
+        )),
+        _ => Ok(id),
+    }
+}
