@@ -283,9 +283,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 // Each argument is checked on its own against the declared
                 // parameter, so rustc points at the argument:
                 //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
-                let arg_vars: Vec<Ident> = (0..k.args.len())
-                    .map(|i| format_ident!("__arg{}", i, span = Span::mixed_site()))
-                    .collect();
+                let arg_vars: Vec<Ident> = (0..k.args.len()).map(arg_var).collect();
                 let arg_checks = k.args.iter().enumerate().map(|(i, arg)| {
                     let var = &arg_vars[i];
                     let index = syn::Index::from(i);
@@ -541,6 +539,18 @@ impl Emitter<'_, '_> {
         let rt = self.rt.at(span);
         let ty = quote_spanned!(span=> #rt::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
+    }
+}
+
+/// The variable holding a kernel node's argument `i` (`__arg{i}`), named
+/// without formatting for the first few (most kernels).
+fn arg_var(i: usize) -> Ident {
+    const NAMES: [&str; 8] = [
+        "__arg0", "__arg1", "__arg2", "__arg3", "__arg4", "__arg5", "__arg6", "__arg7",
+    ];
+    match NAMES.get(i) {
+        Some(name) => internal(name),
+        None => format_ident!("__arg{}", i, span = Span::mixed_site()),
     }
 }
 

@@ -63,7 +63,15 @@ impl Runtime {
             Some(path) => quote::ToTokens::to_token_stream(&path),
             None => quote::quote!(::graph_runtime),
         };
-        Runtime(path.into_iter().collect()).at(proc_macro2::Span::call_site())
+        let call_site = proc_macro2::Span::call_site();
+        Runtime(
+            path.into_iter()
+                .map(|mut t| {
+                    t.set_span(call_site);
+                    t
+                })
+                .collect(),
+        )
     }
 
     /// A link for generated docs to the runtime's `item` (`Exec::buffer`):
@@ -90,18 +98,24 @@ impl Runtime {
             .collect()
     }
 
-    /// The path with every token spanned at `span`.
-    pub fn at(&self, span: proc_macro2::Span) -> Self {
-        Runtime(
-            self.0
-                .iter()
-                .map(|t| {
-                    let mut t = t.clone();
-                    t.set_span(span);
-                    t
-                })
-                .collect(),
-        )
+    /// The path with every token spanned at `span`, as it is interpolated
+    /// (no copy of the path is made until then).
+    pub fn at(&self, span: proc_macro2::Span) -> RuntimeAt<'_> {
+        RuntimeAt(self, span)
+    }
+}
+
+/// [`Runtime::at`]: the runtime's path spanned at the user's tokens.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeAt<'r>(&'r Runtime, proc_macro2::Span);
+
+impl quote::ToTokens for RuntimeAt<'_> {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.extend(self.0 .0.iter().map(|t| {
+            let mut t = t.clone();
+            t.set_span(self.1);
+            t
+        }));
     }
 }
 
