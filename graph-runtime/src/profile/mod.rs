@@ -7,7 +7,9 @@
 //! node by its own latency: without the edge to the node it was once taken
 //! after the node had run, on a GPU shared with other work (a zero
 //! duration, 2 of 6 runs of the runtime's tests on the H200); the second
-//! delays nothing.
+//! delays nothing. So in the profiling launch a node after a programmatic
+//! or launch-order edge starts only once its dependencies are done: the
+//! profile shows none of the overlap those edges allow.
 //! The graph is instantiated with them and launched once, and the records
 //! are removed again, so the graph is as it was. (CUDA removes no node
 //! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
