@@ -275,3 +275,46 @@ fn profiling_follows_the_exec_rules() {
         assert!(path == ["bump", "out"] || path == ["maybe"], "{path:?}");
     }
 }
+
+/// An exec made before a profile and updated from the graph after it
+/// keeps each node paired with its own work. The profile adds nodes and
+/// edges to the graph and removes them again, and `cuGraphExecUpdate`
+/// pairs nodes by the order of the calls that shaped them (the sinks'
+/// order among them): a pairing changed by the profile would let `s1`'s
+/// update reach `s2`'s work (a read-only review's question, 2026-12-04).
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_exec_updated_after_a_profile_keeps_its_nodes_paired() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let scale = kernels::Scale::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut ys: Vec<_> = (0..3)
+        .map(|_| stream.clone_htod(&vec![1.0f32; N as usize]).unwrap())
+        .collect();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let b: Vec<_> = ys.iter_mut().map(|y| g.bind_mut(y)).collect();
+        let root = g
+            .add_kernel("root", &scale, cfg, (b[0], 2.0f32, N), &[])
+            .unwrap();
+        let s1 = g
+            .add_kernel("s1", &scale, cfg, (b[1], 3.0f32, N), &[root.node()])
+            .unwrap();
+        g.add_kernel("s2", &scale, cfg, (b[2], 5.0f32, N), &[root.node()])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        // One launch: 2, 3, 5.
+        g.profile(&stream).unwrap();
+        exec.update(&g).unwrap();
+        exec.set_kernel_args(&s1, (b[1], 7.0f32, N)).unwrap();
+        // 2 * 2, 3 * 7, 5 * 5.
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let values: Vec<f32> = ys
+        .iter()
+        .map(|y| stream.clone_dtoh(y).unwrap()[(N - 1) as usize])
+        .collect();
+    assert_eq!(values, [4.0, 21.0, 25.0]);
+}
