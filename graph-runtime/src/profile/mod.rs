@@ -3,13 +3,13 @@
 //! Each top-level node gets two event-record nodes: one after the node's
 //! dependencies and before the node (when it may start) and one after the
 //! node itself (when it is done); a conditional node counts as one node
-//! with its bodies, and so does a child graph. The first record delays the
-//! node by its own latency: without the edge to the node it was once taken
-//! after the node had run, on a GPU shared with other work (a zero
-//! duration, 2 of 6 runs of the runtime's tests on the H200); the second
-//! delays nothing. So in the profiling launch a node after a programmatic
-//! or launch-order edge starts only once its dependencies are done: the
-//! profile shows none of the overlap those edges allow.
+//! with its bodies, and so does a child graph. The first record has an
+//! edge to the node, so that its time is never taken after the node ran
+//! (on a GPU shared with other work it was, without one: zero durations);
+//! it delays the node by its own latency, the second delays nothing. So
+//! in the profiling launch a node after a programmatic or launch-order
+//! edge starts only once its dependencies are done: the profile shows
+//! none of the overlap those edges allow.
 //! The graph is instantiated with them and launched once, and the records
 //! are removed again, so the graph is as it was. (CUDA removes no node
 //! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
