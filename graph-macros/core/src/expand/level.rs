@@ -39,8 +39,6 @@ pub struct Emitter<'m, 'a> {
     /// Per node: the index of its kernel among the distinct kernel paths
     /// (as written), each loaded once per build into `__kernelN`.
     kernel_of: Vec<usize>,
-    /// How many distinct kernel paths there are.
-    kernel_count: usize,
     /// Per node: the repeated blocks holding it, outermost first (see
     /// `Model::repeat_chain`).
     pub(super) chains: Vec<Vec<crate::model::RepeatId>>,
@@ -107,7 +105,6 @@ impl<'m, 'a> Emitter<'m, 'a> {
             body_handles: false,
             nodes_in_place: false,
             kernel_of,
-            kernel_count: kernels.len(),
             rt,
             table_parts: Vec::new(),
         };
@@ -176,11 +173,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 _ => None,
             });
         let mut out = TokenStream::new();
-        let mut done = vec![false; self.kernel_count];
+        // Indices follow the paths' first occurrences in node order: a
+        // kernel is new exactly when its index is the next one.
+        let mut next = 0;
         for (path, index) in paths {
-            if std::mem::replace(&mut done[index], true) {
+            if index != next {
                 continue;
             }
+            next += 1;
             let var = format_ident!("__kernel{}", index, span = Span::mixed_site());
             out.extend(quote! {
                 let #var = <#path as #rt::__private::KernelDef>::load(#g.context())?;
