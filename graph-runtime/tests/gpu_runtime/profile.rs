@@ -2,9 +2,11 @@
 //! nodes, the critical path, and the graph left as it was.
 
 use crate::common::{gpu, graph_memory_lock, sync};
+use graph_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use graph_runtime::error::Unsupported;
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, InstantiateOptions, LaunchConfig};
+use std::sync::Arc;
 
 const N: u32 = 4096;
 /// Spin cycles of a "slow" node: about 0.2 ms at the H200's clock.
@@ -181,11 +183,7 @@ fn a_profiling_launch_times_every_node_and_its_critical_path_adds_up() {
         exec.launch(&stream).unwrap();
         exec.synchronize().unwrap();
     }
-    let values: Vec<f32> = xs
-        .iter()
-        .map(|x| stream.clone_dtoh(x).unwrap()[(N - 1) as usize])
-        .collect();
-    assert_eq!(values, [5.0, 2.0, 3.0, 4.0, 0.0]);
+    assert_eq!(last_values(&stream, &xs), [5.0, 2.0, 3.0, 4.0, 0.0]);
     // Three launches of three iterations each.
     assert_eq!(stream.clone_dtoh(&iterations).unwrap(), [9]);
 }
@@ -312,9 +310,12 @@ fn an_exec_updated_after_a_profile_keeps_its_nodes_paired() {
         exec.launch(&stream).unwrap();
         exec.synchronize().unwrap();
     }
-    let values: Vec<f32> = ys
-        .iter()
-        .map(|y| stream.clone_dtoh(y).unwrap()[(N - 1) as usize])
-        .collect();
-    assert_eq!(values, [4.0, 21.0, 25.0]);
+    assert_eq!(last_values(&stream, &ys), [4.0, 21.0, 25.0]);
+}
+
+/// Each buffer's last element, read back.
+fn last_values(stream: &Arc<CudaStream>, bufs: &[CudaSlice<f32>]) -> Vec<f32> {
+    bufs.iter()
+        .map(|b| stream.clone_dtoh(b).unwrap()[(N - 1) as usize])
+        .collect()
 }
