@@ -10,8 +10,10 @@ impl<'a> Exec<'a> {
     /// # Errors
     /// [`GraphError::Update`] when the driver refuses the update
     /// (explained, naming the node where it says which) or the graphs' memory differs
-    /// (memory nodes, host buffers); the exec is unchanged.
-    /// [`GraphError::Unsupported`] for a conditional body.
+    /// (memory nodes, host buffers) or its node order may differ from the
+    /// exec's (a graph profiled or cloned since, or holding a profiled
+    /// child: the driver pairs nodes by its order of them); the exec is
+    /// unchanged. [`GraphError::Unsupported`] for a conditional body.
     pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
         if graph.is_body() {
             return Err(GraphError::unsupported(
@@ -31,6 +33,17 @@ impl<'a> Exec<'a> {
             return Err(GraphError::Update {
                 result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
                 reason: "a graph with memory nodes or host buffers cannot be updated from another graph (its allocations and buffers are other memory); instantiate that graph instead",
+                label: None,
+            });
+        }
+        if graph.registry().order != self.registry.order {
+            // The driver pairs the exec's nodes with the graph's by its own
+            // order of them: paired differently, a per-node update meant
+            // for one node would reach another's work (GPU-tested:
+            // `an_exec_updated_after_a_profile_refuses_the_update`).
+            return Err(GraphError::Update {
+                result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
+                reason: "the graph's node order may differ from the exec's (it was profiled, cloned or given a profiled child since); instantiate that graph instead",
                 label: None,
             });
         }

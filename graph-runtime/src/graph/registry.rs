@@ -104,6 +104,13 @@ pub(crate) struct Registry {
     /// Where this graph's host closures report panics (made with the first
     /// host node), and those of graphs added as children.
     pub host_faults: Vec<Arc<HostFaults>>,
+    /// Which node order the driver holds: 0 while it is the order the
+    /// nodes were added in, a fresh id once something else may have
+    /// reordered it (a profile's records, a clone, a child graph with a
+    /// non-zero order). `cuGraphExecUpdate` pairs nodes by that order
+    /// (the sinks', the edges'), so an exec takes updates only from a
+    /// graph whose order matches its own (`Exec::update`).
+    pub order: u64,
 }
 
 impl Registry {

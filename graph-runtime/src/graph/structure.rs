@@ -137,6 +137,10 @@ impl<'a> Graph<'a> {
         }
         self.registry.user_objects.extend(objects);
         self.registry.host_copies |= child.registry.host_copies;
+        if child.registry.order != 0 {
+            // The child node's nodes keep the child's order.
+            self.registry.order = next_id();
+        }
         for faults in &child.registry().host_faults {
             if !self
                 .registry
@@ -262,6 +266,8 @@ impl<'a> Graph<'a> {
             unsafe { result::graph_retain_user_object(raw, object as sys::CUuserObject) }
                 .op("cuGraphRetainUserObject")?;
         }
+        // cuGraphClone does not say in which order it adds the nodes.
+        registry.order = next_id();
         clone.registry = registry;
         // Host memory of its own, so an exec of its own: its copy and host
         // nodes are pointed at new buffers (see `host`).

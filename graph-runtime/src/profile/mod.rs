@@ -11,7 +11,11 @@
 //! edge starts only once its dependencies are done: the profile shows
 //! none of the overlap those edges allow.
 //! The graph is instantiated with them and launched once, and the records
-//! are removed again, so the graph is as it was. (CUDA removes no node
+//! are removed again, so the graph does the same work as before; but the
+//! driver's order of its nodes may have changed, and `cuGraphExecUpdate`
+//! pairs nodes by that order, so an exec made before the profile no longer
+//! takes whole-graph updates from the graph (`update_or_reinstantiate`
+//! makes a new one). (CUDA removes no node
 //! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
 //! node's start, end and duration, the critical path, a table and an SVG
 //! timeline ([`Profile::svg`]).
@@ -21,6 +25,7 @@ mod report;
 use crate::error::{DriverResultExt, GraphError, Result, Unsupported};
 use crate::exec::InstantiateOptions;
 use crate::graph::{zeroed_params, Graph, RawGraph};
+use crate::ids::next_id;
 use crate::node::NodeKind;
 use crate::result;
 use cudarc::driver::{sys, CudaEvent, CudaStream};
@@ -112,7 +117,8 @@ impl Profile {
 impl<'a> Graph<'a> {
     /// Launches the graph once, timed per top-level node (see the
     /// [module docs](crate::profile)), on `stream`, and waits for it. The
-    /// graph is left as it was. The exec is uploaded before the timed
+    /// graph does the same work as before; execs made before refuse
+    /// whole-graph updates from it ([`Exec::update`](crate::Exec::update)). The exec is uploaded before the timed
     /// launch. Launch the graph once before (an exec of it, or
     /// of anything using the same kernels) to keep one-time costs (module
     /// loading) out of the figures.
@@ -157,8 +163,8 @@ impl<'a> Graph<'a> {
                 Unsupported::ProfileOfDeviceLaunch,
             ));
         }
-        let registry = self.registry();
-        if registry
+        if self
+            .registry
             .nodes
             .iter()
             .any(|n| matches!(n.kind, NodeKind::MemAlloc | NodeKind::MemFree))
@@ -169,6 +175,11 @@ impl<'a> Graph<'a> {
                 Unsupported::ProfileWithMemoryNodes,
             ));
         }
+        // Adding and removing the records may reorder the graph's sinks
+        // and edges for the driver: execs made before refuse updates
+        // from it from now on (see `Registry::order`).
+        self.registry.order = next_id();
+        let registry = self.registry();
         let top: Vec<usize> = (0..registry.nodes.len())
             .filter(|&i| registry.nodes[i].level == self.level)
             .collect();
