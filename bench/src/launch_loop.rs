@@ -150,7 +150,12 @@ fn loops_of(
                         }
                         _ => {}
                     }
-                    exec.launch(stream)?;
+                    // The graph's own buffers are read on the exec's own
+                    // stream, as C++ reads on its launch stream.
+                    match owned {
+                        false => exec.launch(stream)?,
+                        true => exec.launch_on_own_stream()?,
+                    }
                     let value = match owned {
                         false => stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0],
                         true => exec.buffer(head)?.to_host()?[0],

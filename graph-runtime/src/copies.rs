@@ -60,40 +60,57 @@ impl CopyStream {
         self.raw
     }
 
-    /// Queues `work` (a copy to or from `host`, memory of the runtime's
-    /// own) on the stream, which waited for what the copy must follow, and
-    /// waits for it. A stream that joined another thread's capture through
-    /// that wait (the capture began on the stream waited for, after its
-    /// check) queues nothing: `stick` is called and the call is refused.
-    /// A copy that cannot be waited for may still run: `stick` is called
-    /// (its memory is never freed) and `host` is leaked.
+    /// Queues `work` on the stream, which waited for what the copy must
+    /// follow, and waits for it (see [`copy_and_wait`]).
     pub(crate) fn copy_and_wait<T>(
         &self,
         operation: &'static str,
-        mut host: Vec<T>,
+        host: Vec<T>,
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
         stick: impl FnOnce(),
     ) -> Result<Vec<T>> {
-        // SAFETY: the stream is live (owned).
-        if unsafe { result::is_capturing(self.raw) }.unwrap_or(true) {
+        // SAFETY: the stream is live (owned), of `ctx`, never handed out.
+        unsafe { copy_and_wait(&self.ctx, self.raw, operation, host, work, stick) }
+    }
+}
+
+/// Queues `work` (a copy to or from `host`, memory of the runtime's own)
+/// on `stream`, which follows what the copy must follow, and waits for it.
+/// A stream that joined another thread's capture (through a wait for an
+/// event recorded in it) queues nothing: `stick` is called and the call is
+/// refused. A copy that cannot be waited for may still run: `stick` is
+/// called (its memory is never freed) and `host` is leaked.
+///
+/// # Safety
+/// `stream` is live, of `ctx`, and a stream of the runtime's own: never
+/// handed out, so nobody can begin a capture on it.
+pub(crate) unsafe fn copy_and_wait<T>(
+    ctx: &Arc<CudaContext>,
+    stream: sys::CUstream,
+    operation: &'static str,
+    mut host: Vec<T>,
+    work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
+    stick: impl FnOnce(),
+) -> Result<Vec<T>> {
+    // SAFETY: the stream is live (the caller's promise).
+    if unsafe { result::is_capturing(stream) }.unwrap_or(true) {
+        stick();
+        return Err(GraphError::StreamRefused {
+            operation,
+            stream: StreamRefusal::Capturing,
+        });
+    }
+    result::bind(ctx).op("cuCtxSetCurrent")?;
+    let queued = work(stream, &mut host);
+    // Waited for even if queuing it failed (the driver may report an
+    // earlier error after queuing).
+    // SAFETY: the stream is live, its context current.
+    match unsafe { cudarc::driver::result::stream::synchronize(stream) } {
+        Ok(()) => queued.op(operation).map(|()| host),
+        Err(e) => {
+            std::mem::forget(host);
             stick();
-            return Err(GraphError::StreamRefused {
-                operation,
-                stream: StreamRefusal::Capturing,
-            });
-        }
-        result::bind(&self.ctx).op("cuCtxSetCurrent")?;
-        let queued = work(self.raw, &mut host);
-        // Waited for even if queuing it failed (the driver may report an
-        // earlier error after queuing).
-        // SAFETY: the stream is live (owned), its context current.
-        match unsafe { cudarc::driver::result::stream::synchronize(self.raw) } {
-            Ok(()) => queued.op(operation).map(|()| host),
-            Err(e) => {
-                std::mem::forget(host);
-                stick();
-                Err(GraphError::driver("cuStreamSynchronize", e.0, None))
-            }
+            Err(GraphError::driver("cuStreamSynchronize", e.0, None))
         }
     }
 }

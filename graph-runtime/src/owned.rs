@@ -2,7 +2,8 @@
 //! allocated for the graph, used by its nodes, and reached between launches
 //! only through its execs ([`Exec::buffer`](crate::Exec::buffer): copies
 //! the runtime makes itself, on a stream of its own that waits for the
-//! last use, waited for).
+//! last use, or on the exec's own stream when the last use was queued
+//! there; waited for).
 //! cudarc does not track them, so a launch records no event per buffer: a
 //! graph's buffers are ordered together, by the stream of their last use
 //! (a launch). A use on that stream needs nothing more (the stream orders
@@ -149,6 +150,11 @@ impl OwnedBuffers {
         if !Arc::ptr_eq(&self.last, stream) {
             self.last = stream.clone();
         }
+    }
+
+    /// Whether the buffers' last use was on `stream`.
+    pub(crate) fn last_use_on(&self, stream: &CudaStream) -> bool {
+        same_stream(&self.last, stream)
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.

@@ -91,6 +91,7 @@ impl<'a> Graph<'a> {
             instances: [self.instance; 2],
             updated_faults: Vec::new(),
             last_stream: None,
+            own_stream: None,
             resource_id: self.resource_id,
             resources,
             retired: Vec::new(),

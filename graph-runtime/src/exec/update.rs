@@ -117,7 +117,11 @@ impl<'a> Exec<'a> {
                 let mut slot = self._live.take();
                 match graph.instantiate_reusing(options, &mut slot) {
                     Ok(exec) => {
+                        // The old exec's drop waits for its launches (on
+                        // its own stream too); the new one keeps the stream.
+                        let own = self.own_stream.take();
                         *self = exec;
+                        self.own_stream = own;
                         drop(slot);
                         Ok(UpdateOutcome::Reinstantiated { reason })
                     }

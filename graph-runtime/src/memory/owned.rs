@@ -3,15 +3,15 @@
 //! how their uses are ordered without an event per buffer).
 
 use crate::buffer::{lock, Buf, Resources};
-use crate::copies::order_refused;
+use crate::copies::{copy_and_wait, order_refused, CopyStream};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
 use crate::owned::OwnedBuffers;
 use bytemuck::Pod;
-use cudarc::driver::{sys, DriverError};
+use cudarc::driver::{sys, CudaStream, DriverError};
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 impl<'a> Graph<'a> {
     /// `len` zeroed elements of device memory that the graph owns: nodes use
@@ -101,8 +101,10 @@ impl<'a> Exec<'a> {
             });
         }
         set.lent = true;
+        drop(set);
         Ok(OwnedMut {
             resources,
+            own_stream: self.own_stream(),
             ptr: buf.device_ptr(),
             len: buf.len(),
             _element: PhantomData,
@@ -114,8 +116,10 @@ impl<'a> Exec<'a> {
 /// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
 /// from the host, or zero. Each call makes its copy on a stream of the
 /// runtime's own (nobody can begin a capture there), ordered after the
-/// buffers' last use (the exec's last launch, say) by an event, and waits
-/// for it before returning. The runtime makes every call itself: no caller code
+/// buffers' last use (the exec's last launch, say) by an event, or, when
+/// that use was a launch on the exec's own stream
+/// ([`Exec::launch_on_own_stream`]), on that stream with no event; and
+/// waits for it before returning. The runtime makes every call itself: no caller code
 /// runs between its checks and the work it queues (a cudarc `DevicePtr`
 /// would let it run there), and no lock is held while it waits.
 ///
@@ -126,6 +130,8 @@ impl<'a> Exec<'a> {
 /// leaked, nothing uses freed memory.
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
+    /// The exec's own stream ([`Exec::launch_on_own_stream`]), if made.
+    own_stream: Option<&'e Arc<CudaStream>>,
     ptr: u64,
     len: usize,
     _element: PhantomData<fn() -> T>,
@@ -234,20 +240,43 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         host: Vec<T>,
         work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
     ) -> Result<Vec<T>> {
-        let copies = {
-            let mut set = lock(self.resources);
-            let Some(owned) = set.owned.as_mut() else {
-                unreachable!("lent out by `Exec::buffer`, which found it")
-            };
-            owned
-                .ordered_copy_stream()
-                .map_err(|e| order_refused(operation, e))?
-        };
-        copies.copy_and_wait(operation, host, work, || {
+        let stick = || {
             // Lent out for good: never launched, never freed.
             if let Some(owned) = lock(self.resources).owned.as_mut() {
                 owned.stuck = true;
             }
-        })
+        };
+        let on = {
+            let mut set = lock(self.resources);
+            let Some(owned) = set.owned.as_mut() else {
+                unreachable!("lent out by `Exec::buffer`, which found it")
+            };
+            match self.own_stream {
+                // The last use was a launch on the exec's own stream: the
+                // copy follows it there, with no event.
+                Some(own) if owned.last_use_on(own) => CopyOn::Own(own),
+                _ => CopyOn::Runtime(
+                    owned
+                        .ordered_copy_stream()
+                        .map_err(|e| order_refused(operation, e))?,
+                ),
+            }
+        };
+        match on {
+            CopyOn::Runtime(copies) => copies.copy_and_wait(operation, host, work, stick),
+            // SAFETY: the exec's own stream is live (the loan borrows the
+            // exec), of the buffers' context, and never handed out.
+            CopyOn::Own(own) => unsafe {
+                copy_and_wait(own.context(), own.cu_stream(), operation, host, work, stick)
+            },
+        }
     }
+}
+
+/// Where a loan's copy goes.
+enum CopyOn<'e> {
+    /// The runtime's copy stream, which waited for the buffers' last use.
+    Runtime(Arc<CopyStream>),
+    /// The exec's own stream, where the buffers' last use was queued.
+    Own(&'e Arc<CudaStream>),
 }

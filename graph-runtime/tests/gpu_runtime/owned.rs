@@ -64,6 +64,67 @@ fn owned_buffers_are_zeroed_and_ordered_across_streams() {
     sync(&stream);
 }
 
+/// Launches on the exec's own stream (`launch_on_own_stream`), mixed with
+/// launches on a stream of the caller's: every loan sees every launch
+/// before it (on the own stream with no event, after the caller's stream
+/// through one), a write is seen by the next launch, and a bound slice
+/// read with cudarc on a third stream sees every launch too (cudarc's
+/// events recorded on the own stream). Eight chained kernels per launch
+/// over a megabyte each, so an unordered read would see a partial count.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn launches_on_the_exec_own_stream_are_ordered_with_loans_and_other_streams() {
+    const LEN: u32 = 1 << 18;
+    let ctx = gpu();
+    let (stream, reader) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(LEN, 256);
+    let mut slice = stream.alloc_zeros::<f32>(LEN as usize).unwrap();
+    let mut count = 0.0f32;
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let owned = g.add_buffer::<f32>(LEN as usize).unwrap();
+        let bound = g.bind_mut(&mut slice);
+        let mut prev = None;
+        for _ in 0..8 {
+            let deps: Vec<_> = prev.into_iter().collect();
+            let a = g
+                .add_kernel("owned", &add_one, cfg, (owned, LEN), &deps)
+                .unwrap();
+            let b = g
+                .add_kernel("bound", &add_one, cfg, (bound, LEN), &[a.node()])
+                .unwrap();
+            prev = Some(b.node());
+        }
+        let mut exec = g.instantiate().unwrap();
+        for launch in 0..24 {
+            match launch % 3 {
+                2 => exec.launch(&stream).unwrap(),
+                _ => exec.launch_on_own_stream().unwrap(),
+            }
+            count += 8.0;
+            let last = LEN as usize - 1;
+            let got = exec.buffer(owned).unwrap().to_host().unwrap();
+            assert!(
+                got[0] == count && got[last] == count,
+                "launch {launch}: {} .. {}, not {count}",
+                got[0],
+                got[last]
+            );
+            if launch == 10 {
+                exec.buffer(owned)
+                    .unwrap()
+                    .write(&vec![0.0; LEN as usize])
+                    .unwrap();
+                count = 0.0;
+            }
+        }
+        exec.launch_on_own_stream().unwrap();
+    }
+    let got = reader.clone_dtoh(&slice).unwrap();
+    assert!(got.iter().all(|v| *v == 25.0 * 8.0), "{:?}", &got[..2]);
+}
+
 /// A clone shares the buffers: launches of the two execs on two streams
 /// are ordered (every increment lands); while one exec lends them out, the
 /// other's launch and loan are refused.
