@@ -30,8 +30,9 @@ fn main() -> common::Result {
     let tol2 = TOLERANCE * TOLERANCE;
     let f = stream.clone_htod(&problem.f())?;
 
-    // The host loop: the exec lives across launches; the norm is read from
-    // the graph's own `residual` buffer after each one.
+    // The host loop: the exec lives across launches, on a stream of its
+    // own; the norm is read from the graph's own `residual` buffer after
+    // each one (on that stream: no event between the launch and the read).
     let mut u = stream.alloc_zeros::<f32>(len as usize)?;
     let mut v = stream.alloc_zeros::<f32>(len as usize)?;
     let (host_steps, host_norm2, host_us);
@@ -41,7 +42,7 @@ fn main() -> common::Result {
         let start = Instant::now();
         let mut steps = 0u32;
         let norm2 = loop {
-            exec.launch(&stream)?;
+            exec.launch_on_own_stream()?;
             steps += 1;
             let norm2 = exec.residual()?.to_host()?[0];
             if norm2 <= tol2 || steps >= LIMIT {

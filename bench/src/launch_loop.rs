@@ -258,7 +258,7 @@ pub fn solver(
                     let start = Instant::now();
                     let mut steps = 0u32;
                     loop {
-                        exec.launch(&stream)?;
+                        exec.launch_on_own_stream()?;
                         steps += 1;
                         let norm2 = exec.residual()?.to_host()?[0];
                         if norm2 <= tol2 || steps >= limit {

@@ -155,6 +155,7 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         #[allow(unused_variables)]
         impl<'a> #exec_name<'a> {
             pub fn launch(&mut self, stream: &::std::sync::Arc<#rt::cudarc::driver::CudaStream>) -> #rt::Result<()> { #unreached }
+            pub fn launch_on_own_stream(&mut self) -> #rt::Result<()> { #unreached }
             pub fn upload(&mut self, stream: &#rt::cudarc::driver::CudaStream) -> #rt::Result<()> { #unreached }
             pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> { #unreached }
             pub fn synchronize(&mut self) -> #rt::Result<()> { #unreached }

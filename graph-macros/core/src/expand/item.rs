@@ -432,6 +432,12 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 self.exec.launch(stream)
             }
 
+            /// Launches the exec on a stream of its own (`Exec::launch_on_own_stream`):
+            /// reading a graph-owned buffer after it copies on that stream, with no event.
+            pub fn launch_on_own_stream(&mut self) -> #rt::Result<()> {
+                self.exec.launch_on_own_stream()
+            }
+
             pub fn upload(&mut self, stream: &#rt::cudarc::driver::CudaStream) -> #rt::Result<()> {
                 self.exec.upload(stream)
             }
