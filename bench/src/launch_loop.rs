@@ -28,7 +28,9 @@ pub const MODES: [&str; 3] = [
     "per-node update + launch",
     "rebuild + whole-graph update + launch",
 ];
-const ROUNDS: usize = 15;
+/// Interleaved rounds per row: 31, not 15, for steadier medians on a
+/// shared host (15 rounds took the whole table about 10 s on the H200).
+const ROUNDS: usize = 31;
 const ITERS: usize = 41;
 
 /// One row: medians of per-iteration us, and the median of per-round ratios.
