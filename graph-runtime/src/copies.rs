@@ -82,8 +82,8 @@ impl CopyStream {
 /// called (its memory is never freed) and `host` is leaked.
 ///
 /// # Safety
-/// `stream` is live, of `ctx`, and a stream of the runtime's own: never
-/// handed out, so nobody can begin a capture on it.
+/// `stream` is live, of `ctx`, and a stream of the runtime's own: no
+/// caller gets it, so nobody can begin a capture on it.
 pub(crate) unsafe fn copy_and_wait<T>(
     ctx: &Arc<CudaContext>,
     stream: sys::CUstream,

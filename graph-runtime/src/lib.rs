@@ -181,9 +181,11 @@
 //!   records on when the next use comes: no step relies on a record made
 //!   after a use (cudarc's guards skip theirs while an error is stored).
 //!   After a launch on the exec's own stream
-//!   ([`Exec::launch_on_own_stream`]), never handed out, a loan copies on
-//!   that stream with no event: nobody else can queue work or begin a
-//!   capture there.
+//!   ([`Exec::launch_on_own_stream`]), a loan copies on that stream with
+//!   no event: no caller gets the stream, so only the runtime queues work
+//!   there and nobody can begin a capture on it (it can only join one
+//!   through a wait; a copy then refuses it and leaves the buffers lent
+//!   out for good, never freed).
 //!   Other execs' launches are refused while a loan lives. The buffers are
 //!   freed after their last use when the last graph, clone and exec
 //!   holding them is gone; a forgotten exec leaks them.

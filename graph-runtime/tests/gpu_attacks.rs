@@ -39,6 +39,9 @@
 //!     GPU.
 //! 11. [`capturing_streams`]: a capture begun (with cudarc's safe
 //!     `begin_capture`) on the stream an exec launched on or launches on.
+//! 12. [`update_pairing`]: a whole-graph update from a graph whose nodes,
+//!     or a node's dependencies, were added in another order (the driver
+//!     would pair the nodes otherwise than the exec's handles).
 //!
 //! Three attacks this suite found first got through and are fixed: the
 //! first kernel node added on a fresh thread (SIGSEGV in `cuGraphAddNode`,
@@ -78,6 +81,8 @@ mod contexts_and_clones;
 mod exec_lifetimes;
 #[path = "gpu_attacks/threads.rs"]
 mod threads;
+#[path = "gpu_attacks/update_pairing.rs"]
+mod update_pairing;
 
 use graph_runtime::GraphError;
 use std::time::{Duration, Instant};

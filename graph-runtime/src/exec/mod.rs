@@ -74,7 +74,9 @@ pub struct Exec<'a> {
     /// until that work is done, whatever cudarc's tracking mode.
     last_stream: Option<Arc<CudaStream>>,
     /// The stream of [`Exec::launch_on_own_stream`], made at its first
-    /// call; never handed out, so nobody else can queue work or begin a
+    /// call. No caller gets it: only the runtime queues work there (the
+    /// exec's launches; the waits and frees of an allocation a launch
+    /// there left live, through its `Escaped`), and nobody can begin a
     /// capture on it.
     own_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
@@ -213,8 +215,9 @@ impl<'a> Exec<'a> {
     }
 
     /// Launches the exec as [`Exec::launch`] does, on a stream of the
-    /// exec's own (made at the first call, never handed out). Nobody else
-    /// can queue work or begin a capture there, so a graph-owned buffer's
+    /// exec's own (made at the first call; no caller gets it). Only the
+    /// runtime queues work there, and nobody can begin a capture on it, so
+    /// a graph-owned buffer's
     /// loan after it ([`Exec::buffer`]) copies on that stream directly, as
     /// a C++ program copies on its launch stream, instead of on the
     /// runtime's copy stream behind an event recorded on the launch stream

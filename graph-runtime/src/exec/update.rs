@@ -47,6 +47,16 @@ impl<'a> Exec<'a> {
                 label: None,
             });
         }
+        if !self.registry.ptr_eq(&graph.registry) && !self.registry.same_shape(graph.registry()) {
+            // Same topology for the driver, but its nodes added in another
+            // order, or a node's dependencies given in another: the driver
+            // would pair them otherwise than the exec's node handles.
+            return Err(GraphError::Update {
+                result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+                reason: "the topology changed, or the nodes or their dependencies were added in another order than the exec's graph's (the driver would pair nodes otherwise than the exec's node handles); build it in the same order, or instantiate it",
+                label: None,
+            });
+        }
         graph.owner.check_poisoned()?;
         let _guards = ordering::update_guards(&self.graph, &graph.owner);
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;

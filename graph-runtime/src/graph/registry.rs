@@ -2,6 +2,7 @@
 //! allocations and their uses, host faults.
 
 use super::*;
+use std::collections::HashMap;
 
 /// Where a graph's allocation comes from.
 #[derive(Debug, Clone)]
@@ -44,6 +45,14 @@ pub(crate) struct SharedRegistry(Arc<Registry>);
 impl From<Registry> for SharedRegistry {
     fn from(registry: Registry) -> Self {
         SharedRegistry(Arc::new(registry))
+    }
+}
+
+impl SharedRegistry {
+    /// Whether both are one record (a graph unchanged since its exec was
+    /// made, and that exec).
+    pub fn ptr_eq(&self, other: &SharedRegistry) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -189,6 +198,31 @@ impl Registry {
     }
 
     /// The dependency indices of node `index`.
+    /// Whether `other` has this registry's nodes, index by index: the same
+    /// kinds, dependencies in the same order, top-level nodes, conditional
+    /// nodes and bodies. `cuGraphExecUpdate` pairs two graphs' nodes by the
+    /// driver's order of them (sinks in the order they were added, then
+    /// each node's dependencies in the order given), so with both graphs'
+    /// nodes in the order they were added (`order` 0) it then pairs node i
+    /// with node i, as the exec's node handles assume.
+    pub fn same_shape(&self, other: &Registry) -> bool {
+        if self.nodes.len() != other.nodes.len() || self.dep_list != other.dep_list {
+            return false;
+        }
+        // Bodies are named by level ids, which differ between graphs: the
+        // two graphs' bodies must correspond one to one.
+        let (mut there, mut back) = (HashMap::new(), HashMap::new());
+        self.nodes.iter().zip(&other.nodes).all(|(a, b)| {
+            a.kind == b.kind
+                && a.deps == b.deps
+                && a.top == b.top
+                && a.holder == b.holder
+                && (a.holder == u32::MAX
+                    || (*there.entry(a.level).or_insert(b.level) == b.level
+                        && *back.entry(b.level).or_insert(a.level) == a.level))
+        })
+    }
+
     pub fn deps(&self, index: usize) -> &[u32] {
         let (start, end) = self.nodes[index].deps;
         &self.dep_list[start as usize..end as usize]
@@ -475,5 +509,49 @@ mod tests {
         assert_eq!(shared.labels().len(), 8);
         assert_eq!(changed.label(3), "step[3][17]");
         assert_eq!(changed.label(8), "after");
+    }
+
+    /// Nodes as `(level, holder, deps)`, each a kernel node.
+    fn shaped(nodes: &[(u64, Option<u32>, &[u32])]) -> Registry {
+        let mut registry = Registry::default();
+        for &(level, holder, deps) in nodes {
+            let deps: Vec<Node> = deps
+                .iter()
+                .map(|&index| Node {
+                    graph: 0,
+                    level,
+                    index,
+                })
+                .collect();
+            let place = Place {
+                level,
+                top: holder,
+                holder,
+            };
+            let raw = (std::ptr::null_mut(), NodeKind::Kernel);
+            registry.push_node("n".into(), raw, place, &deps, Vec::new());
+        }
+        registry
+    }
+
+    #[test]
+    fn same_shape_compares_dependencies_in_order_and_bodies_one_to_one() {
+        let diamond = shaped(&[(1, None, &[]), (1, None, &[]), (1, None, &[0, 1])]);
+        let again = shaped(&[(9, None, &[]), (9, None, &[]), (9, None, &[0, 1])]);
+        assert!(diamond.same_shape(&again), "root levels may differ");
+        let swapped = shaped(&[(1, None, &[]), (1, None, &[]), (1, None, &[1, 0])]);
+        assert!(
+            !diamond.same_shape(&swapped),
+            "dependencies in another order"
+        );
+        let fewer = shaped(&[(1, None, &[]), (1, None, &[])]);
+        assert!(!diamond.same_shape(&fewer));
+        // Two bodies of conditional node 0: their nodes must map one to one.
+        let bodies = shaped(&[(1, None, &[]), (2, Some(0), &[]), (3, Some(0), &[])]);
+        let renamed = shaped(&[(1, None, &[]), (7, Some(0), &[]), (8, Some(0), &[])]);
+        let merged = shaped(&[(1, None, &[]), (7, Some(0), &[]), (7, Some(0), &[])]);
+        assert!(bodies.same_shape(&renamed));
+        assert!(!bodies.same_shape(&merged), "two bodies against one");
+        assert!(!merged.same_shape(&bodies), "one body against two");
     }
 }

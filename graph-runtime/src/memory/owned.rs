@@ -265,7 +265,7 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         match on {
             CopyOn::Runtime(copies) => copies.copy_and_wait(operation, host, work, stick),
             // SAFETY: the exec's own stream is live (the loan borrows the
-            // exec), of the buffers' context, and never handed out.
+            // exec), of the buffers' context, and no caller gets it.
             CopyOn::Own(own) => unsafe {
                 copy_and_wait(own.context(), own.cu_stream(), operation, host, work, stick)
             },
