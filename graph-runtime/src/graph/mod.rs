@@ -334,6 +334,9 @@ impl<'a> Graph<'a> {
             holder: self.holder,
         };
         registry.push_node(label, (raw, kind), place, deps, allocs_before);
+        if let Some(kinds) = edges {
+            registry.note_edge_kinds(index, kinds);
+        }
         Ok(Node {
             graph: self.instance,
             level: self.level,

@@ -102,6 +102,10 @@ pub(crate) struct Registry {
     next_name: usize,
     /// Every node's dependency indices, one list after another.
     dep_list: Vec<u32>,
+    /// The edges other than full ones: (position in `dep_list`, kind).
+    /// An update may not change them: the exec keeps its own edges (a
+    /// kernel made for a programmatic edge may start early).
+    edge_kinds: Vec<(u32, EdgeKind)>,
     /// Kernel nodes that set a conditional handle: (handle, node).
     pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
     /// Nodes that use a host buffer: (buffer, node, writes).
@@ -197,16 +201,18 @@ impl Registry {
             .collect()
     }
 
-    /// The dependency indices of node `index`.
     /// Whether `other` has this registry's nodes, index by index: the same
-    /// kinds, dependencies in the same order, top-level nodes, conditional
-    /// nodes and bodies. `cuGraphExecUpdate` pairs two graphs' nodes by the
+    /// kinds, dependencies in the same order and of the same edge kinds,
+    /// top-level nodes, conditional nodes and bodies. `cuGraphExecUpdate` pairs two graphs' nodes by the
     /// driver's order of them (sinks in the order they were added, then
     /// each node's dependencies in the order given), so with both graphs'
     /// nodes in the order they were added (`order` 0) it then pairs node i
     /// with node i, as the exec's node handles assume.
     pub fn same_shape(&self, other: &Registry) -> bool {
-        if self.nodes.len() != other.nodes.len() || self.dep_list != other.dep_list {
+        if self.nodes.len() != other.nodes.len()
+            || self.dep_list != other.dep_list
+            || self.edge_kinds != other.edge_kinds
+        {
             return false;
         }
         // Bodies are named by level ids, which differ between graphs: the
@@ -223,6 +229,19 @@ impl Registry {
         })
     }
 
+    /// Notes the kinds of node `index`'s edges from its dependencies (one
+    /// per dependency, as added), the full ones implied.
+    pub fn note_edge_kinds(&mut self, index: u32, kinds: &[EdgeKind]) {
+        let start = self.nodes[index as usize].deps.0;
+        self.edge_kinds.extend(
+            (start..)
+                .zip(kinds)
+                .filter(|(_, kind)| **kind != EdgeKind::Full)
+                .map(|(at, kind)| (at, *kind)),
+        );
+    }
+
+    /// The dependency indices of node `index`.
     pub fn deps(&self, index: usize) -> &[u32] {
         let (start, end) = self.nodes[index].deps;
         &self.dep_list[start as usize..end as usize]
@@ -546,6 +565,15 @@ mod tests {
         );
         let fewer = shaped(&[(1, None, &[]), (1, None, &[])]);
         assert!(!diamond.same_shape(&fewer));
+        // Edge kinds: a launch-order edge against a full one.
+        let (mut early, mut early_too) = (diamond.clone(), again.clone());
+        early.note_edge_kinds(2, &[EdgeKind::Full, EdgeKind::LaunchOrder]);
+        assert!(!diamond.same_shape(&early), "an edge of another kind");
+        early_too.note_edge_kinds(2, &[EdgeKind::Full, EdgeKind::LaunchOrder]);
+        assert!(early.same_shape(&early_too));
+        let mut full = again.clone();
+        full.note_edge_kinds(2, &[EdgeKind::Full, EdgeKind::Full]);
+        assert!(diamond.same_shape(&full), "full edges are implied");
         // Two bodies of conditional node 0: their nodes must map one to one.
         let bodies = shaped(&[(1, None, &[]), (2, Some(0), &[]), (3, Some(0), &[])]);
         let renamed = shaped(&[(1, None, &[]), (7, Some(0), &[]), (8, Some(0), &[])]);

@@ -6,14 +6,15 @@
 //! nodes by the index they were added at. Paired otherwise, a per-node
 //! update meant for `x` reaches the node that now runs `y`'s work, and two
 //! kernels write one buffer unordered. (A profile, which adds and removes
-//! nodes, is the third way: `gpu_runtime::profile`.)
+//! nodes, is the third way: `gpu_runtime::profile`.) An update may not
+//! change an edge's kind either: the exec keeps its own edges.
 
 use crate::common::gpu;
 use graph_runtime::cudarc::driver::sys::CUgraphExecUpdateResult;
 use graph_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use graph_runtime::kernel::{KernelDef, Len, Out};
 use graph_runtime::{
-    Buf, Graph, GraphError, InstantiateOptions, Kernel, KernelNode, LaunchConfig, Node,
+    Buf, EdgeKind, Graph, GraphError, InstantiateOptions, Kernel, KernelNode, LaunchConfig, Node,
     UpdateOutcome,
 };
 use std::sync::Arc;
@@ -137,4 +138,58 @@ fn an_update_from_a_graph_built_in_the_same_order_pairs_node_with_node() {
         exec.synchronize().unwrap();
     }
     assert_eq!(values(&stream, [&a, &b]), [7.0, 3.0]);
+}
+
+/// Attack: an exec whose second kernel follows the first through a
+/// launch-order edge (PDL: it may start once the first has begun),
+/// updated from a rebuild where a plain kernel follows through a full
+/// edge. The driver keeps the exec's edges in an update, so the plain
+/// kernel, which does not wait for its predecessor, would start early
+/// and race it. Must happen: the update is refused (`Update`, topology
+/// changed); re-instantiated, the rebuilt graph runs with its own edges.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_update_that_changes_an_edge_kind_is_refused() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let pdl = kernels::PdlAddOne::load(&ctx).unwrap();
+    let plain = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::new(1, 256);
+    let mut x = stream.alloc_zeros::<f32>(256).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let a = g.add_kernel("a", &pdl, cfg, (xb, 256), &[]).unwrap();
+        g.add_kernel_with_edges(
+            "b",
+            &pdl,
+            cfg,
+            (xb, 256),
+            &[a.node()],
+            Some(&[EdgeKind::LaunchOrder]),
+        )
+        .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        let mut rebuilt = g.new_sharing().unwrap();
+        let a = rebuilt.add_kernel("a", &pdl, cfg, (xb, 256), &[]).unwrap();
+        rebuilt
+            .add_kernel("b", &plain, cfg, (xb, 256), &[a.node()])
+            .unwrap();
+        let refused = exec.update(&rebuilt).unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                GraphError::Update {
+                    result: CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+                    ..
+                }
+            ),
+            "{refused:?}"
+        );
+        exec.update_or_reinstantiate(&rebuilt, &InstantiateOptions::default())
+            .unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 2.0));
 }
