@@ -2,6 +2,7 @@
 //! (markdown, as in BENCHMARKS.md), and writes them to $OUT/benchmarks.md
 //! when OUT is set (the device machine), else target/benchmarks.md.
 //! `GRAPH_BENCH_ONLY=scaling` stops after the macro-cost and scaling tables
+//! and the build breakdown
 //! (about a minute on the H200: enough to compare two builds of the
 //! runtime's node-adding path); `GRAPH_BENCH_ONLY=launch_loop` runs the
 //! updates and launch-loop tables alone.

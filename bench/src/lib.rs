@@ -195,12 +195,16 @@ pub fn run() -> Result<String> {
         report.push_str(&origin);
     }
 
-    // GRAPH_BENCH_ONLY=scaling stops here: enough to compare two builds of
-    // the runtime's node-adding path (see BENCHMARKS.md, run 22).
+    // GRAPH_BENCH_ONLY=scaling stops here, after the build breakdown:
+    // enough to compare two builds of the runtime's node-adding path (see
+    // BENCHMARKS.md, run 22).
+    let breakdown = scaling::build_breakdown(&ctx, &stream)?;
     if std::env::var("GRAPH_BENCH_ONLY").as_deref() == Ok("scaling") {
+        report.push('\n');
+        report.push_str(&breakdown);
         return Ok(report);
     }
-    full.push_str(&scaling::build_breakdown(&ctx, &stream)?);
+    full.push_str(&breakdown);
 
     let steps = 1000;
     let reps = 24;
