@@ -101,7 +101,12 @@
 //!   ignored test that uses cudarc alone: SIGSEGV in every run on the
 //!   H200). **Do not begin captures on a stream that another thread uses**
 //!   (capture on a stream of its own, or with the threads' work ordered
-//!   around the capture). The runtime's own copies ([`OwnedMut`],
+//!   around the capture). A launch on the exec's own stream
+//!   ([`Exec::launch_on_own_stream`]) leaves other threads no stream to
+//!   begin that capture on: no caller gets it. (It can still join a
+//!   capture through a wait the runtime makes there for an [`Escaped`] of
+//!   one of its launches, on the thread holding that `Escaped`: the window
+//!   above, on that path only.) The runtime's own copies ([`OwnedMut`],
 //!   [`Escaped::to_host`], [`Escaped::write`]) run on a stream of the
 //!   runtime's own, which nobody can capture, and check that its wait
 //!   joined no capture before they queue anything.
