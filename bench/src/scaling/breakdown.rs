@@ -55,7 +55,7 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
                 // `raw`; `ptr` is a live allocation of 32 floats.
                 unsafe {
                     sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-                    add_kernel_call_chain(raw.graph, function, ptr, length)?;
+                    add_raw_chain(raw.graph, function, ptr, length, RawAdd::KernelNode)?;
                 }
                 Ok(raw)
             })?
@@ -105,49 +105,4 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
     })?;
     out.push_str(&format!("; drop of 1x10 {dropping:.2}\n"));
     Ok(out)
-}
-
-/// As `add_raw_chain`, through `cuGraphAddKernelNode_v2` (the call C++'s
-/// `cudaGraphAddKernelNode` makes) instead of the generic
-/// `cuGraphAddNode_v2` the runtime makes: whether the driver's kernel-node
-/// entry point is cheaper.
-///
-/// # Safety
-/// `graph` is live and `ptr` a live device allocation of 32 floats.
-unsafe fn add_kernel_call_chain(
-    graph: sys::CUgraph,
-    function: sys::CUfunction,
-    ptr: u64,
-    length: usize,
-) -> Result {
-    let n: u32 = 32;
-    let mut prev: Option<sys::CUgraphNode> = None;
-    for _ in 0..length {
-        let mut args = [
-            &ptr as *const u64 as *mut c_void,
-            &n as *const u32 as *mut c_void,
-        ];
-        // SAFETY: zeroed kernel node params are valid (null context: the
-        // current one).
-        let mut params: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
-        params.func = function;
-        (params.gridDimX, params.gridDimY, params.gridDimZ) = (1, 1, 1);
-        (params.blockDimX, params.blockDimY, params.blockDimZ) = (32, 1, 1);
-        params.kernelParams = args.as_mut_ptr();
-        let mut node = std::ptr::null_mut();
-        let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
-        // SAFETY: the graph is live (caller); params point to live locals.
-        unsafe {
-            sys::cuGraphAddKernelNode_v2(
-                &mut node,
-                graph,
-                deps,
-                usize::from(prev.is_some()),
-                &params,
-            )
-        }
-        .result()?;
-        prev = Some(node);
-    }
-    Ok(())
 }

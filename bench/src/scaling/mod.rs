@@ -176,7 +176,7 @@ fn raw_build(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<R
     unsafe {
         sys::cuGraphCreate(&mut raw.graph, 0).result()?;
         for &ptr in ptrs {
-            add_raw_chain(raw.graph, function, ptr, length)?;
+            add_raw_chain(raw.graph, function, ptr, length, RawAdd::Generic)?;
         }
     }
     Ok(raw)
@@ -499,9 +499,19 @@ pub fn streams(
     Ok((launch, device))
 }
 
+/// The driver call a raw chain adds its kernel nodes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RawAdd {
+    /// `cuGraphAddNode_v2`, the generic call the runtime makes.
+    Generic,
+    /// `cuGraphAddKernelNode_v2`, the call behind C++'s
+    /// `cudaGraphAddKernelNode`.
+    KernelNode,
+}
+
 /// Adds a chain of `length` AddOne nodes (1 x 32 threads on `ptr`) to
-/// `graph` with raw `cuGraphAddNode_v2` calls (no edge data), in the
-/// current context (as the runtime adds them).
+/// `graph` with raw `call`s (no edge data), in the current context (as the
+/// runtime adds them).
 ///
 /// # Safety
 /// `graph` is live and `ptr` a live device allocation of 32 floats.
@@ -510,6 +520,7 @@ pub(super) unsafe fn add_raw_chain(
     function: sys::CUfunction,
     ptr: u64,
     length: usize,
+    call: RawAdd,
 ) -> Result {
     let n: u32 = 32;
     let mut prev: Option<sys::CUgraphNode> = None;
@@ -518,29 +529,37 @@ pub(super) unsafe fn add_raw_chain(
             &ptr as *const u64 as *mut c_void,
             &n as *const u32 as *mut c_void,
         ];
-        // SAFETY: zeroed node params are valid; the kernel member is set.
-        let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
-        params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
-        // SAFETY: writing the kernel member of the params union.
-        let kernel = unsafe { &mut params.__bindgen_anon_1.kernel };
-        kernel.func = function;
-        (kernel.gridDimX, kernel.gridDimY, kernel.gridDimZ) = (1, 1, 1);
-        (kernel.blockDimX, kernel.blockDimY, kernel.blockDimZ) = (32, 1, 1);
-        kernel.kernelParams = args.as_mut_ptr();
         let mut node = std::ptr::null_mut();
         let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
-        // SAFETY: the graph is live (caller); params point to live locals.
-        unsafe {
-            sys::cuGraphAddNode_v2(
-                &mut node,
-                graph,
-                deps,
-                std::ptr::null(),
-                usize::from(prev.is_some()),
-                &mut params,
-            )
+        let count = usize::from(prev.is_some());
+        // One 32-thread block of `function` on `args` (the two parameter
+        // structs name the same fields).
+        macro_rules! one_block {
+            ($params:expr) => {{
+                $params.func = function;
+                ($params.gridDimX, $params.gridDimY, $params.gridDimZ) = (1, 1, 1);
+                ($params.blockDimX, $params.blockDimY, $params.blockDimZ) = (32, 1, 1);
+                $params.kernelParams = args.as_mut_ptr();
+            }};
         }
-        .result()?;
+        let added = match call {
+            // SAFETY: zeroed parameters are valid (a null context: the
+            // current one), the launch is set by `one_block`; the graph is
+            // live (caller) and the parameters point to live locals.
+            RawAdd::Generic => unsafe {
+                let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
+                params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+                one_block!(params.__bindgen_anon_1.kernel);
+                sys::cuGraphAddNode_v2(&mut node, graph, deps, std::ptr::null(), count, &mut params)
+            },
+            // SAFETY: as above.
+            RawAdd::KernelNode => unsafe {
+                let mut params: sys::CUDA_KERNEL_NODE_PARAMS = std::mem::zeroed();
+                one_block!(params);
+                sys::cuGraphAddKernelNode_v2(&mut node, graph, deps, count, &params)
+            },
+        };
+        added.result()?;
         prev = Some(node);
     }
     Ok(())
