@@ -1,5 +1,5 @@
 //! An iterative solver that stops at a tolerance, written twice: a host
-//! loop (launch, read the update's norm from the bound buffer, decide,
+//! loop (launch, read the update's norm from the graph's own buffer, decide,
 //! relaunch: the exec lives throughout) and entirely on the device (a
 //! WHILE node whose handle a kernel clears on convergence). Jacobi
 //! iteration for -Laplace(u) = 1 on the unit square, u = 0 on the boundary;

@@ -221,9 +221,14 @@ impl<'a> Exec<'a> {
     /// loan after it ([`Exec::buffer`]) copies on that stream directly, as
     /// a C++ program copies on its launch stream, instead of on the
     /// runtime's copy stream behind an event recorded on the launch stream
-    /// (about a microsecond per copy on the H200). Other work is ordered
-    /// after it as after any launch: cudarc's events for bound slices,
-    /// [`Exec::synchronize`], a loan.
+    /// (about a microsecond per copy on the H200). It helps those reads
+    /// only: a bound slice read with cudarc ([`Exec::bound_mut`]) costs
+    /// the same after either launch. Each exec makes its own stream, at the
+    /// first call, and nothing hands it out: work on your streams follows a
+    /// launch there through cudarc's events for bound slices, or after a
+    /// host wait ([`Exec::synchronize`], a loan). Launches here and on
+    /// your streams ([`Exec::launch`]) may be mixed on one exec: each is
+    /// ordered after the one before.
     ///
     /// # Errors
     /// As [`Exec::launch`]; [`GraphError::Driver`] when the stream cannot

@@ -10,9 +10,14 @@ impl<'a> Exec<'a> {
     /// # Errors
     /// [`GraphError::Update`] when the driver refuses the update
     /// (explained, naming the node where it says which) or the graphs' memory differs
-    /// (memory nodes, host buffers) or its node order may differ from the
-    /// exec's (a graph profiled or cloned since, or holding a profiled
-    /// child: the driver pairs nodes by its order of them); the exec is
+    /// (memory nodes, host buffers), or the driver could pair its nodes
+    /// otherwise than the exec's node handles (it pairs them by its own
+    /// order of them): its nodes, or a node's dependencies or their edge
+    /// kinds, differ from the exec's graph's index by index, or the two
+    /// graphs' node orders may differ (a profile reorders a graph; a clone
+    /// and a graph holding a profiled or cloned child have an order of
+    /// their own: execs made before a profile refuse the graph, execs made
+    /// from a clone or after a profile refuse other builds); the exec is
     /// unchanged. [`GraphError::Unsupported`] for a conditional body.
     pub fn update(&mut self, graph: &Graph<'a>) -> Result<()> {
         if graph.is_body() {
@@ -40,7 +45,7 @@ impl<'a> Exec<'a> {
             // The driver pairs the exec's nodes with the graph's by its own
             // order of them: paired differently, a per-node update meant
             // for one node would reach another's work (GPU-tested:
-            // `an_exec_updated_after_a_profile_refuses_the_update`).
+            // `an_exec_made_before_a_profile_refuses_an_update_from_it`).
             return Err(GraphError::Update {
                 result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
                 reason: "the graph's node order may differ from the exec's (it was profiled, cloned or given a profiled child since); instantiate that graph instead",

@@ -114,12 +114,12 @@ impl<'a> Exec<'a> {
 
 /// A graph-owned buffer lent out by its exec between launches
 /// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
-/// from the host, or zero. Each call makes its copy on a stream of the
-/// runtime's own (nobody can begin a capture there), ordered after the
-/// buffers' last use (the exec's last launch, say) by an event, or, when
-/// that use was a launch on the exec's own stream
-/// ([`Exec::launch_on_own_stream`]), on that stream with no event; and
-/// waits for it before returning. The runtime makes every call itself: no caller code
+/// from the host, or zero. Each call makes its copy (or fill) on a stream
+/// no caller gets, so nobody can begin a capture there, and waits for it
+/// before returning. Which stream: after a launch on the exec's own
+/// stream ([`Exec::launch_on_own_stream`]), that one, with no event;
+/// otherwise the runtime's copy stream, made to wait for the buffers' last
+/// use (the exec's last launch, say) by an event. The runtime makes every call itself: no caller code
 /// runs between its checks and the work it queues (a cudarc `DevicePtr`
 /// would let it run there), and no lock is held while it waits.
 ///

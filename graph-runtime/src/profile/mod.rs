@@ -14,8 +14,8 @@
 //! are removed again, so the graph does the same work as before; but the
 //! driver's order of its nodes may have changed, and `cuGraphExecUpdate`
 //! pairs nodes by that order, so an exec made before the profile no longer
-//! takes whole-graph updates from the graph (`update_or_reinstantiate`
-//! makes a new one). (CUDA removes no node
+//! takes whole-graph updates from the graph, nor one made after it from
+//! other builds (`update_or_reinstantiate` makes a new exec). (CUDA removes no node
 //! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
 //! node's start, end and duration, the critical path, a table and an SVG
 //! timeline ([`Profile::svg`]).
@@ -117,8 +117,10 @@ impl Profile {
 impl<'a> Graph<'a> {
     /// Launches the graph once, timed per top-level node (see the
     /// [module docs](crate::profile)), on `stream`, and waits for it. The
-    /// graph does the same work as before; execs made before refuse
-    /// whole-graph updates from it ([`Exec::update`](crate::Exec::update)). The exec is uploaded before the timed
+    /// graph does the same work as before, but execs made before refuse
+    /// whole-graph updates from it, and execs made after it refuse updates
+    /// from other builds ([`Exec::update`](crate::Exec::update)). The exec
+    /// is uploaded before the timed
     /// launch. Launch the graph once before (an exec of it, or
     /// of anything using the same kernels) to keep one-time costs (module
     /// loading) out of the figures.

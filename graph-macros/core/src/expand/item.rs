@@ -432,8 +432,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 self.exec.launch(stream)
             }
 
-            /// Launches the exec on a stream of its own (`Exec::launch_on_own_stream`):
-            /// reading a graph-owned buffer after it copies on that stream, with no event.
+            /// Launches the exec on a stream of its own (`Exec::launch_on_own_stream`).
+            /// A graph-owned buffer read after it is copied on that stream, with no event.
             pub fn launch_on_own_stream(&mut self) -> #rt::Result<()> {
                 self.exec.launch_on_own_stream()
             }
@@ -442,9 +442,9 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 self.exec.upload(stream)
             }
 
-            /// Updates the exec from another build of this graph type (same
-            /// topology by construction); if the driver refuses a parameter
-            /// change, re-instantiates and says why.
+            /// Updates the exec from another build of this graph type; if the update is
+            /// refused (another topology, as other repeat counts give, or a refusal of
+            /// `Exec::update`), re-instantiates and says why.
             pub fn update(&mut self, graph: &#name<'a>) -> #rt::Result<#rt::UpdateOutcome> {
                 let outcome = self.exec.update_or_reinstantiate(&graph.graph, &#name::OPTIONS)?;
                 self.nodes = graph.nodes #nodes_copy;
