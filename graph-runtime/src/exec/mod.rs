@@ -217,9 +217,9 @@ impl<'a> Exec<'a> {
     /// Launches the exec as [`Exec::launch`] does, on a stream of the
     /// exec's own (made at the first call; no caller gets it). Only the
     /// runtime queues work there, and nobody can begin a capture on it, so
-    /// a graph-owned buffer's
-    /// loan after it ([`Exec::buffer`]) copies on that stream directly, as
-    /// a C++ program copies on its launch stream, instead of on the
+    /// a graph-owned buffer's loan after it ([`Exec::buffer`]) copies on
+    /// that stream directly, as a C++ program copies on its launch stream,
+    /// instead of on the
     /// runtime's copy stream behind an event recorded on the launch stream
     /// (about a microsecond per copy on the H200). It helps those reads
     /// only: a bound slice read with cudarc ([`Exec::bound_mut`]) costs

@@ -203,8 +203,8 @@ impl Registry {
 
     /// Whether `other` has this registry's nodes, index by index: the same
     /// kinds, dependencies in the same order and of the same edge kinds,
-    /// top-level nodes, conditional nodes and bodies. `cuGraphExecUpdate` pairs two graphs' nodes by the
-    /// driver's order of them (sinks in the order they were added, then
+    /// top-level nodes, conditional nodes and bodies. `cuGraphExecUpdate`
+    /// pairs two graphs' nodes by the driver's order of them (sinks in the order they were added, then
     /// each node's dependencies in the order given), so with both graphs'
     /// nodes in the order they were added (`order` 0) it then pairs node i
     /// with node i, as the exec's node handles assume.

@@ -119,9 +119,10 @@ impl<'a> Exec<'a> {
 /// before returning. Which stream: after a launch on the exec's own
 /// stream ([`Exec::launch_on_own_stream`]), that one, with no event;
 /// otherwise the runtime's copy stream, made to wait for the buffers' last
-/// use (the exec's last launch, say) by an event. The runtime makes every call itself: no caller code
-/// runs between its checks and the work it queues (a cudarc `DevicePtr`
-/// would let it run there), and no lock is held while it waits.
+/// use (the exec's last launch, say) by an event. The runtime makes every
+/// call itself: no caller code runs between its checks and the work it
+/// queues (a cudarc `DevicePtr` would let it run there), and no lock is
+/// held while it waits.
 ///
 /// A copy that cannot be waited for (another thread's global-mode capture
 /// refusing the wait, say) may still run: the buffers are then *stuck*,

@@ -15,8 +15,9 @@
 //! driver's order of its nodes may have changed, and `cuGraphExecUpdate`
 //! pairs nodes by that order, so an exec made before the profile no longer
 //! takes whole-graph updates from the graph, nor one made after it from
-//! other builds (`update_or_reinstantiate` makes a new exec). (CUDA removes no node
-//! from a graph with memory nodes: those are refused.) The [`Profile`] gives each
+//! other builds (`update_or_reinstantiate` makes a new exec). (CUDA
+//! removes no node from a graph with memory nodes: those are refused.)
+//! The [`Profile`] gives each
 //! node's start, end and duration, the critical path, a table and an SVG
 //! timeline ([`Profile::svg`]).
 
@@ -120,10 +121,9 @@ impl<'a> Graph<'a> {
     /// graph does the same work as before, but execs made before refuse
     /// whole-graph updates from it, and execs made after it refuse updates
     /// from other builds ([`Exec::update`](crate::Exec::update)). The exec
-    /// is uploaded before the timed
-    /// launch. Launch the graph once before (an exec of it, or
-    /// of anything using the same kernels) to keep one-time costs (module
-    /// loading) out of the figures.
+    /// is uploaded before the timed launch. Launch the graph once before
+    /// (an exec of it, or of anything using the same kernels) to keep
+    /// one-time costs (module loading) out of the figures.
     ///
     /// # Errors
     /// As [`Graph::instantiate`] (a graph with host buffers that has a live
