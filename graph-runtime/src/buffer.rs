@@ -473,8 +473,9 @@ pub(crate) trait LockedSet {
         managing: bool,
         records: &mut Vec<UseEvent>,
     ) -> std::result::Result<(), cudarc::driver::DriverError>;
-    /// Notes a queued launch on `stream` as the set's last.
-    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool);
+    /// Notes a queued launch on `stream` as the set's last (`private`: a
+    /// stream no caller gets, an exec's own).
+    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);
 }
 
 /// Locks a resource set (rank [`Rank::ResourceSet`](crate::ranks::Rank)).

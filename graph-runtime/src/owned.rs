@@ -35,6 +35,10 @@ pub(crate) struct OwnedBuffers {
     /// The stream of the last use, kept alive until the next use records
     /// on it (or finds it is its own).
     last: Arc<CudaStream>,
+    /// `last` is a stream no caller gets (an exec's own stream,
+    /// `Exec::launch_on_own_stream`): nobody can begin a capture there or
+    /// queue work the runtime does not, so a loan copies on it directly.
+    last_private: bool,
     /// A stream of the runtime's own for a loan's copies; made at the first.
     copies: Option<Arc<CopyStream>>,
     /// A loan's copy could not be waited for: it may still run. The
@@ -58,6 +62,7 @@ impl OwnedBuffers {
             allocations: Vec::new(),
             event,
             last: home.clone(),
+            last_private: false,
             home,
             copies: None,
             stuck: false,
@@ -83,6 +88,7 @@ impl OwnedBuffers {
         // SAFETY: `ptr` is `bytes` bytes allocated above, on this stream.
         unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, home.cu_stream()) }?;
         self.last = home;
+        self.last_private = false;
         Ok(ptr)
     }
 
@@ -92,14 +98,21 @@ impl OwnedBuffers {
     /// stream of the last use, is capturing: an event recorded or waited
     /// for there would be captured, and nothing could wait for the work.
     pub(crate) fn order(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
-        // SAFETY: the stream is live (borrowed), of the buffers' context.
-        unsafe {
-            refuse_capturing(stream.cu_stream())?;
-            if same_stream(&self.last, stream) {
-                return Ok(());
-            }
-            self.wait_for_last(stream.cu_stream())
+        // SAFETY: the stream is live (borrowed).
+        unsafe { refuse_capturing(stream.cu_stream()) }?;
+        self.follow(stream)
+    }
+
+    /// [`OwnedBuffers::order`] for a launch, whose stream the protocol's
+    /// first step found not capturing: the same, less that stream's
+    /// second capture query (a driver call per launch; the window it
+    /// would narrow is the open one the crate docs list).
+    pub(crate) fn follow(&self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
+        if same_stream(&self.last, stream) {
+            return Ok(());
         }
+        // SAFETY: the stream is live (borrowed), of the buffers' context.
+        unsafe { self.wait_for_last(stream.cu_stream()) }
     }
 
     /// Makes `stream` wait for an event recorded on the stream of the last
@@ -122,14 +135,21 @@ impl OwnedBuffers {
         }
     }
 
-    /// The runtime's own stream for a loan's copies, made to wait for the
-    /// buffers' last use (one event, no host wait: the loan's only host
-    /// wait is for its copy). Refused as [`OwnedBuffers::order`] is. (The
-    /// copy stream itself captures only if it joined a capture through
-    /// such a wait: the copy checks it.)
-    pub(crate) fn ordered_copy_stream(
-        &mut self,
-    ) -> std::result::Result<Arc<CopyStream>, DriverError> {
+    /// Where a loan's copy goes: the stream of the buffers' last use, if
+    /// no caller gets it (the copy follows the use there, with no event);
+    /// otherwise the runtime's own copy stream, made to wait for the last
+    /// use (one event, no host wait: the loan's only host wait is for its
+    /// copy), refused as [`OwnedBuffers::order`] is. (Either stream
+    /// captures only if it joined a capture through a wait for a captured
+    /// event: the copy checks it.)
+    pub(crate) fn copy_stream(&mut self) -> std::result::Result<CopyOn, DriverError> {
+        if self.last_private {
+            return Ok(CopyOn::LastUse(self.last.clone()));
+        }
+        self.ordered_copy_stream().map(CopyOn::Runtime)
+    }
+
+    fn ordered_copy_stream(&mut self) -> std::result::Result<Arc<CopyStream>, DriverError> {
         let copies = match &self.copies {
             Some(copies) => copies.clone(),
             None => self
@@ -144,17 +164,13 @@ impl OwnedBuffers {
     }
 
     /// Notes `stream`, which waited for the use before
-    /// ([`OwnedBuffers::order`]), as the stream of the buffers' last use:
-    /// a launch queued on it.
-    pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>) {
+    /// ([`OwnedBuffers::follow`]), as the stream of the buffers' last use:
+    /// a launch queued on it (`private`: a stream no caller gets).
+    pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>, private: bool) {
         if !Arc::ptr_eq(&self.last, stream) {
             self.last = stream.clone();
         }
-    }
-
-    /// Whether the buffers' last use was on `stream`.
-    pub(crate) fn last_use_on(&self, stream: &CudaStream) -> bool {
-        same_stream(&self.last, stream)
+        self.last_private = private;
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.
@@ -163,6 +179,14 @@ impl OwnedBuffers {
             ptr >= start && ptr.saturating_add(bytes as u64) <= start + len as u64
         })
     }
+}
+
+/// Where a loan's copy goes ([`OwnedBuffers::copy_stream`]).
+pub(crate) enum CopyOn {
+    /// The runtime's copy stream, which waited for the buffers' last use.
+    Runtime(Arc<CopyStream>),
+    /// The stream of the buffers' last use, one no caller gets.
+    LastUse(Arc<CudaStream>),
 }
 
 /// Refuses a capturing stream (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`).

@@ -190,9 +190,14 @@ impl<'a> Exec<'a> {
     /// [`GraphError::Driver`] when the driver refuses the
     /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.launch_on(stream, false)
+    }
+
+    /// [`Exec::launch`] on `stream`, one no caller gets if `private`.
+    fn launch_on(&mut self, stream: &Arc<CudaStream>, private: bool) -> Result<()> {
         self.take_host_fault()?;
         ordering::check_stream(&self.ctx, stream, "launch")?;
-        let guard = ordering::prepare(&self.sets, &self.escapes, stream)?;
+        let guard = ordering::prepare(&self.sets, &self.escapes, (stream, private))?;
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
         // so until the work queued here is done (see Drop); the allocations
@@ -238,14 +243,9 @@ impl<'a> Exec<'a> {
             Some(stream) => stream,
             None => self.ctx.new_stream().op("cuStreamCreate")?,
         };
-        let launched = self.launch(&stream);
+        let launched = self.launch_on(&stream, true);
         self.own_stream = Some(stream);
         launched
-    }
-
-    /// The stream of [`Exec::launch_on_own_stream`], if it was made.
-    pub(crate) fn own_stream(&self) -> Option<&Arc<CudaStream>> {
-        self.own_stream.as_ref()
     }
 
     /// Waits for the exec's last launch. An error the GPU hit in it (a

@@ -3,15 +3,15 @@
 //! how their uses are ordered without an event per buffer).
 
 use crate::buffer::{lock, Buf, Resources};
-use crate::copies::{copy_and_wait, order_refused, CopyStream};
+use crate::copies::{copy_and_wait, order_refused};
 use crate::error::{DriverResultExt, GraphError, Result};
 use crate::exec::Exec;
 use crate::graph::Graph;
-use crate::owned::OwnedBuffers;
+use crate::owned::{CopyOn, OwnedBuffers};
 use bytemuck::Pod;
-use cudarc::driver::{sys, CudaStream, DriverError};
+use cudarc::driver::{sys, DriverError};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 impl<'a> Graph<'a> {
     /// `len` zeroed elements of device memory that the graph owns: nodes use
@@ -101,10 +101,8 @@ impl<'a> Exec<'a> {
             });
         }
         set.lent = true;
-        drop(set);
         Ok(OwnedMut {
             resources,
-            own_stream: self.own_stream(),
             ptr: buf.device_ptr(),
             len: buf.len(),
             _element: PhantomData,
@@ -131,8 +129,6 @@ impl<'a> Exec<'a> {
 /// leaked, nothing uses freed memory.
 pub struct OwnedMut<'e, 'a, T> {
     resources: &'e Mutex<Resources<'a>>,
-    /// The exec's own stream ([`Exec::launch_on_own_stream`]), if made.
-    own_stream: Option<&'e Arc<CudaStream>>,
     ptr: u64,
     len: usize,
     _element: PhantomData<fn() -> T>,
@@ -226,10 +222,11 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     }
 
     /// Makes `work` (with `host`, the host memory it copies, the
-    /// runtime's own) on the runtime's copy stream, after the buffers'
-    /// last use (the stream waits for an event recorded there: one host
-    /// wait in all, for the copy), and waits for it. The lock is held only
-    /// to queue the stream's wait: no lock is held while the host waits,
+    /// runtime's own) after the buffers' last use, and waits for it: on
+    /// the stream of that use if no caller gets it (an exec's own),
+    /// otherwise on the runtime's copy stream, which waits for an event
+    /// recorded there (one host wait in all, for the copy). The lock is
+    /// held only to queue the stream's wait: no lock is held while the host waits,
     /// so a host node the copy waits for may take it (the loan keeps the
     /// last use where it is: launches, other loans and new buffers are
     /// refused while it lives). A copy that may still run when the call
@@ -252,32 +249,24 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             let Some(owned) = set.owned.as_mut() else {
                 unreachable!("lent out by `Exec::buffer`, which found it")
             };
-            match self.own_stream {
-                // The last use was a launch on the exec's own stream: the
-                // copy follows it there, with no event.
-                Some(own) if owned.last_use_on(own) => CopyOn::Own(own),
-                _ => CopyOn::Runtime(
-                    owned
-                        .ordered_copy_stream()
-                        .map_err(|e| order_refused(operation, e))?,
-                ),
-            }
+            owned
+                .copy_stream()
+                .map_err(|e| order_refused(operation, e))?
         };
         match on {
             CopyOn::Runtime(copies) => copies.copy_and_wait(operation, host, work, stick),
-            // SAFETY: the exec's own stream is live (the loan borrows the
-            // exec), of the buffers' context, and no caller gets it.
-            CopyOn::Own(own) => unsafe {
-                copy_and_wait(own.context(), own.cu_stream(), operation, host, work, stick)
+            // SAFETY: the stream is live (held), of the buffers' context,
+            // and no caller gets it (an exec's own).
+            CopyOn::LastUse(stream) => unsafe {
+                copy_and_wait(
+                    stream.context(),
+                    stream.cu_stream(),
+                    operation,
+                    host,
+                    work,
+                    stick,
+                )
             },
         }
     }
-}
-
-/// Where a loan's copy goes.
-enum CopyOn<'e> {
-    /// The runtime's copy stream, which waited for the buffers' last use.
-    Runtime(Arc<CopyStream>),
-    /// The exec's own stream, where the buffers' last use was queued.
-    Own(&'e Arc<CudaStream>),
 }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ordering::check_stream(ctx, stream, "launch")?;        // 1
-//! let guard = ordering::prepare(&sets, &escapes, stream)?; // 2-5
+//! let guard = ordering::prepare(&sets, &escapes, (stream, private))?; // 2-5
 //! let launched = unsafe { result::launch(raw, stream) };   // 6
 //! guard.commit(launched.is_ok())?;                         // 7
 //! ```
@@ -45,7 +45,8 @@
 //!    itself when an error is stored, and a skipped record would let a
 //!    later use or free of the slice overtake the launch), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
-//!    record), give each allocation its new state
+//!    record; an exec's own stream is noted as one no caller gets, where
+//!    a loan copies directly), give each allocation its new state
 //!    (made, freed) and record the launch in its event. A launch not
 //!    queued records nothing (a record then could cover a skipped wait).
 //!    The locks are released when the guard goes, committed or not.
@@ -115,19 +116,22 @@ fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
 /// launch; dropping it uncommitted records nothing.
 pub(crate) struct LaunchGuard<'g> {
     stream: &'g Arc<CudaStream>,
+    /// `stream` is one no caller gets (an exec's own).
+    private: bool,
     managing: bool,
     sets: Vec<Box<dyn LockedSet + 'g>>,
     records: Vec<UseEvent>,
     escapes: escapes::Locked<'g>,
 }
 
-/// Steps 2 to 5 for a launch on `stream` that tracks `sets` (in lock
-/// order: [`tracked_sets`]) and makes, uses or frees `escapes`. The
-/// context is current (step 1).
+/// Steps 2 to 5 for a launch on `stream` (`private`: a stream no caller
+/// gets, an exec's own) that tracks `sets` (in lock order:
+/// [`tracked_sets`]) and makes, uses or frees `escapes`. The context is
+/// current (step 1).
 pub(crate) fn prepare<'g, 'a: 'g>(
     sets: &'g [Arc<dyn ResourceSet + 'a>],
     escapes: &'g [(Arc<EscapeState>, Role)],
-    stream: &'g Arc<CudaStream>,
+    (stream, private): (&'g Arc<CudaStream>, bool),
 ) -> Result<LaunchGuard<'g>> {
     let mut locked: Vec<Box<dyn LockedSet + 'g>> = Vec::with_capacity(sets.len());
     for set in sets {
@@ -149,6 +153,7 @@ pub(crate) fn prepare<'g, 'a: 'g>(
     stream.context().check_err().op("cuGraphLaunch")?;
     Ok(LaunchGuard {
         stream,
+        private,
         managing,
         sets: locked,
         records,
@@ -167,7 +172,7 @@ impl LaunchGuard<'_> {
             event.record(self.stream);
         }
         for set in &mut self.sets {
-            set.launched_on(self.stream, self.managing);
+            set.launched_on(self.stream, self.managing, self.private);
         }
         self.escapes.launched(self.stream)
     }

@@ -70,7 +70,8 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         records: &mut Vec<UseEvent>,
     ) -> Result<(), DriverError> {
         if let Some(owned) = &self.owned {
-            owned.order(stream)?;
+            // Step 1 refused a capturing `stream`.
+            owned.follow(stream)?;
         }
         let follows = managing
             && self
@@ -91,9 +92,9 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         Ok(())
     }
 
-    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool) {
+    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool) {
         if let Some(owned) = &mut self.owned {
-            owned.used_on(stream);
+            owned.used_on(stream, private);
         }
         self.tracked_on = managing.then(|| stream.clone());
         for binding in &mut self.bindings {

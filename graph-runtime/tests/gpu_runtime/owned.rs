@@ -176,6 +176,56 @@ fn clones_share_owned_buffers_in_order() {
     assert!(values.iter().all(|v| *v == 1050.0), "{:?}", &values[..4]);
 }
 
+/// A loan after a launch on another exec's own stream (a clone sharing the
+/// buffers) copies on that stream: every read sees every launch before it,
+/// also once that exec is dropped (the buffers keep its stream).
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_loan_follows_a_launch_on_another_execs_own_stream() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    let mut g = Graph::new(&ctx).unwrap();
+    let x = g.add_buffer::<f32>(N as usize).unwrap();
+    // A long chain: a copy that did not follow the launch would read an
+    // earlier count.
+    let mut prev = None;
+    for _ in 0..50 {
+        let deps: Vec<_> = prev.into_iter().collect();
+        prev = Some(
+            g.add_kernel("bump", &add_one, cfg, (x, N), &deps)
+                .unwrap()
+                .node(),
+        );
+    }
+    let clone = g.try_clone().unwrap();
+    let mut theirs = clone.instantiate().unwrap();
+    let mut count = 0.0f32;
+    for round in 0..6 {
+        let mut mine = g.instantiate().unwrap();
+        mine.launch_on_own_stream().unwrap();
+        count += 50.0;
+        let values = theirs.buffer(x).unwrap().to_host().unwrap();
+        assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+        mine.launch_on_own_stream().unwrap();
+        count += 50.0;
+        if round % 2 == 1 {
+            // Dropped after its launch: the loan copies on its stream.
+            drop(mine);
+            let values = theirs.buffer(x).unwrap().to_host().unwrap();
+            assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+        } else {
+            // Their own stream and the caller's, after mine.
+            theirs.launch_on_own_stream().unwrap();
+            theirs.launch(&stream).unwrap();
+            count += 100.0;
+            let values = mine.buffer(x).unwrap().to_host().unwrap();
+            assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+        }
+    }
+}
+
 /// Only buffers the exec's graph owns are lent: not a bound slice, nor
 /// another graph's buffer; and `bound_mut` does not lend an owned one.
 #[test]
