@@ -30,6 +30,7 @@ CUresult cuModuleGetFunction(void** f, void* m, const char* n) { *f = fresh(); r
 CUresult cuGraphCreate(void** g, unsigned f) { *g = fresh(); return 0; }
 CUresult cuGraphAddNode_v2(void** n, void* g, const void* d, const void* e, size_t k, void* p) { *n = fresh(); return 0; }
 CUresult cuGraphAddNode(void** n, void* g, const void* d, size_t k, void* p) { *n = fresh(); return 0; }
+CUresult cuGraphAddKernelNode_v2(void** n, void* g, const void* d, size_t k, const void* p) { *n = fresh(); return 0; }
 CUresult cuGraphInstantiateWithFlags(void** e, void* g, unsigned long long f) { *e = fresh(); return 0; }
 CUresult cuGraphInstantiateWithParams(void** e, void* g, void* p) { *e = fresh(); return 0; }
 CUresult cuGraphConditionalHandleCreate(uint64_t* h, void* g, void* c, unsigned v, unsigned f) { *h = (uint64_t)fresh(); return 0; }

@@ -376,6 +376,13 @@ impl Registry {
         let label = match label {
             NodeLabel::Plain(text) => self.push_label(text),
             NodeLabel::Indexed(name, indices) => {
+                if self.label_indices.capacity() == 0 {
+                    // The first repeated node: room for as many iterations
+                    // as the build reserved nodes for (a repeated block's
+                    // loop reserves its count), not a growth per doubling.
+                    let nodes = self.nodes.capacity() - self.nodes.len();
+                    let _ = self.label_indices.try_reserve(nodes * indices.len());
+                }
                 self.label_indices.extend_from_slice(indices);
                 self.repeated_name(name)
             }
