@@ -8,9 +8,9 @@ mod view;
 pub use view::{Capture, CaptureView, CaptureViewMut};
 
 use crate::error::{GraphError, Result, Unsupported};
-use crate::graph::{create_graph, zeroed_params, Graph, RawGraph};
+use crate::graph::{create_graph, Graph, RawGraph};
 use crate::handle::CondHandle;
-use crate::node::{Node, NodeKind};
+use crate::node::Node;
 use crate::result;
 use cudarc::driver::{sys, CudaStream, DriverError};
 use std::sync::Arc;
@@ -203,18 +203,8 @@ impl<'a> Graph<'a> {
         {
             return Err(GraphError::unsupported("add_capture", Some(label), reason));
         }
-        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
-        // Other fields (13.x: the ownership) stay zero: the driver clones.
-        params.__bindgen_anon_1.graph.graph = captured.raw;
         // The driver clones the captured graph into the node; ours is dropped.
-        let node = self.add_raw(
-            label.into(),
-            NodeKind::ChildGraph,
-            deps,
-            None,
-            &uses,
-            &mut params,
-        )?;
+        let node = self.add_child_node(label, deps, &uses, captured.raw)?;
         for handle in sets {
             self.registry.setters.push((handle.raw(), node.index));
         }

@@ -109,21 +109,10 @@ impl<'a> Graph<'a> {
                 Unsupported::HostCopyChildInBody,
             ));
         }
-        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
-        // Other fields (13.x: the ownership) stay zero: the driver clones.
-        params.__bindgen_anon_1.graph.graph = child.raw;
-        let uses: Vec<BufferUse> = Vec::new();
         // The driver clones the child: no exec of the child may use it
         // meanwhile (and a poisoned child is refused).
         let child_entered = child.owner.enter_as_child()?;
-        let node = self.add_raw(
-            label.into(),
-            NodeKind::ChildGraph,
-            deps,
-            None,
-            &uses,
-            &mut params,
-        )?;
+        let node = self.add_child_node(label, deps, &[], child.raw)?;
         drop(child_entered);
         let _entered = self.owner.enter()?;
         // Keep what the child's nodes reference alive as long as this graph.
@@ -275,6 +264,29 @@ impl<'a> Graph<'a> {
             self.give_clone_host_memory(&mut clone)?;
         }
         Ok(clone)
+    }
+
+    /// Adds a child-graph node of `child` (a child graph, or a captured
+    /// one): the driver clones it into the node, and the caller's graph
+    /// stays its own.
+    pub(crate) fn add_child_node(
+        &mut self,
+        label: &str,
+        deps: &[Node],
+        uses: &[BufferUse],
+        child: CUgraph,
+    ) -> Result<Node> {
+        let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH);
+        // Other fields (13.x: the ownership) stay zero: the driver clones.
+        params.__bindgen_anon_1.graph.graph = child;
+        self.add_raw(
+            label.into(),
+            NodeKind::ChildGraph,
+            deps,
+            None,
+            uses,
+            &mut params,
+        )
     }
 
     /// A body graph of the conditional node `top` (see `conditional`). It
