@@ -1,6 +1,6 @@
 //! The launch loop's cost per iteration, part by part: launch a
 //! one-kernel graph and read 4 bytes of its buffer back, as the
-//! launch-loop benchmark does, six ways, interleaved round by round:
+//! launch-loop benchmark does, seven ways, interleaved round by round:
 //!
 //! - `owned`: a graph-owned buffer, the exec launched on its own stream,
 //!   read through a loan (copied on that stream);
@@ -15,7 +15,9 @@
 //! - `owned, raw` and `raw`: the owned and the bound exec's handle
 //!   launched with `cuGraphLaunch` and the value read with
 //!   `cuMemcpyDtoHAsync` on the caller's stream, no runtime: the floor,
-//!   as C++ does it.
+//!   as C++ does it;
+//! - `raw, 4 capture queries`: `raw` after four `cuStreamIsCapturing` on
+//!   its stream: the price of the runtime's capture checks.
 //!
 //! Over a real driver every value read back is checked (each launch adds
 //! one) and the medians over rounds are printed, in microseconds per
@@ -153,6 +155,21 @@ fn main() -> Result {
                 // the caller's stream (each earlier iteration waited).
                 let exec = owned_exec.borrow();
                 raw_iteration(&exec, &stream, owned_head.device_ptr())
+            }),
+            us: Vec::new(),
+        },
+        Variant {
+            name: "raw, 4 capture queries",
+            count: &bound_count,
+            iteration: Box::new(|| {
+                // The floor plus four `cuStreamIsCapturing` on the launch
+                // stream: what one of the runtime's capture checks costs.
+                for _ in 0..4 {
+                    // SAFETY: the stream is live.
+                    unsafe { graph_runtime::result::is_capturing(stream.cu_stream()) }?;
+                }
+                let exec = bound_exec.borrow();
+                raw_iteration(&exec, &stream, ptr)
             }),
             us: Vec::new(),
         },
