@@ -57,11 +57,17 @@ fn bound_iteration<'a>(
 /// One iteration of the floor: the exec's handle and the slice's address
 /// through the driver directly, on `stream`.
 fn raw_iteration(exec: &Exec<'_>, stream: &CudaStream, ptr: u64) -> Result<f32> {
+    // SAFETY: the exec and the stream are live.
+    unsafe { sys::cuGraphLaunch(exec.cu_graph_exec(), stream.cu_stream()) }.result()?;
+    raw_read(stream, ptr)
+}
+
+/// The read of the floor: 4 bytes at `ptr` copied on `stream`, waited for.
+fn raw_read(stream: &CudaStream, ptr: u64) -> Result<f32> {
     let mut value = 0.0f32;
-    // SAFETY: the exec, the stream and the allocation at `ptr` (4 bytes at
-    // least) are live; the copy is waited for before `value` is read.
+    // SAFETY: the stream and the allocation at `ptr` (4 bytes at least)
+    // are live; the copy is waited for before `value` is read.
     unsafe {
-        sys::cuGraphLaunch(exec.cu_graph_exec(), stream.cu_stream()).result()?;
         sys::cuMemcpyDtoHAsync_v2(
             (&mut value as *mut f32).cast(),
             ptr,
@@ -210,5 +216,80 @@ fn main() -> Result {
         },
         line.join(", ")
     );
+    // Where an iteration's time goes: the launch call's host time, and
+    // the read's (which waits for the GPU), for the owned, bound and raw
+    // ways.
+    let split = [
+        split_times(
+            rounds,
+            iters,
+            &owned_count,
+            checked,
+            || Ok(owned_exec.borrow_mut().launch_on_own_stream()?),
+            || Ok(owned_exec.borrow_mut().buffer(owned_head)?.to_host()?[0]),
+        )?,
+        split_times(
+            rounds,
+            iters,
+            &bound_count,
+            checked,
+            || Ok(bound_exec.borrow_mut().launch(&stream)?),
+            || {
+                let mut exec = bound_exec.borrow_mut();
+                let value = stream.clone_dtoh(&exec.bound_mut(bound_head)?.view())?[0];
+                Ok(value)
+            },
+        )?,
+        split_times(
+            rounds,
+            iters,
+            &bound_count,
+            checked,
+            // SAFETY: the exec and stream are live.
+            || unsafe {
+                Ok(
+                    sys::cuGraphLaunch(bound_exec.borrow().cu_graph_exec(), stream.cu_stream())
+                        .result()?,
+                )
+            },
+            || raw_read(&stream, ptr),
+        )?,
+    ];
+    println!(
+        "host us per call, launch / read (medians): owned {:.2} / {:.2}, bound {:.2} / {:.2}, raw {:.2} / {:.2}",
+        split[0].0, split[0].1, split[1].0, split[1].1, split[2].0, split[2].1
+    );
     Ok(())
+}
+
+/// `rounds` of `iters` iterations of `launch` then `read` (each checked
+/// against `count`, as the variants are), timed apart: the medians over
+/// rounds of each part's mean, in microseconds.
+fn split_times(
+    rounds: usize,
+    iters: usize,
+    count: &std::cell::Cell<f32>,
+    checked: bool,
+    mut launch: impl FnMut() -> Result,
+    mut read: impl FnMut() -> Result<f32>,
+) -> Result<(f64, f64)> {
+    let (mut launches, mut reads) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (mut l, mut r) = (0.0, 0.0);
+        for _ in 0..iters {
+            let start = std::time::Instant::now();
+            launch()?;
+            let launched = std::time::Instant::now();
+            let value = read()?;
+            r += launched.elapsed().as_secs_f64();
+            l += (launched - start).as_secs_f64();
+            count.set(count.get() + 1.0);
+            if checked && value != count.get() {
+                return Err(format!("split: read {value}, not {}", count.get()).into());
+            }
+        }
+        launches.push(l * 1e6 / iters as f64);
+        reads.push(r * 1e6 / iters as f64);
+    }
+    Ok((median(launches), median(reads)))
 }
