@@ -207,21 +207,33 @@ fn a_loan_follows_a_launch_on_another_execs_own_stream() {
         mine.launch_on_own_stream().unwrap();
         count += 50.0;
         let values = theirs.buffer(x).unwrap().to_host().unwrap();
-        assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+        assert!(
+            values.iter().all(|v| *v == count),
+            "round {round}: {:?}",
+            &values[..4]
+        );
         mine.launch_on_own_stream().unwrap();
         count += 50.0;
         if round % 2 == 1 {
             // Dropped after its launch: the loan copies on its stream.
             drop(mine);
             let values = theirs.buffer(x).unwrap().to_host().unwrap();
-            assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+            assert!(
+                values.iter().all(|v| *v == count),
+                "round {round}: {:?}",
+                &values[..4]
+            );
         } else {
             // Their own stream and the caller's, after mine.
             theirs.launch_on_own_stream().unwrap();
             theirs.launch(&stream).unwrap();
             count += 100.0;
             let values = mine.buffer(x).unwrap().to_host().unwrap();
-            assert!(values.iter().all(|v| *v == count), "round {round}: {:?}", &values[..4]);
+            assert!(
+                values.iter().all(|v| *v == count),
+                "round {round}: {:?}",
+                &values[..4]
+            );
         }
     }
 }
