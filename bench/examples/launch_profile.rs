@@ -25,7 +25,8 @@
 //! the first and third under callgrind) nothing runs or is checked: the
 //! instruction counts are the runtime's own host work.
 //!
-//! `launch_profile [ITERS [ROUNDS]]` (default 200 iterations, 31 rounds)
+//! `launch_profile [ITERS [ROUNDS]]` (default 200 iterations, 31 rounds;
+//! 10 and 3 under `run.sh --sanitize`)
 
 use graph_runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr};
 use graph_runtime::kernel::KernelDef;
@@ -95,8 +96,18 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 fn main() -> Result {
     let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
-    let iters = args.next().transpose()?.unwrap_or(200);
-    let rounds = args.next().transpose()?.unwrap_or(31);
+    // Under compute-sanitizer (`run.sh --sanitize` sets the variable) a
+    // few iterations check every way; racecheck runs the full default for
+    // minutes.
+    let sanitized = std::env::var_os("CUDA_GRAPH_SANITIZE").is_some();
+    let iters = args
+        .next()
+        .transpose()?
+        .unwrap_or(if sanitized { 10 } else { 200 });
+    let rounds = args
+        .next()
+        .transpose()?
+        .unwrap_or(if sanitized { 3 } else { 31 });
     let ctx = graph_runtime::driver::context(0)?;
     let checked = ctx.name()? != "Fake";
     let stream = ctx.new_stream()?;
