@@ -19,48 +19,60 @@
 //! - `raw, 4 capture queries`: `raw` after four `cuStreamIsCapturing` on
 //!   its stream: the price of the runtime's capture checks.
 //!
-//! Over a real driver every value read back is checked (each launch adds
-//! one) and the medians over rounds are printed, in microseconds per
-//! iteration. Over the do-nothing driver (`scripts/launch-profile` runs
-//! the first and third under callgrind) nothing runs or is checked: the
-//! instruction counts are the runtime's own host work.
+//! Each iteration is a launch call and a read, timed apart: the read
+//! waits for the GPU, so host work before `cuGraphLaunch` returns is what
+//! an iteration pays in full. Over a real driver every value read back is
+//! checked (each launch adds one) and the medians over rounds are printed,
+//! in microseconds: per iteration, and of the launch call alone. Over the
+//! do-nothing driver (`scripts/launch-profile` runs the first and third
+//! under callgrind) nothing runs or is checked: the instruction counts are
+//! the runtime's own host work.
 //!
-//! `launch_profile [ITERS [ROUNDS]]` (default 200 iterations, 31 rounds;
-//! 10 and 3 under `run.sh --sanitize`)
 
 use graph_runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Buf, Exec, Graph, LaunchConfig};
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 
-/// One iteration on a graph-owned buffer, launched on the exec's own
-/// stream: what callgrind counts for `owned`.
+/// The launch of `owned`: the exec on its own stream (what callgrind
+/// counts, with `owned_read`).
 #[inline(never)]
-fn owned_iteration<'a>(exec: &mut Exec<'a>, head: Buf<'a, f32>) -> Result<f32> {
-    exec.launch_on_own_stream()?;
+fn owned_launch(exec: &mut Exec<'_>) -> Result {
+    Ok(exec.launch_on_own_stream()?)
+}
+
+/// The read of `owned`: a loan of the graph-owned buffer.
+#[inline(never)]
+fn owned_read<'a>(exec: &mut Exec<'a>, head: Buf<'a, f32>) -> Result<f32> {
     Ok(exec.buffer(head)?.to_host()?[0])
 }
 
-/// One iteration on a bound slice, launched on `stream`: what callgrind
-/// counts for `bound`.
+/// The launch of `bound`, on `stream` (what callgrind counts, with
+/// `bound_read`).
 #[inline(never)]
-fn bound_iteration<'a>(
+fn bound_launch(exec: &mut Exec<'_>, stream: &Arc<CudaStream>) -> Result {
+    Ok(exec.launch(stream)?)
+}
+
+/// The read of `bound` (and `bound, own stream`): the bound slice through
+/// cudarc, on `stream`.
+#[inline(never)]
+fn bound_read<'a>(
     exec: &mut Exec<'a>,
     stream: &Arc<CudaStream>,
     head: Buf<'a, f32>,
 ) -> Result<f32> {
-    exec.launch(stream)?;
-    Ok(stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0])
+    let value = stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0];
+    Ok(value)
 }
 
-/// One iteration of the floor: the exec's handle and the slice's address
-/// through the driver directly, on `stream`.
-fn raw_iteration(exec: &Exec<'_>, stream: &CudaStream, ptr: u64) -> Result<f32> {
+/// The launch of the floor: the exec's handle through the driver directly.
+fn raw_launch(exec: &Exec<'_>, stream: &CudaStream) -> Result {
     // SAFETY: the exec and the stream are live.
-    unsafe { sys::cuGraphLaunch(exec.cu_graph_exec(), stream.cu_stream()) }.result()?;
-    raw_read(stream, ptr)
+    Ok(unsafe { sys::cuGraphLaunch(exec.cu_graph_exec(), stream.cu_stream()) }.result()?)
 }
 
 /// The read of the floor: 4 bytes at `ptr` copied on `stream`, waited for.
@@ -81,12 +93,56 @@ fn raw_read(stream: &CudaStream, ptr: u64) -> Result<f32> {
     Ok(value)
 }
 
-/// A variant: its name, the count its buffer holds, and its iteration.
+/// A way to run the loop: its name, the count its buffer holds, its
+/// launch and its read, and each round's microseconds per iteration (the
+/// whole iteration, and the launch call alone).
 struct Variant<'v> {
     name: &'static str,
-    count: &'v std::cell::Cell<f32>,
-    iteration: Box<dyn FnMut() -> Result<f32> + 'v>,
+    count: &'v Cell<f32>,
+    launch: Box<dyn FnMut() -> Result + 'v>,
+    read: Box<dyn FnMut() -> Result<f32> + 'v>,
     us: Vec<f64>,
+    launch_us: Vec<f64>,
+}
+
+impl<'v> Variant<'v> {
+    fn new(
+        name: &'static str,
+        count: &'v Cell<f32>,
+        launch: impl FnMut() -> Result + 'v,
+        read: impl FnMut() -> Result<f32> + 'v,
+    ) -> Self {
+        Variant {
+            name,
+            count,
+            launch: Box::new(launch),
+            read: Box::new(read),
+            us: Vec::new(),
+            launch_us: Vec::new(),
+        }
+    }
+
+    /// One round: `iters` iterations, each value checked if `checked`.
+    fn round(&mut self, iters: usize, checked: bool) -> Result {
+        let (mut whole, mut launch) = (0.0, 0.0);
+        for _ in 0..iters {
+            let start = std::time::Instant::now();
+            (self.launch)()?;
+            let launched = std::time::Instant::now();
+            let value = (self.read)()?;
+            whole += start.elapsed().as_secs_f64();
+            launch += (launched - start).as_secs_f64();
+            self.count.set(self.count.get() + 1.0);
+            if checked && value != self.count.get() {
+                return Err(
+                    format!("{}: read {value}, not {}", self.name, self.count.get()).into(),
+                );
+            }
+        }
+        self.us.push(whole * 1e6 / iters as f64);
+        self.launch_us.push(launch * 1e6 / iters as f64);
+        Ok(())
+    }
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {
@@ -123,103 +179,83 @@ fn main() -> Result {
     let mut bound_graph = Graph::new(&ctx)?;
     let bound = bound_graph.bind_mut(&mut x);
     bound_graph.add_kernel("add_one", &add_one, config, (bound, 32u32), &[])?;
-    let owned_exec = std::cell::RefCell::new(owned_graph.instantiate()?);
-    let bound_exec = std::cell::RefCell::new(bound_graph.instantiate()?);
-    let (owned_count, bound_count) = (std::cell::Cell::new(0.0), std::cell::Cell::new(0.0));
+    let owned_exec = RefCell::new(owned_graph.instantiate()?);
+    let bound_exec = RefCell::new(bound_graph.instantiate()?);
+    let (owned_count, bound_count) = (Cell::new(0.0), Cell::new(0.0));
     let (owned_head, bound_head) = (owned.slice(0..1), bound.slice(0..1));
+    let owned_ptr = owned_head.device_ptr();
+    // Each earlier iteration waited for its launch: the raw ways may use
+    // the execs the runtime launched.
     let mut variants = vec![
-        Variant {
-            name: "owned",
-            count: &owned_count,
-            iteration: Box::new(|| owned_iteration(&mut owned_exec.borrow_mut(), owned_head)),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "owned, caller's stream",
-            count: &owned_count,
-            iteration: Box::new(|| {
-                let mut exec = owned_exec.borrow_mut();
-                exec.launch(&stream)?;
-                let value = exec.buffer(owned_head)?.to_host()?[0];
-                Ok(value)
-            }),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "bound",
-            count: &bound_count,
-            iteration: Box::new(|| {
-                bound_iteration(&mut bound_exec.borrow_mut(), &stream, bound_head)
-            }),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "bound, own stream",
-            count: &bound_count,
-            iteration: Box::new(|| {
-                let mut exec = bound_exec.borrow_mut();
-                exec.launch_on_own_stream()?;
-                let value = stream.clone_dtoh(&exec.bound_mut(bound_head)?.view())?[0];
-                Ok(value)
-            }),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "owned, raw",
-            count: &owned_count,
-            iteration: Box::new(|| {
-                // The graph-owned buffer through the driver directly, on
-                // the caller's stream (each earlier iteration waited).
-                let exec = owned_exec.borrow();
-                raw_iteration(&exec, &stream, owned_head.device_ptr())
-            }),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "raw, 4 capture queries",
-            count: &bound_count,
-            iteration: Box::new(|| {
+        Variant::new(
+            "owned",
+            &owned_count,
+            || owned_launch(&mut owned_exec.borrow_mut()),
+            || owned_read(&mut owned_exec.borrow_mut(), owned_head),
+        ),
+        Variant::new(
+            "owned, caller's stream",
+            &owned_count,
+            || Ok(owned_exec.borrow_mut().launch(&stream)?),
+            || owned_read(&mut owned_exec.borrow_mut(), owned_head),
+        ),
+        Variant::new(
+            "bound",
+            &bound_count,
+            || bound_launch(&mut bound_exec.borrow_mut(), &stream),
+            || bound_read(&mut bound_exec.borrow_mut(), &stream, bound_head),
+        ),
+        Variant::new(
+            "bound, own stream",
+            &bound_count,
+            || Ok(bound_exec.borrow_mut().launch_on_own_stream()?),
+            || bound_read(&mut bound_exec.borrow_mut(), &stream, bound_head),
+        ),
+        Variant::new(
+            "owned, raw",
+            &owned_count,
+            || raw_launch(&owned_exec.borrow(), &stream),
+            || raw_read(&stream, owned_ptr),
+        ),
+        Variant::new(
+            "raw, 4 capture queries",
+            &bound_count,
+            || {
                 // The floor plus four `cuStreamIsCapturing` on the launch
                 // stream: what one of the runtime's capture checks costs.
                 for _ in 0..4 {
                     // SAFETY: the stream is live.
                     unsafe { graph_runtime::result::is_capturing(stream.cu_stream()) }?;
                 }
-                let exec = bound_exec.borrow();
-                raw_iteration(&exec, &stream, ptr)
-            }),
-            us: Vec::new(),
-        },
-        Variant {
-            name: "raw",
-            count: &bound_count,
-            iteration: Box::new(|| {
-                // The runtime's launches are done (each iteration waited).
-                let exec = bound_exec.borrow();
-                raw_iteration(&exec, &stream, ptr)
-            }),
-            us: Vec::new(),
-        },
+                raw_launch(&bound_exec.borrow(), &stream)
+            },
+            || raw_read(&stream, ptr),
+        ),
+        Variant::new(
+            "raw",
+            &bound_count,
+            || raw_launch(&bound_exec.borrow(), &stream),
+            || raw_read(&stream, ptr),
+        ),
     ];
     for _ in 0..rounds {
         for v in &mut variants {
-            let start = std::time::Instant::now();
-            for _ in 0..iters {
-                let value = (v.iteration)()?;
-                v.count.set(v.count.get() + 1.0);
-                if checked && value != v.count.get() {
-                    return Err(format!("{}: read {value}, not {}", v.name, v.count.get()).into());
-                }
-            }
-            v.us.push(start.elapsed().as_secs_f64() * 1e6 / iters as f64);
+            v.round(iters, checked)?;
         }
     }
     let line: Vec<String> = variants
         .into_iter()
-        .map(|v| format!("{} {:.2}", v.name, median(v.us)))
+        .map(|v| {
+            format!(
+                "{} {:.2} ({:.2})",
+                v.name,
+                median(v.us),
+                median(v.launch_us)
+            )
+        })
         .collect();
     println!(
-        "{rounds} rounds of {iters} iterations{}, us per iteration (medians): {}",
+        "{rounds} rounds of {iters} iterations{}, us per iteration (launch call alone), medians: {}",
         if checked {
             ", every value checked"
         } else {
@@ -227,80 +263,5 @@ fn main() -> Result {
         },
         line.join(", ")
     );
-    // Where an iteration's time goes: the launch call's host time, and
-    // the read's (which waits for the GPU), for the owned, bound and raw
-    // ways.
-    let split = [
-        split_times(
-            rounds,
-            iters,
-            &owned_count,
-            checked,
-            || Ok(owned_exec.borrow_mut().launch_on_own_stream()?),
-            || Ok(owned_exec.borrow_mut().buffer(owned_head)?.to_host()?[0]),
-        )?,
-        split_times(
-            rounds,
-            iters,
-            &bound_count,
-            checked,
-            || Ok(bound_exec.borrow_mut().launch(&stream)?),
-            || {
-                let mut exec = bound_exec.borrow_mut();
-                let value = stream.clone_dtoh(&exec.bound_mut(bound_head)?.view())?[0];
-                Ok(value)
-            },
-        )?,
-        split_times(
-            rounds,
-            iters,
-            &bound_count,
-            checked,
-            // SAFETY: the exec and stream are live.
-            || unsafe {
-                Ok(
-                    sys::cuGraphLaunch(bound_exec.borrow().cu_graph_exec(), stream.cu_stream())
-                        .result()?,
-                )
-            },
-            || raw_read(&stream, ptr),
-        )?,
-    ];
-    println!(
-        "host us per call, launch / read (medians): owned {:.2} / {:.2}, bound {:.2} / {:.2}, raw {:.2} / {:.2}",
-        split[0].0, split[0].1, split[1].0, split[1].1, split[2].0, split[2].1
-    );
     Ok(())
-}
-
-/// `rounds` of `iters` iterations of `launch` then `read` (each checked
-/// against `count`, as the variants are), timed apart: the medians over
-/// rounds of each part's mean, in microseconds.
-fn split_times(
-    rounds: usize,
-    iters: usize,
-    count: &std::cell::Cell<f32>,
-    checked: bool,
-    mut launch: impl FnMut() -> Result,
-    mut read: impl FnMut() -> Result<f32>,
-) -> Result<(f64, f64)> {
-    let (mut launches, mut reads) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let (mut l, mut r) = (0.0, 0.0);
-        for _ in 0..iters {
-            let start = std::time::Instant::now();
-            launch()?;
-            let launched = std::time::Instant::now();
-            let value = read()?;
-            r += launched.elapsed().as_secs_f64();
-            l += (launched - start).as_secs_f64();
-            count.set(count.get() + 1.0);
-            if checked && value != count.get() {
-                return Err(format!("split: read {value}, not {}", count.get()).into());
-            }
-        }
-        launches.push(l * 1e6 / iters as f64);
-        reads.push(r * 1e6 / iters as f64);
-    }
-    Ok((median(launches), median(reads)))
 }
