@@ -48,7 +48,7 @@ impl<'a> Exec<'a> {
             // `an_exec_made_before_a_profile_refuses_an_update_from_it`).
             return Err(GraphError::Update {
                 result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
-                reason: "the graph's node order may differ from the exec's (it was profiled, cloned or given a profiled child since); instantiate that graph instead",
+                reason: "the graph's node order may differ from the exec's (a profile reorders a graph; a clone, and a graph holding a profiled or cloned child, have an order of their own: an exec made before a profile, from a clone or after a profile takes updates only from graphs of its order); instantiate that graph instead",
                 label: None,
             });
         }
