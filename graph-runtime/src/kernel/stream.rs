@@ -100,62 +100,46 @@ struct Write<'a, S: ?Sized, T>(&'a mut S, PhantomData<fn() -> T>);
 
 impl<T, S: StreamBuffer<T> + ?Sized> Acquire for Read<'_, S, T> {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
-        self.0.acquire_shared(stream)
+        self.0.acquire_shared(stream, sealed::Token(()))
     }
 }
 
 impl<T, S: StreamBufferMut<T> + ?Sized> Acquire for Write<'_, S, T> {
     fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
-        self.0.acquire_exclusive(stream)
+        self.0.acquire_exclusive(stream, sealed::Token(()))
     }
 }
 
 /// A buffer a stream launch binds for reading: cudarc's `CudaSlice`,
 /// `CudaView` and `CudaViewMut`, and an [`Escaped`](crate::Escaped).
-/// Sealed: the launch trusts the address and length it reports.
-pub trait StreamBuffer<T>: sealed::Sealed {
-    /// Its address. (cudarc hands a slice's address out with a wait: it
-    /// is asked on the slice's own stream, where its last write is
-    /// already ordered, never on the launch stream, which may be
-    /// capturing: a wait there would break the capture.)
-    #[doc(hidden)]
-    fn address(&self) -> u64;
-    /// Its length in elements.
-    #[doc(hidden)]
-    fn elements(&self) -> usize;
-    /// A stream of its context (for a slice, the one cudarc frees it on).
-    #[doc(hidden)]
-    fn home(&self) -> &Arc<CudaStream>;
-    /// Makes `stream` wait for its pending writes; the guard records the
-    /// launch's read.
-    #[doc(hidden)]
-    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s>;
-}
+/// Sealed, and its methods with it: the launch trusts the address and
+/// length they report, and the stream an `Escaped` reports may be one no
+/// caller gets (an exec's own, [`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream)).
+pub trait StreamBuffer<T>: sealed::Buffer<T> {}
+
+impl<T, S: sealed::Buffer<T> + ?Sized> StreamBuffer<T> for S {}
 
 /// A buffer a stream launch binds for writing: a `CudaSlice`, a
 /// `CudaViewMut`, an [`Escaped`](crate::Escaped). Sealed, as
 /// [`StreamBuffer`].
-pub trait StreamBufferMut<T>: StreamBuffer<T> {
-    /// Makes `stream` wait for its pending reads and writes; the guard
-    /// records the launch's write.
-    #[doc(hidden)]
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s>;
-}
+pub trait StreamBufferMut<T>: StreamBuffer<T> + sealed::BufferMut<T> {}
+
+impl<T, S: sealed::BufferMut<T> + ?Sized> StreamBufferMut<T> for S {}
 
 /// The `StreamBuffer` impl of a cudarc buffer type: its own tracking.
 macro_rules! cudarc_stream_buffer {
     ($($ty:ty),*) => {$(
-        impl<T> StreamBuffer<T> for $ty {
+        impl<T> sealed::Buffer<T> for $ty {
             fn address(&self) -> u64 {
                 untracked_address(self)
             }
             fn elements(&self) -> usize {
                 DeviceSlice::len(self)
             }
-            fn home(&self) -> &Arc<CudaStream> {
+            fn home(&self, _: sealed::Token) -> &Arc<CudaStream> {
                 DeviceSlice::stream(self)
             }
-            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s> {
+            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
                 StreamUse::Cudarc(self.device_ptr(stream).1)
             }
         }
@@ -163,18 +147,26 @@ macro_rules! cudarc_stream_buffer {
 }
 cudarc_stream_buffer!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
 
-impl<T> StreamBufferMut<T> for CudaSlice<T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+impl<T> sealed::BufferMut<T> for CudaSlice<T> {
+    fn acquire_exclusive<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+        _: sealed::Token,
+    ) -> StreamUse<'s> {
         StreamUse::Cudarc(self.device_ptr_mut(stream).1)
     }
 }
-impl<T> StreamBufferMut<T> for CudaViewMut<'_, T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+impl<T> sealed::BufferMut<T> for CudaViewMut<'_, T> {
+    fn acquire_exclusive<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+        _: sealed::Token,
+    ) -> StreamUse<'s> {
         StreamUse::Cudarc(self.device_ptr_mut(stream).1)
     }
 }
 
-impl<T> StreamBuffer<T> for crate::Escaped<T> {
+impl<T> sealed::Buffer<T> for crate::Escaped<T> {
     fn address(&self) -> u64 {
         // Its fixed address, without the allocation's ordering (done at
         // the launch, where its use is recorded).
@@ -183,25 +175,60 @@ impl<T> StreamBuffer<T> for crate::Escaped<T> {
     fn elements(&self) -> usize {
         self.len()
     }
-    fn home(&self) -> &Arc<CudaStream> {
+    fn home(&self, _: sealed::Token) -> &Arc<CudaStream> {
         crate::Escaped::home(self)
     }
-    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream) -> StreamUse<'s> {
+    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
         StreamUse::Escaped(self.access(stream, false))
     }
 }
-impl<T> StreamBufferMut<T> for crate::Escaped<T> {
-    fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+impl<T> sealed::BufferMut<T> for crate::Escaped<T> {
+    fn acquire_exclusive<'s>(
+        &'s mut self,
+        stream: &'s CudaStream,
+        _: sealed::Token,
+    ) -> StreamUse<'s> {
         StreamUse::Escaped(self.access(stream, true))
     }
 }
 
+/// What a stream launch asks of a bound buffer. In a module no other crate
+/// can name, so nothing outside the runtime calls these methods (an
+/// `Escaped`'s `home` may be an exec's own stream, which no caller may
+/// hold: see [`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream)).
 mod sealed {
-    pub trait Sealed {}
-    impl<T> Sealed for cudarc::driver::CudaSlice<T> {}
-    impl<T> Sealed for cudarc::driver::CudaView<'_, T> {}
-    impl<T> Sealed for cudarc::driver::CudaViewMut<'_, T> {}
-    impl<T> Sealed for crate::Escaped<T> {}
+    use super::StreamUse;
+    use cudarc::driver::CudaStream;
+    use std::sync::Arc;
+
+    /// What every method takes: a value only this module's parent can
+    /// make. Through a generic bound (`S: StreamBuffer<T>`) a supertrait's
+    /// methods are callable even from crates that cannot name it; without
+    /// a `Token` they cannot call these.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Token(pub(super) ());
+
+    pub trait Buffer<T> {
+        /// Its address. (cudarc hands a slice's address out with a wait:
+        /// it is asked on the slice's own stream, where its last write is
+        /// already ordered, never on the launch stream, which may be
+        /// capturing: a wait there would break the capture.)
+        fn address(&self) -> u64;
+        /// Its length in elements.
+        fn elements(&self) -> usize;
+        /// A stream of its context (for a slice, the one cudarc frees it
+        /// on).
+        fn home(&self, _: Token) -> &Arc<CudaStream>;
+        /// Makes `stream` wait for its pending writes; the guard records
+        /// the launch's read.
+        fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: Token) -> StreamUse<'s>;
+    }
+
+    pub trait BufferMut<T>: Buffer<T> {
+        /// Makes `stream` wait for its pending reads and writes; the guard
+        /// records the launch's write.
+        fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream, _: Token) -> StreamUse<'s>;
+    }
 }
 
 impl<A: KernelArgs> Kernel<A> {
@@ -224,9 +251,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// has run). A buffer of another context gives a
     /// `Buf` the launch refuses.
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.home());
+        let root = self.root_for(buffer.home(sealed::Token(())));
         let ptr = buffer.address();
-        let (len, home) = (buffer.elements(), buffer.home().clone());
+        let (len, home) = (buffer.elements(), buffer.home(sealed::Token(())).clone());
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Read(buffer, PhantomData)), home));
@@ -239,9 +266,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// launch is queued. The launch waits for its pending reads and writes
     /// and records its write.
     pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.home());
+        let root = self.root_for(buffer.home(sealed::Token(())));
         let ptr = buffer.address();
-        let (len, home) = (buffer.elements(), buffer.home().clone());
+        let (len, home) = (buffer.elements(), buffer.home(sealed::Token(())).clone());
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Write(buffer, PhantomData)), home));
