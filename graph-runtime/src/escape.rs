@@ -108,6 +108,10 @@ impl EscapeState {
     /// Makes `stream` wait for the last operation on the allocation. By
     /// the driver directly: cudarc's `wait` returns an error another call
     /// stored in the context instead of waiting (see `result::synchronize`).
+    /// Refused (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that operation
+    /// was recorded into another thread's capture (a launch on a stream
+    /// that began one between its check and its record): the wait would
+    /// make `stream`, maybe an exec's own, join that capture.
     pub(crate) fn order(
         &self,
         phase: &Phase,
@@ -116,15 +120,10 @@ impl EscapeState {
         if phase.recorded {
             result::bind(stream.context())?;
             // SAFETY: the stream and the event are live (borrowed, owned);
-            // the stream's context is current. (An event of another
-            // context may be waited for.)
-            unsafe {
-                cudarc::driver::result::stream::wait_event(
-                    stream.cu_stream(),
-                    self.event().cu_event(),
-                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-                )
-            }?;
+            // the stream's context is current (an event of another context
+            // may be waited for); every record of the event takes the lock
+            // `phase` is held under.
+            unsafe { result::wait_uncaptured(stream.cu_stream(), self.event().cu_event()) }?;
         }
         Ok(())
     }
@@ -529,9 +528,10 @@ impl<T: Pod> Escaped<T> {
             if phase.recorded {
                 result::bind(ctx).op("cuCtxSetCurrent")?;
                 // SAFETY: the stream (the runtime's own) and the event are
-                // live, of the allocation's context, current. A record
-                // captured by another thread's capture (the launch before
-                // was captured) is refused: nothing outside it can wait.
+                // live, of the allocation's context, current; its records
+                // take the lock held here. A record captured by another
+                // thread's capture (the launch before was captured) is
+                // refused: nothing outside it can wait.
                 unsafe { result::wait_uncaptured(copies.raw(), state.event().cu_event()) }
                     .map_err(|e| order_refused(operation, e))?;
             }

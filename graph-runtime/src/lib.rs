@@ -103,13 +103,20 @@
 //!   (capture on a stream of its own, or with the threads' work ordered
 //!   around the capture). A launch on the exec's own stream
 //!   ([`Exec::launch_on_own_stream`]) leaves other threads no stream to
-//!   begin that capture on: no caller gets it. (It can still join a
-//!   capture through a wait the runtime makes there for an [`Escaped`] of
-//!   one of its launches, on the thread holding that `Escaped`: the window
-//!   above, on that path only.) The runtime's own copies ([`OwnedMut`],
-//!   [`Escaped::to_host`], [`Escaped::write`]) run on a stream of the
-//!   runtime's own, which nobody can capture, and check that its wait
-//!   joined no capture before they queue anything.
+//!   begin that capture on: no caller gets it (not even through an
+//!   [`Escaped`] of its launches, whose stream a stream launch asks for
+//!   with a token only the runtime can make). Nor can it join one through
+//!   the runtime's waits: each first asks the driver whether the event's
+//!   last record was captured (another thread's capture, through the
+//!   window above) and refuses instead of waiting. It can join one through
+//!   cudarc's wait for a bound slice that another thread used in a
+//!   capture; the driver then refuses the launch (`cuGraphLaunch` into a
+//!   capture), and the stream refuses launches and loans (which leave the
+//!   buffers lent out for good) until that capture ends. The runtime's own
+//!   copies ([`OwnedMut`], [`Escaped::to_host`], [`Escaped::write`]) run
+//!   on a stream of the runtime's own or an exec's own, which nobody can
+//!   capture, and check that it joined no capture before they queue
+//!   anything.
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an

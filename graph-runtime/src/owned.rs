@@ -125,10 +125,13 @@ impl OwnedBuffers {
         unsafe { refuse_capturing(self.last.cu_stream()) }?;
         result::bind(self.last.context())?;
         // SAFETY: the event is of the buffers' context (that of `last`),
-        // current; the event and both streams are live. (A stream may wait
-        // for an event of another context.)
+        // current; the event and both streams are live (a stream may wait
+        // for an event of another context); it is recorded only here, under
+        // the lock of the set that holds the buffers (`&self` of a locked
+        // set), so not between the wait's query and the wait.
         // A capture begun on `last` by another thread after the check above
-        // records the event into the capture: the wait refuses it.
+        // records the event into the capture: the wait refuses it, before
+        // `stream` could join the capture.
         unsafe {
             cudarc::driver::result::event::record(self.event.cu_event(), self.last.cu_stream())?;
             result::wait_uncaptured(stream, self.event.cu_event())

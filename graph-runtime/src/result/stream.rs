@@ -9,29 +9,34 @@ use std::mem::MaybeUninit;
 
 /// Makes `stream` wait for `event`'s last record, refused
 /// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that record was captured:
-/// `stream` would then have joined the capture (or, the capture ended,
-/// waited for nothing). The driver says so of an event's last record
-/// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again.
+/// `stream` would then join the capture (or, the capture ended, wait for
+/// nothing). The driver says so of an event's last record
+/// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again,
+/// so the query comes first and a refused wait is never made: `stream`
+/// joins no capture.
 ///
 /// # Safety
-/// `stream` and `event` are live.
+/// `stream` and `event` are live, and `event` is not recorded between the
+/// query and the wait (the caller holds the lock its every record takes).
 pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { cudarc::driver::result::event::query(event) } {
+        Ok(()) => {}
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => {}
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
+            return Err(DriverError(
+                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+            ))
+        }
+        Err(e) => return Err(e),
+    }
     // SAFETY: forwarded from the caller.
     unsafe {
         cudarc::driver::result::stream::wait_event(
             stream,
             event,
             sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-        )?;
-    }
-    // SAFETY: forwarded from the caller.
-    match unsafe { cudarc::driver::result::event::query(event) } {
-        Ok(()) => Ok(()),
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => Ok(()),
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => Err(DriverError(
-            sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-        )),
-        Err(e) => Err(e),
+        )
     }
 }
 

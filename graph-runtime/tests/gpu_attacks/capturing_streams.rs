@@ -257,6 +257,45 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
     sync(&s);
 }
 
+/// Attack, on the runtime's one wait for its own events
+/// (`result::wait_uncaptured`): an event recorded into another thread's
+/// capture (the open window: a capture begun on a launch's stream between
+/// its check and its record), waited for on a stream no caller gets (an
+/// exec's own, the runtime's copy stream) while that capture runs. A wait
+/// made would pull that stream into the capture, and what the runtime
+/// queues there next (a loan's copy) into the captured graph.
+///
+/// Must happen: the wait is refused with
+/// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` before it is made: the waiting
+/// stream does not capture, and the capture ends cleanly (a stream that
+/// joined and was not joined back would make `end_capture` fail).
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_wait_for_a_captured_event_joins_no_capture() {
+    let ctx = own_context();
+    let (s, t) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let event = ctx.new_event(None).unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    event.record(&s).unwrap();
+    // SAFETY: both streams and the event are live; nothing records the
+    // event meanwhile (this thread is the only one using it).
+    let waited = unsafe { graph_runtime::result::wait_uncaptured(t.cu_stream(), event.cu_event()) };
+    // SAFETY: the stream is live.
+    let joined = unsafe { graph_runtime::result::is_capturing(t.cu_stream()) }.unwrap();
+    let ended = s.end_capture(CUgraphInstantiate_flags(0));
+    assert_eq!(
+        waited.map_err(|e| e.0),
+        Err(graph_runtime::cudarc::driver::sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    );
+    assert!(!joined, "the waiting stream joined the capture");
+    assert!(
+        ended.is_ok(),
+        "the capture did not end cleanly: {:?}",
+        ended.err()
+    );
+    t.synchronize().unwrap();
+}
+
 /// Tests that free a graph allocation outside the graph that made it: under
 /// `run.sh --sanitize` each runs in a process of its own (see
 /// gpu_runtime/memory.rs).
