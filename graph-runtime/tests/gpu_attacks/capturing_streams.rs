@@ -267,8 +267,12 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
 ///
 /// Must happen: the wait is refused with
 /// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` before it is made: the waiting
-/// stream does not capture, and the capture ends cleanly (a stream that
-/// joined and was not joined back would make `end_capture` fail).
+/// stream does not capture. The capture does not end with a stream left
+/// joined (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`); the driver invalidates
+/// it instead (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, seen on the H200):
+/// a captured event may not be queried, and the runtime's query is what
+/// tells it the record was captured. The other thread's capture fails
+/// loudly rather than holding the runtime's work.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_wait_for_a_captured_event_joins_no_capture() {
@@ -289,8 +293,11 @@ fn a_wait_for_a_captured_event_joins_no_capture() {
     );
     assert!(!joined, "the waiting stream joined the capture");
     assert!(
-        ended.is_ok(),
-        "the capture did not end cleanly: {:?}",
+        matches!(
+            ended.as_ref().map_err(|e| e.0),
+            Ok(_) | Err(graph_runtime::cudarc::driver::sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        ),
+        "the capture ended otherwise: {:?}",
         ended.err()
     );
     t.synchronize().unwrap();
