@@ -269,7 +269,7 @@ fn parse_kernel(input: ParseStream<'_>) -> syn::Result<KernelNode> {
         };
     let content;
     let paren = parenthesized!(content in input);
-    let args = Punctuated::parse_terminated(&content)?;
+    let args = Punctuated::parse_terminated_with(&content, parse_argument)?;
     Ok(KernelNode {
         keyword,
         function,
@@ -315,10 +315,76 @@ fn parse_launch_config(input: ParseStream<'_>) -> syn::Result<Vec<Expr>> {
             if piece.is_empty() {
                 Err(input.error("expected an expression in the launch configuration"))
             } else {
-                syn::parse2::<Expr>(piece)
+                match single_token_expr(&piece) {
+                    Some(expr) => Ok(expr),
+                    None => syn::parse2::<Expr>(piece),
+                }
             }
         })
         .collect()
+}
+
+/// A kernel argument: most are one identifier (a buffer, a parameter),
+/// made into its path expression without syn's expression parser (a
+/// tenth of the macro's time at 10,000 nodes went to parsing arguments
+/// and launch configurations); anything else is parsed as an expression.
+/// The expression is the one syn's parser makes, spans included.
+fn parse_argument(input: ParseStream<'_>) -> syn::Result<Expr> {
+    let plain = input.cursor().ident().and_then(|(ident, rest)| {
+        let ends = rest.eof() || rest.punct().is_some_and(|(p, _)| p.as_char() == ',');
+        (ends && is_plain(&ident)).then_some(ident)
+    });
+    match plain {
+        Some(ident) => {
+            input.step(|cursor| match cursor.ident() {
+                Some((_, rest)) => Ok(((), rest)),
+                None => Err(cursor.error("expected an identifier")),
+            })?;
+            Ok(path_expr(ident))
+        }
+        None => input.parse(),
+    }
+}
+
+/// The expression of a launch-configuration piece of one token, a literal
+/// or a plain identifier, as syn's parser makes it (`None`: anything
+/// else, parsed by syn).
+fn single_token_expr(piece: &TokenStream) -> Option<Expr> {
+    let mut tokens = piece.clone().into_iter();
+    let expr = match (tokens.next()?, tokens.next()) {
+        (TokenTree::Literal(literal), None) => Expr::Lit(syn::ExprLit {
+            attrs: Vec::new(),
+            lit: syn::Lit::new(literal),
+        }),
+        (TokenTree::Ident(ident), None) if is_plain(&ident) => path_expr(ident),
+        _ => return None,
+    };
+    Some(expr)
+}
+
+/// An identifier that syn's expression parser reads as a one-segment path:
+/// not a keyword (`true`, `self`, `crate`, reserved words: syn reads those
+/// otherwise, or refuses them), not `_`.
+fn is_plain(ident: &Ident) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
+        "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
+        "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv",
+        "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true",
+        "try", "type", "typeof", "union", "unsafe", "unsized", "use", "virtual", "where", "while",
+        "yield",
+    ];
+    // (A raw identifier, `r#fn`, equals no keyword: a path, as syn reads it.)
+    !KEYWORDS.iter().any(|keyword| ident == keyword)
+}
+
+/// `ident` as a path expression, as syn parses it.
+fn path_expr(ident: Ident) -> Expr {
+    Expr::Path(syn::ExprPath {
+        attrs: Vec::new(),
+        qself: None,
+        path: syn::Path::from(ident),
+    })
 }
 
 /// If the cursor is at `>>>`, returns the cursor after it.
@@ -332,4 +398,38 @@ fn closing_chevrons(cursor: syn::buffer::Cursor<'_>) -> Option<syn::buffer::Curs
         rest = next;
     }
     Some(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse::Parser;
+
+    /// The fast paths make the expressions syn's parser makes.
+    #[test]
+    fn arguments_and_launch_pieces_parse_as_syn_parses_them() {
+        let args = "b0_buf, x, n, r#fn, 32u32, 1.5f32, 'c', \"s\", true, self, Self, crate, \
+                    x.slice(0..4), -1, a + b, (y), _x, xs[w], f(x)";
+        let tokens: TokenStream = args.parse().unwrap();
+        let fast = (|input: ParseStream<'_>| {
+            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
+        })
+        .parse2(tokens.clone())
+        .unwrap();
+        let slow = Punctuated::<Expr, Token![,]>::parse_terminated
+            .parse2(tokens)
+            .unwrap();
+        assert_eq!(fast, slow);
+        for piece in [
+            "1", "32", "n", "blocks", "r#type", "1u32", "true", "self", "-1", "n / 2",
+        ] {
+            let piece: TokenStream = piece.parse().unwrap();
+            let slow: Expr = syn::parse2(piece.clone()).unwrap();
+            if let Some(fast) = single_token_expr(&piece) {
+                assert_eq!(fast, slow, "{piece}");
+            }
+        }
+        assert!(single_token_expr(&"n".parse().unwrap()).is_some());
+        assert!(single_token_expr(&"true".parse().unwrap()).is_none());
+    }
 }
