@@ -189,7 +189,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
 
     let accessors = accessed.iter().map(|&id| {
         let node = &model.nodes[id];
-        let (label, field) = (&node.label, emitter.table_field(id));
+        let (label, field) = (&node.label, Moved::from(emitter.table_field(id)));
         let chain = &emitter.chains[id];
         let vars: Vec<&Ident> = chain.iter().map(|&r| &model.repeats[r].syntax.var).collect();
         let (doc, handle) = if chain.is_empty() {
@@ -210,7 +210,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 quote!(#rt::__private::node_at(#lookup, #name, &[#(#vars),*])),
             )
         };
-        let params = vars.iter().map(|v| quote!(#v: usize));
+        let (handle, params) = (Moved::from(handle), vars.iter().map(|v| quote!(#v: usize)));
         match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;

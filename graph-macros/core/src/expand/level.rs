@@ -263,10 +263,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub(super) fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let node = &self.model.nodes[id];
-        let var = self.node_binding(id);
-        let label = self.label_expr(id);
+        // Each interpolated once, by move (see `Moved`).
+        let var = super::Moved::from(self.node_binding(id));
+        let label = super::Moved::from(self.label_expr(id));
         let dep_list = self.dep_list(id);
-        let deps = self.deps(id, &dep_list);
+        let deps = super::Moved::from(self.deps(id, &dep_list));
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
@@ -288,7 +289,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     let var = &arg_vars[i];
                     let index = syn::Index::from(i);
                     let span = arg.span();
-                    let arg = self.operand(arg);
+                    let arg = super::Moved::from(self.operand(arg));
                     let rt = rt.at(span);
                     quote_spanned! {span=>
                         let #var: #rt::__private::ArgOf<'_, #path, #index> = #arg;
@@ -327,14 +328,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
                     (
                         TokenStream::new(),
-                        deps,
+                        deps.into_inner(),
                         quote!(::core::option::Option::None),
                     )
                 } else {
                     let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
                     (
                         TokenStream::new(),
-                        deps,
+                        deps.into_inner(),
                         quote!(::core::option::Option::Some(&[#(#kinds),*])),
                     )
                 };
@@ -409,15 +410,18 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 } else {
                     (self.operand(src), self.operand(dst))
                 };
+                let (src, dst) = (super::Moved::from(src), super::Moved::from(dst));
                 quote! { let #var = #g.add_copy(#label, #src, #dst, #deps)?; }
             }
             Op::Fill { dst, value } => {
-                let dst = self.device_only(dst);
+                let dst = super::Moved::from(self.device_only(dst));
                 // Spanned at the value: an element type a fill cannot write
                 // is reported there.
                 let rt_here = rt.at(value.span());
                 let value = quote_spanned! {value.span()=> #rt_here::__private::fill_value(#value)};
+                // (Spanned before the move: `span()` of a `Moved` takes it.)
                 let add_fill = Ident::new("add_fill", value.span());
+                let value = super::Moved::from(value);
                 quote! { let #var = #g.#add_fill(#label, #dst, #value, #deps)?; }
             }
             Op::Host {
@@ -441,11 +445,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let #var = #g.add_child(#label, #rt::__private::IntoChild::into_child(#graph), #deps)?;
             },
             Op::Record { event } => {
-                let event = self.operand(event);
+                let event = super::Moved::from(self.operand(event));
                 quote! { let #var = #g.add_event_record(#label, #event, #deps)?; }
             }
             Op::Wait { event } => {
-                let event = self.operand(event);
+                let event = super::Moved::from(self.operand(event));
                 quote! { let #var = #g.add_event_wait(#label, #event, #deps)?; }
             }
             // The closure and the stream are evaluated outside the `unsafe`
@@ -463,11 +467,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     .handles_set_by(id)
                     .map(|h| &self.model.handles[h].syntax.name)
                     .collect();
-                let add = if handles.is_empty() {
+                let add = super::Moved::from(if handles.is_empty() {
                     quote! { #g.add_capture(#label, #on, #deps, #work) }
                 } else {
                     quote! { #g.add_capture_setting(#label, #on, #deps, &[#(#handles),*], #work) }
-                };
+                });
                 quote! {
                     let #var = {
                         let #work = #rt::__private::capture_work(#closure);
@@ -477,15 +481,18 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 }
             }
             Op::Alloc { buffer, ty, len } => {
-                let len_expr = alloc_len(len, rt);
+                let len_expr = super::Moved::from(alloc_len(len, rt));
                 quote! { let (#var, #buffer) = #g.add_alloc::<#ty>(#label, #len_expr, #deps)?; }
             }
             Op::Free { buffer } => {
                 quote! { let #var = #g.add_free(#label, #buffer, #deps)?; }
             }
             Op::If { handle } => {
-                let bodies: Vec<TokenStream> =
-                    node.bodies.iter().map(|&b| self.body_closure(b)).collect();
+                let bodies: Vec<super::Moved> = node
+                    .bodies
+                    .iter()
+                    .map(|&b| super::Moved::from(self.body_closure(b)))
+                    .collect();
                 match bodies.as_slice() {
                     [then] => quote! { let #var = #g.add_if(#label, #handle, #deps, #then)?; },
                     [then, otherwise] => {
@@ -495,7 +502,10 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 }
             }
             Op::While { handle } => {
-                let body = node.bodies.first().map(|&b| self.body_closure(b));
+                let body = node
+                    .bodies
+                    .first()
+                    .map(|&b| super::Moved::from(self.body_closure(b)));
                 quote! { let #var = #g.add_while(#label, #handle, #deps, #body)?; }
             }
             Op::Switch { handle, .. } => {
@@ -507,8 +517,8 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 );
                 let cases = node.bodies.iter().enumerate().map(|(i, &b)| {
                     let i = i as u32;
-                    let body = self.level(b, &inner);
-                    quote! { #i => { #body ::core::result::Result::Ok(()) } }
+                    let body = super::Moved::from(self.level(b, &inner));
+                    super::Moved::from(quote! { #i => { #body ::core::result::Result::Ok(()) } })
                 });
                 let arm = internal("__arm");
                 quote! {

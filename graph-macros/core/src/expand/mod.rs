@@ -155,6 +155,13 @@ impl From<TokenStream> for Moved {
     }
 }
 
+impl Moved {
+    /// The stream itself (empty once interpolated).
+    pub(crate) fn into_inner(self) -> TokenStream {
+        self.0.into_inner()
+    }
+}
+
 impl quote::ToTokens for Moved {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         tokens.extend(self.0.take());

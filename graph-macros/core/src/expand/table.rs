@@ -84,8 +84,10 @@ pub(super) fn table(
         };
         // One table level per repeated block holding it.
         for _ in &emitter.chains[id] {
-            ty = quote!(::std::vec::Vec<#ty>);
+            let inner = super::Moved::from(ty);
+            ty = quote!(::std::vec::Vec<#inner>);
         }
+        let ty = super::Moved::from(ty);
         (
             quote!(#label: #ty),
             quote!(#label: #rt::__private::Unset::unset()),
