@@ -290,7 +290,9 @@ impl Drop for Held {
 /// Its exec launches again only once it is freed (the next launch makes it
 /// anew, at the same address). A stream launch on a capturing stream is
 /// refused (`LaunchRefusal::Capturing`); one whose stream another thread
-/// begins capturing after that check panics before queuing anything.
+/// begins capturing after that check, or one after a use whose record
+/// another thread's capture took, panics before queuing anything (the
+/// allocation is then stuck, below).
 ///
 /// A copy that cannot be waited for (another thread's global-mode capture
 /// refusing the wait, say) may still run: the allocation is then *stuck*.
@@ -368,7 +370,11 @@ impl<T> Escaped<T> {
     ///
     /// # Panics
     /// On a capturing stream: the use would be recorded into a graph that
-    /// could run after the allocation is freed.
+    /// could run after the allocation is freed. And when the allocation's
+    /// last operation was recorded into another thread's capture (a stream
+    /// that began one between a check and a record): no wait can then
+    /// follow the work before it, so the allocation is kept for good
+    /// (stuck) and nothing is queued.
     pub(crate) fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> EscapedUse<'s> {
         let state = &self.held.state;
         // SAFETY: the stream is live (borrowed).
@@ -379,7 +385,7 @@ impl<T> Escaped<T> {
             state.label
         );
         {
-            let phase = state.lock();
+            let mut phase = state.lock();
             // Held by the caller, its allocation is live: nothing else frees
             // it (checked here all the same: a use after a free is a panic,
             // not a read of freed memory).
@@ -388,7 +394,21 @@ impl<T> Escaped<T> {
                 "the allocation of `{}` (an Escaped) was freed while held",
                 state.label
             );
-            let refused = state.order(&phase, stream).is_err();
+            let ordered = state.order(&phase, stream);
+            if matches!(&ordered, Err(e) if result::refused_by_capture(e.0)) {
+                // The event's last record was captured: it stands for no
+                // work that runs, and the work before it (a launch still
+                // running, say) can no longer be waited for. A host wait
+                // for the event would not wait for it either.
+                phase.stuck = true;
+                drop(phase);
+                panic!(
+                    "the allocation of `{}` (an Escaped) was last used on a stream another \
+                     thread began capturing meanwhile; it is kept, never freed",
+                    state.label
+                );
+            }
+            let refused = ordered.is_err();
             // Not waited for under the lock: the work behind the event
             // (a host node, say) may take it.
             drop(phase);

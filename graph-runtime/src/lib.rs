@@ -105,18 +105,23 @@
 //!   ([`Exec::launch_on_own_stream`]) leaves other threads no stream to
 //!   begin that capture on: no caller gets it (not even through an
 //!   [`Escaped`] of its launches, whose stream a stream launch asks for
-//!   with a token only the runtime can make). Nor can it join one through
-//!   the runtime's waits: each first asks the driver whether the event's
-//!   last record was captured (another thread's capture, through the
-//!   window above) and refuses instead of waiting. It can join one through
-//!   cudarc's wait for a bound slice that another thread used in a
-//!   capture; the driver then refuses the launch (`cuGraphLaunch` into a
-//!   capture), and the stream refuses launches and loans (which leave the
-//!   buffers lent out for good) until that capture ends. The runtime's own
-//!   copies ([`OwnedMut`], [`Escaped::to_host`], [`Escaped::write`]) run
-//!   on a stream of the runtime's own or an exec's own, which nobody can
-//!   capture, and check that it joined no capture before they queue
-//!   anything.
+//!   with a token only the runtime can make). The runtime's waits for its
+//!   own events first ask the driver whether the event's last record was
+//!   captured (another thread's capture, through the window above) and
+//!   refuse instead of waiting; the driver then invalidates that capture
+//!   (a captured event may not be queried), which fails loudly at its
+//!   `end_capture`. Still open, inside the window above: the exec's own
+//!   stream can join another thread's capture through cudarc's waits (for
+//!   a bound slice that thread used in a capture; the join after a stream
+//!   launch that binds an [`Escaped`] of its launches, on a stream that
+//!   thread shares). The driver then refuses the launch (`cuGraphLaunch`
+//!   into a capture), launches and loans there are refused while it
+//!   captures (a loan leaves the buffers lent out for good), and a loan
+//!   already past its check may be recorded into that capture. The
+//!   runtime's own copies ([`OwnedMut`], [`Escaped::to_host`],
+//!   [`Escaped::write`]) run on a stream of the runtime's own or an
+//!   exec's own, which nobody can begin a capture on, and check that it
+//!   joined none before they queue anything.
 //! - *Bounds.* A kernel's [`kernel::Len`] and [`kernel::Index`] arguments
 //!   are checked against its [`kernel::In`]/[`kernel::Out`] buffers, an
 //!   [`kernel::OutPerBlock`] buffer against the launch's blocks, and an
