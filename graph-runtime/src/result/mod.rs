@@ -105,27 +105,11 @@ pub unsafe fn add_node(
     // edges.
     if edges.is_none() && params.type_ == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
         // A kernel node with default edges goes through the kernel-node
-        // call, as C++'s `cudaGraphAddKernelNode` does: about 0.011 us a
-        // node less than the generic call on the H200 (BENCHMARKS.md, run
-        // 34's build breakdown). Its parameter struct names the same
-        // fields as the generic one's kernel member.
-        // SAFETY: `params` is a kernel node's (its type says so), so its
-        // kernel member is the one initialised.
-        let kernel = unsafe { params.__bindgen_anon_1.kernel };
-        let kernel = sys::CUDA_KERNEL_NODE_PARAMS {
-            func: kernel.func,
-            gridDimX: kernel.gridDimX,
-            gridDimY: kernel.gridDimY,
-            gridDimZ: kernel.gridDimZ,
-            blockDimX: kernel.blockDimX,
-            blockDimY: kernel.blockDimY,
-            blockDimZ: kernel.blockDimZ,
-            sharedMemBytes: kernel.sharedMemBytes,
-            kernelParams: kernel.kernelParams,
-            extra: kernel.extra,
-            kern: kernel.kern,
-            ctx: kernel.ctx,
-        };
+        // call, as C++'s `cudaGraphAddKernelNode` does: 0.011-0.027 us a
+        // node less than the generic call on the H200 (BENCHMARKS.md, runs
+        // 34-35, build breakdown).
+        // SAFETY: `params` is a kernel node's (its type says so).
+        let kernel = unsafe { kernel_params_v2(params) };
         // SAFETY: pointers are valid for `deps.len()` entries (caller);
         // the kernel's parameters are as the caller initialised them.
         unsafe {
@@ -336,8 +320,21 @@ pub unsafe fn exec_kernel_node_set_params(
     params: &sys::CUgraphNodeParams,
 ) -> R<()> {
     // SAFETY: the caller built `params` as kernel node parameters.
+    let v2 = unsafe { kernel_params_v2(params) };
+    // SAFETY: forwarded from the caller.
+    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &v2) }.result()
+}
+
+/// A kernel node's generic parameters as the kernel-node calls take them
+/// (`CUDA_KERNEL_NODE_PARAMS_v2`: the same fields as the generic struct's
+/// kernel member, `_v3`).
+///
+/// # Safety
+/// `params` is a kernel node's: its kernel member is the one initialised.
+unsafe fn kernel_params_v2(params: &sys::CUgraphNodeParams) -> sys::CUDA_KERNEL_NODE_PARAMS_v2 {
+    // SAFETY: forwarded from the caller.
     let kernel = unsafe { params.__bindgen_anon_1.kernel };
-    let v2 = sys::CUDA_KERNEL_NODE_PARAMS_v2 {
+    sys::CUDA_KERNEL_NODE_PARAMS_v2 {
         func: kernel.func,
         gridDimX: kernel.gridDimX,
         gridDimY: kernel.gridDimY,
@@ -350,9 +347,7 @@ pub unsafe fn exec_kernel_node_set_params(
         extra: kernel.extra,
         kern: kernel.kern,
         ctx: kernel.ctx,
-    };
-    // SAFETY: forwarded from the caller.
-    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &v2) }.result()
+    }
 }
 
 /// # Safety
