@@ -3,8 +3,9 @@
 //! no synchronize, shared by clones, lent out one exec at a time.
 
 use crate::common::{gpu, sync};
+use graph_runtime::cudarc::driver::CudaContext;
 use graph_runtime::kernel::KernelDef;
-use graph_runtime::{Graph, GraphError, LaunchConfig};
+use graph_runtime::{Buf, Graph, GraphError, LaunchConfig};
 
 const N: u32 = 4096;
 
@@ -125,20 +126,14 @@ fn launches_on_the_exec_own_stream_are_ordered_with_loans_and_other_streams() {
     assert!(got.iter().all(|v| *v == 25.0 * 8.0), "{:?}", &got[..2]);
 }
 
-/// A clone shares the buffers: launches of the two execs on two streams
-/// are ordered (every increment lands); while one exec lends them out, the
-/// other's launch and loan are refused.
-#[test]
-#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
-fn clones_share_owned_buffers_in_order() {
-    let ctx = gpu();
-    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
-    let add_one = kernels::AddOne::load(&ctx).unwrap();
+/// A graph owning one buffer of `N` floats that a chain of 50 AddOne
+/// kernels bumps: a launch is long enough that a use not ordered after it
+/// sees an earlier count.
+fn bump_chain<'a>(ctx: &std::sync::Arc<CudaContext>) -> (Graph<'a>, Buf<'a, f32>) {
+    let add_one = kernels::AddOne::load(ctx).unwrap();
     let cfg = LaunchConfig::for_elements(N, 256);
-    let mut g = Graph::new(&ctx).unwrap();
+    let mut g = Graph::new(ctx).unwrap();
     let x = g.add_buffer::<f32>(N as usize).unwrap();
-    // A long chain: a launch that did not wait for the other stream's
-    // would lose increments.
     let mut prev = None;
     for _ in 0..50 {
         let deps: Vec<_> = prev.into_iter().collect();
@@ -148,6 +143,20 @@ fn clones_share_owned_buffers_in_order() {
                 .node(),
         );
     }
+    (g, x)
+}
+
+/// A clone shares the buffers: launches of the two execs on two streams
+/// are ordered (every increment lands); while one exec lends them out, the
+/// other's launch and loan are refused.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn clones_share_owned_buffers_in_order() {
+    let ctx = gpu();
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    // A long chain: a launch that did not wait for the other stream's
+    // would lose increments.
+    let (g, x) = bump_chain(&ctx);
     let clone = g.try_clone().unwrap();
     let (mut mine, mut theirs) = (g.instantiate().unwrap(), clone.instantiate().unwrap());
     for _ in 0..10 {
@@ -184,21 +193,9 @@ fn clones_share_owned_buffers_in_order() {
 fn a_loan_follows_a_launch_on_another_execs_own_stream() {
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
-    let add_one = kernels::AddOne::load(&ctx).unwrap();
-    let cfg = LaunchConfig::for_elements(N, 256);
-    let mut g = Graph::new(&ctx).unwrap();
-    let x = g.add_buffer::<f32>(N as usize).unwrap();
     // A long chain: a copy that did not follow the launch would read an
     // earlier count.
-    let mut prev = None;
-    for _ in 0..50 {
-        let deps: Vec<_> = prev.into_iter().collect();
-        prev = Some(
-            g.add_kernel("bump", &add_one, cfg, (x, N), &deps)
-                .unwrap()
-                .node(),
-        );
-    }
+    let (g, x) = bump_chain(&ctx);
     let clone = g.try_clone().unwrap();
     let mut theirs = clone.instantiate().unwrap();
     let mut count = 0.0f32;
