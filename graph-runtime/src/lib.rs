@@ -108,9 +108,9 @@
 //!   with a token only the runtime can make). The runtime's waits for its
 //!   own events first ask the driver whether the event's last record was
 //!   captured (another thread's capture, through the window above) and
-//!   refuse instead of waiting; the driver then invalidates that capture
-//!   (a captured event may not be queried), which fails loudly at its
-//!   `end_capture`. Still open, inside the window above: the exec's own
+//!   refuse instead of waiting; the query may invalidate that capture (a
+//!   captured event may not be queried: on the H200 its `end_capture`
+//!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Still open, inside the window above: the exec's own
 //!   stream can join another thread's capture through cudarc's waits (for
 //!   a bound slice that thread used in a capture; the join after a stream
 //!   launch that binds an [`Escaped`] of its launches, on a stream that
@@ -197,9 +197,10 @@
 //!   before by the stream of that use, which the graph keeps alive and
 //!   records on when the next use comes: no step relies on a record made
 //!   after a use (cudarc's guards skip theirs while an error is stored).
-//!   After a launch on the exec's own stream
+//!   After a launch on an exec's own stream
 //!   ([`Exec::launch_on_own_stream`]), a loan copies on that stream with
-//!   no event: no caller gets the stream, so only the runtime queues work
+//!   no event, through that exec or another that shares the buffers (a
+//!   clone's): no caller gets the stream, so only the runtime queues work
 //!   there and nobody can begin a capture on it (it can only join one
 //!   through a wait; a copy then refuses it and leaves the buffers lent
 //!   out for good, never freed).

@@ -18,7 +18,7 @@ fn main() {
         .skip(1)
         .map(|a| a.parse::<usize>().expect("NODES REPS, numbers"));
     let nodes = args.next().unwrap_or(10_000);
-    let reps = args.next().unwrap_or(5);
+    let reps = args.next().unwrap_or(5).max(1);
     let source = graph_macros_core::synthetic::graph_source(nodes / 10);
     let mut ms = Vec::with_capacity(reps);
     for _ in 0..reps {

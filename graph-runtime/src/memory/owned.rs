@@ -114,8 +114,9 @@ impl<'a> Exec<'a> {
 /// ([`Exec::buffer`]): `len` elements of `T` to read to the host, write
 /// from the host, or zero. Each call makes its copy (or fill) on a stream
 /// no caller gets, so nobody can begin a capture there, and waits for it
-/// before returning. Which stream: after a launch on the exec's own
-/// stream ([`Exec::launch_on_own_stream`]), that one, with no event;
+/// before returning. Which stream: after a launch on an exec's own
+/// stream ([`Exec::launch_on_own_stream`]; this exec's, or that of one
+/// sharing the buffers), that one, with no event;
 /// otherwise the runtime's copy stream, made to wait for the buffers' last
 /// use (the exec's last launch, say) by an event. The runtime makes every
 /// call itself: no caller code runs between its checks and the work it

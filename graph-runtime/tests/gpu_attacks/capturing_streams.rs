@@ -268,11 +268,10 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
 /// Must happen: the wait is refused with
 /// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` before it is made: the waiting
 /// stream does not capture. The capture does not end with a stream left
-/// joined (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`); the driver invalidates
-/// it instead (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, seen on the H200):
-/// a captured event may not be queried, and the runtime's query is what
-/// tells it the record was captured. The other thread's capture fails
-/// loudly rather than holding the runtime's work.
+/// joined (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`): it ends, or the driver
+/// invalidates it (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, what the H200
+/// did: a captured event may not be queried, and the runtime's query is
+/// what tells it the record was captured).
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_wait_for_a_captured_event_joins_no_capture() {

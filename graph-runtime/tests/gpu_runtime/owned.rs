@@ -186,8 +186,10 @@ fn clones_share_owned_buffers_in_order() {
 }
 
 /// A loan after a launch on another exec's own stream (a clone sharing the
-/// buffers) copies on that stream: every read sees every launch before it,
-/// also once that exec is dropped (the buffers keep its stream).
+/// buffers) copies on that stream: every read sees every launch before it.
+/// (A loan after that exec is dropped still copies: the buffers keep its
+/// stream; its drop waited for the launch, so that read checks the loan
+/// works, not its order.)
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_loan_follows_a_launch_on_another_execs_own_stream() {

@@ -330,13 +330,9 @@ fn parse_launch_config(input: ParseStream<'_>) -> syn::Result<Vec<Expr>> {
 /// and launch configurations); anything else is parsed as an expression.
 /// The expression is the one syn's parser makes, spans included.
 fn parse_argument(input: ParseStream<'_>) -> syn::Result<Expr> {
-    let plain = input.cursor().ident().and_then(|(ident, rest)| {
-        let ends = rest.eof() || rest.punct().is_some_and(|(p, _)| p.as_char() == ',');
-        (ends && is_plain(&ident)).then_some(ident)
-    });
-    match plain {
-        Some(ident) => {
-            input.step(|cursor| match cursor.ident() {
+    match plain_argument(input.cursor()) {
+        Some((ident, _)) => {
+            input.step(|cursor| match plain_argument(*cursor) {
                 Some((_, rest)) => Ok(((), rest)),
                 None => Err(cursor.error("expected an identifier")),
             })?;
@@ -344,6 +340,20 @@ fn parse_argument(input: ParseStream<'_>) -> syn::Result<Expr> {
         }
         None => input.parse(),
     }
+}
+
+/// The argument at `cursor` if it is one plain identifier token, followed
+/// by `,` or the end, and the cursor after it. Token trees, not syn's
+/// `ident()`/`punct()`: those look inside the invisible group a
+/// `macro_rules!` fragment (`$x:expr`) arrives in, which syn's parser
+/// keeps as `Expr::Group`.
+fn plain_argument(cursor: syn::buffer::Cursor<'_>) -> Option<(Ident, syn::buffer::Cursor<'_>)> {
+    let (TokenTree::Ident(ident), rest) = cursor.token_tree()? else {
+        return None;
+    };
+    let ends = rest.eof()
+        || matches!(rest.token_tree(), Some((TokenTree::Punct(p), _)) if p.as_char() == ',');
+    (ends && is_plain(&ident)).then_some((ident, rest))
 }
 
 /// The expression of a launch-configuration piece of one token, a literal
@@ -420,6 +430,28 @@ mod tests {
             .parse2(tokens)
             .unwrap();
         assert_eq!(fast, slow);
+        // A `macro_rules!` fragment: an invisible group, kept by syn.
+        let group = proc_macro2::Group::new(proc_macro2::Delimiter::None, quote::quote!(b));
+        let tokens = quote::quote!(#group, x);
+        let fast = (|input: ParseStream<'_>| {
+            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
+        })
+        .parse2(tokens.clone())
+        .unwrap();
+        let slow = Punctuated::<Expr, Token![,]>::parse_terminated
+            .parse2(tokens)
+            .unwrap();
+        assert_eq!(fast, slow);
+        assert!(matches!(fast.first(), Some(Expr::Group(_))));
+        // The fast path is taken for a plain identifier, not for the rest.
+        let taken = |text: &str| {
+            let buffer = syn::buffer::TokenBuffer::new2(text.parse().unwrap());
+            plain_argument(buffer.begin()).is_some()
+        };
+        assert!(taken("x") && taken("b0_buf, y") && taken("r#fn"));
+        assert!(!taken("x.y") && !taken("x[0]") && !taken("true") && !taken("x as u32"));
+        let grouped = syn::buffer::TokenBuffer::new2(quote::quote!(#group));
+        assert!(plain_argument(grouped.begin()).is_none());
         for piece in [
             "1", "32", "n", "blocks", "r#type", "1u32", "true", "self", "-1", "n / 2",
         ] {
