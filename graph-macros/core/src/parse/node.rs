@@ -376,16 +376,65 @@ fn single_token_expr(piece: &TokenStream) -> Option<Expr> {
 /// not a keyword (`true`, `self`, `crate`, reserved words: syn reads those
 /// otherwise, or refuses them), not `_`.
 fn is_plain(ident: &Ident) -> bool {
-    const KEYWORDS: &[&str] = &[
-        "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue",
-        "crate", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
-        "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv",
-        "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true",
-        "try", "type", "typeof", "union", "unsafe", "unsized", "use", "virtual", "where", "while",
-        "yield",
-    ];
-    // (A raw identifier, `r#fn`, equals no keyword: a path, as syn reads it.)
-    !KEYWORDS.iter().any(|keyword| ident == keyword)
+    // One string, matched by length and bytes: cheaper than comparing the
+    // identifier with each keyword in turn. (A raw identifier, `r#fn`,
+    // matches none: a path, as syn reads it.)
+    !matches!(
+        ident.to_string().as_str(),
+        "_" | "abstract"
+            | "as"
+            | "async"
+            | "await"
+            | "become"
+            | "box"
+            | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "do"
+            | "dyn"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "final"
+            | "fn"
+            | "for"
+            | "gen"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "macro"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "override"
+            | "priv"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "Self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "try"
+            | "type"
+            | "typeof"
+            | "union"
+            | "unsafe"
+            | "unsized"
+            | "use"
+            | "virtual"
+            | "where"
+            | "while"
+            | "yield"
+    )
 }
 
 /// `ident` as a path expression, as syn parses it.
