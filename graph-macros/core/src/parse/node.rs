@@ -513,4 +513,51 @@ mod tests {
         assert!(single_token_expr(&"n".parse().unwrap()).is_some());
         assert!(single_token_expr(&"true".parse().unwrap()).is_none());
     }
+
+    /// Parses `tokens` as an argument list with the fast path and with
+    /// syn alone: the same list, or the same error.
+    fn agree(tokens: TokenStream) -> Result<(), String> {
+        let fast = (|input: ParseStream<'_>| {
+            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
+        })
+        .parse2(tokens.clone());
+        let slow = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(tokens.clone());
+        match (fast, slow) {
+            (Ok(a), Ok(b)) if a == b => Ok(()),
+            (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+            (a, b) => Err(format!("{tokens}: {a:?} against {b:?}")),
+        }
+    }
+
+    proptest::proptest! {
+        /// Any list of these pieces, with or without commas between them,
+        /// some inside a `macro_rules!` fragment's invisible group.
+        #[test]
+        fn any_argument_list_parses_as_syn_parses_it(
+            pieces in proptest::collection::vec(
+                (0usize..24, proptest::bool::ANY, proptest::bool::ANY),
+                0..6,
+            )
+        ) {
+            const PIECES: [&str; 24] = [
+                "x", "b0_buf", "r#fn", "self", "true", "_", "union", "dyn", "32u32", "1.5",
+                "-1", "x.y", "x[0]", "x as u32", "f(x)", "(y)", "a + b", "'c'", "\"s\"",
+                "crate::k", "Self", "move", "x!()", "&mut x",
+            ];
+            let mut tokens = TokenStream::new();
+            for (piece, grouped, comma) in &pieces {
+                let piece: TokenStream = PIECES[*piece].parse().unwrap();
+                if *grouped {
+                    let group = proc_macro2::Group::new(proc_macro2::Delimiter::None, piece);
+                    tokens.extend([TokenTree::Group(group)]);
+                } else {
+                    tokens.extend(piece);
+                }
+                if *comma {
+                    tokens.extend(quote::quote!(,));
+                }
+            }
+            proptest::prop_assert_eq!(agree(tokens), Ok(()));
+        }
+    }
 }
