@@ -469,27 +469,12 @@ mod tests {
     fn arguments_and_launch_pieces_parse_as_syn_parses_them() {
         let args = "b0_buf, x, n, r#fn, 32u32, 1.5f32, 'c', \"s\", true, self, Self, crate, \
                     x.slice(0..4), -1, a + b, (y), _x, xs[w], f(x)";
-        let tokens: TokenStream = args.parse().unwrap();
-        let fast = (|input: ParseStream<'_>| {
-            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
-        })
-        .parse2(tokens.clone())
-        .unwrap();
-        let slow = Punctuated::<Expr, Token![,]>::parse_terminated
-            .parse2(tokens)
-            .unwrap();
-        assert_eq!(fast, slow);
+        let (fast, slow) = fast_and_slow(args.parse().unwrap());
+        assert_eq!(fast.unwrap(), slow.unwrap());
         // A `macro_rules!` fragment: an invisible group, kept by syn.
         let group = proc_macro2::Group::new(proc_macro2::Delimiter::None, quote::quote!(b));
-        let tokens = quote::quote!(#group, x);
-        let fast = (|input: ParseStream<'_>| {
-            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
-        })
-        .parse2(tokens.clone())
-        .unwrap();
-        let slow = Punctuated::<Expr, Token![,]>::parse_terminated
-            .parse2(tokens)
-            .unwrap();
+        let (fast, slow) = fast_and_slow(quote::quote!(#group, x));
+        let (fast, slow) = (fast.unwrap(), slow.unwrap());
         assert_eq!(fast, slow);
         assert!(matches!(fast.first(), Some(Expr::Group(_))));
         // The fast path is taken for a plain identifier, not for the rest.
@@ -514,15 +499,20 @@ mod tests {
         assert!(single_token_expr(&"true".parse().unwrap()).is_none());
     }
 
-    /// Parses `tokens` as an argument list with the fast path and with
-    /// syn alone: the same list, or the same error.
+    type Arguments = Punctuated<Expr, Token![,]>;
+
+    /// `tokens` parsed as an argument list with the fast path, and with
+    /// syn alone.
+    fn fast_and_slow(tokens: TokenStream) -> (syn::Result<Arguments>, syn::Result<Arguments>) {
+        let fast =
+            (|input: ParseStream<'_>| Arguments::parse_terminated_with(input, parse_argument))
+                .parse2(tokens.clone());
+        (fast, Arguments::parse_terminated.parse2(tokens))
+    }
+
+    /// The fast path and syn alone give the same list, or the same error.
     fn agree(tokens: TokenStream) -> Result<(), String> {
-        let fast = (|input: ParseStream<'_>| {
-            Punctuated::<Expr, Token![,]>::parse_terminated_with(input, parse_argument)
-        })
-        .parse2(tokens.clone());
-        let slow = Punctuated::<Expr, Token![,]>::parse_terminated.parse2(tokens.clone());
-        match (fast, slow) {
+        match fast_and_slow(tokens.clone()) {
             (Ok(a), Ok(b)) if a == b => Ok(()),
             (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
             (a, b) => Err(format!("{tokens}: {a:?} against {b:?}")),
