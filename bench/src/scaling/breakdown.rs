@@ -43,23 +43,10 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
             Ok(us)
         })?;
         let raw = sample(reps, &mut || {
-            Ok(time_us(|| raw_build(function, &[ptr], length))?.0)
+            Ok(time_us(|| raw_build(function, &[ptr], length, RawAdd::Generic))?.0)
         })?;
         let raw_kernel_call = sample(reps, &mut || {
-            Ok(time_us(|| {
-                let mut raw = RawExec {
-                    graph: std::ptr::null_mut(),
-                    exec: std::ptr::null_mut(),
-                };
-                // SAFETY: a graph created here, owned (and destroyed) by
-                // `raw`; `ptr` is a live allocation of 32 floats.
-                unsafe {
-                    sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-                    add_raw_chain(raw.graph, function, ptr, length, RawAdd::KernelNode)?;
-                }
-                Ok(raw)
-            })?
-            .0)
+            Ok(time_us(|| raw_build(function, &[ptr], length, RawAdd::KernelNode))?.0)
         })?;
         out.push_str(&format!(
             "; 1x{length}: raw {raw:.2}, raw cuGraphAddKernelNode {raw_kernel_call:.2}, runtime API {runtime_api:.2}, macro {via_macro:.2}"

@@ -166,8 +166,13 @@ impl Drop for RawExec {
 }
 
 /// Creates a raw graph of `ptrs.len()` chains of `length` AddOne-shaped
-/// nodes running `function`, one chain per pointer.
-fn raw_build(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<RawExec> {
+/// nodes running `function`, one chain per pointer, added with `call`.
+fn raw_build(
+    function: sys::CUfunction,
+    ptrs: &[u64],
+    length: usize,
+    call: RawAdd,
+) -> Result<RawExec> {
     let mut raw = RawExec {
         graph: std::ptr::null_mut(),
         exec: std::ptr::null_mut(),
@@ -176,7 +181,7 @@ fn raw_build(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<R
     unsafe {
         sys::cuGraphCreate(&mut raw.graph, 0).result()?;
         for &ptr in ptrs {
-            add_raw_chain(raw.graph, function, ptr, length, RawAdd::Generic)?;
+            add_raw_chain(raw.graph, function, ptr, length, call)?;
         }
     }
     Ok(raw)
@@ -197,7 +202,7 @@ fn raw_instantiate(raw: &mut RawExec) -> Result {
 
 /// One timed build and one timed instantiation of a raw graph.
 fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<(f64, f64)> {
-    let (build, mut raw) = time_us(|| raw_build(function, ptrs, length))?;
+    let (build, mut raw) = time_us(|| raw_build(function, ptrs, length, RawAdd::Generic))?;
     let (instantiate, ()) = time_us(|| raw_instantiate(&mut raw))?;
     Ok((build, instantiate))
 }
@@ -254,7 +259,7 @@ pub fn launches(
     {
         let graph = crate::chains::build_chain(ctx, bufs, width, length)?;
         let raw_exec = |function| -> Result<RawExec> {
-            let mut raw = raw_build(function, &ptrs, length)?;
+            let mut raw = raw_build(function, &ptrs, length, RawAdd::Generic)?;
             raw_instantiate(&mut raw)?;
             Ok(raw)
         };
