@@ -110,8 +110,8 @@
 //!   captured (another thread's capture, through the window above) and
 //!   refuse instead of waiting; the query may invalidate that capture (a
 //!   captured event may not be queried: on the H200 its `end_capture`
-//!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Still open, inside the window above: the exec's own
-//!   stream can join another thread's capture through cudarc's waits (for
+//!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Still open,
+//!   inside the window above: the exec's own stream can join another thread's capture through cudarc's waits (for
 //!   a bound slice that thread used in a capture; the join after a stream
 //!   launch that binds an [`Escaped`] of its launches, on a stream that
 //!   thread shares). The driver then refuses the launch (`cuGraphLaunch`

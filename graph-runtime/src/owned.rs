@@ -2,7 +2,7 @@
 //! allocated for the graph, used by its nodes, and reached between launches
 //! only through its execs ([`Exec::buffer`](crate::Exec::buffer): copies
 //! the runtime makes itself, on a stream of its own that waits for the
-//! last use, or on the exec's own stream when the last use was queued
+//! last use, or on an exec's own stream when the last use was queued
 //! there; waited for).
 //! cudarc does not track them, so a launch records no event per buffer: a
 //! graph's buffers are ordered together, by the stream of their last use

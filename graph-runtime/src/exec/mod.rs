@@ -75,9 +75,10 @@ pub struct Exec<'a> {
     last_stream: Option<Arc<CudaStream>>,
     /// The stream of [`Exec::launch_on_own_stream`], made at its first
     /// call. No caller gets it: only the runtime queues work there (the
-    /// exec's launches; the waits and frees of an allocation a launch
-    /// there left live, through its `Escaped`), and nobody can begin a
-    /// capture on it.
+    /// exec's launches; loans of its graph's buffers, through this exec or
+    /// one sharing them; the waits and frees of an allocation a launch
+    /// there left live, and the join after a stream launch that binds
+    /// it, through its `Escaped`), and nobody can begin a capture on it.
     own_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
     resources: SharedResources<'a>,

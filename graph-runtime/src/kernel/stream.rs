@@ -193,9 +193,11 @@ impl<T> sealed::BufferMut<T> for crate::Escaped<T> {
 }
 
 /// What a stream launch asks of a bound buffer. In a module no other crate
-/// can name, so nothing outside the runtime calls these methods (an
-/// `Escaped`'s `home` may be an exec's own stream, which no caller may
-/// hold: see [`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream)).
+/// can name, so no other crate implements these traits; and the methods
+/// that hand out a stream or order one take a [`sealed::Token`], so no
+/// other crate calls them either (an `Escaped`'s `home` may be an exec's
+/// own stream, which no caller may hold: see
+/// [`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream)).
 mod sealed {
     use super::StreamUse;
     use cudarc::driver::CudaStream;

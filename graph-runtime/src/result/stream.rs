@@ -13,9 +13,9 @@ use std::mem::MaybeUninit;
 /// nothing). The driver says so of an event's last record
 /// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again,
 /// so the query comes first and a refused wait is never made: `stream`
-/// joins no capture. (The query invalidates a capture still running:
-/// its `end_capture` fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`,
-/// seen on the H200.)
+/// joins no capture. (The query may invalidate a capture still running:
+/// on the H200 its `end_capture` then failed with
+/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.)
 ///
 /// # Safety
 /// `stream` and `event` are live, and `event` is not recorded between the
