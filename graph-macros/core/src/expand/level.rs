@@ -6,7 +6,7 @@ use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
 use crate::parse::EdgeKind;
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::HashMap;
 use syn::spanned::Spanned;
@@ -303,7 +303,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 //   error[E0277]: kernel `AddOne` is not declared PDL-aware, ...
                 let pdl_checks = incoming.iter().filter_map(|&(kind, span)| {
                     let span = span.filter(|_| kind != EdgeKind::Full)?;
-                    let path = respan(path.to_token_stream(), span);
+                    let path = super::respan(path.to_token_stream(), span);
                     let rt = rt.at(span);
                     Some(quote_spanned! {span=>
                         let () = <#path as #rt::kernel::PdlAware>::DECLARED;
@@ -567,25 +567,6 @@ fn arg_var(i: usize) -> Ident {
 /// The variable holding the bound operand `&x` / `&mut x` (expression form).
 pub fn bound_name(ident: &Ident) -> Ident {
     format_ident!("__bound_{}", ident, span = ident.span())
-}
-
-/// `tokens` with every span set to `span`, so that an error about them
-/// points there (a kernel path, reported at the edge that needs it).
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tree| {
-            if let TokenTree::Group(group) = &tree {
-                let mut inner =
-                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                tree = TokenTree::Group(inner);
-            } else {
-                tree.set_span(span);
-            }
-            tree
-        })
-        .collect()
 }
 
 /// An alloc node's length, converted where it is written (an error about its

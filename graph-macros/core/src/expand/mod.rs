@@ -63,13 +63,9 @@ impl Runtime {
             Some(path) => quote::ToTokens::to_token_stream(&path),
             None => quote::quote!(::graph_runtime),
         };
-        let call_site = proc_macro2::Span::call_site();
         Runtime(
-            path.into_iter()
-                .map(|mut t| {
-                    t.set_span(call_site);
-                    t
-                })
+            respan(path, proc_macro2::Span::call_site())
+                .into_iter()
                 .collect(),
         )
     }
@@ -189,6 +185,29 @@ fn cfg_items(def: &GraphDef, items: TokenStream) -> TokenStream {
     file.items
         .into_iter()
         .map(|item| quote::quote! { #(#cfgs)* #item })
+        .collect()
+}
+
+/// `tokens` with every span set to `span`, so that an error about them
+/// points there (a kernel path, reported at the edge that needs it; the
+/// runtime's path, at the call site).
+pub(super) fn respan(
+    tokens: proc_macro2::TokenStream,
+    span: proc_macro2::Span,
+) -> proc_macro2::TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
         .collect()
 }
 
