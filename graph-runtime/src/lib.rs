@@ -111,10 +111,11 @@
 //!   refuse instead of waiting; the query may invalidate that capture (a
 //!   captured event may not be queried: on the H200 its `end_capture`
 //!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Still open,
-//!   inside the window above: the exec's own stream can join another thread's capture through cudarc's waits (for
-//!   a bound slice that thread used in a capture; the join after a stream
-//!   launch that binds an [`Escaped`] of its launches, on a stream that
-//!   thread shares). The driver then refuses the launch (`cuGraphLaunch`
+//!   inside the window above: the exec's own stream can join another
+//!   thread's capture through cudarc's waits for a bound slice that thread
+//!   used in a capture. (A stream launch binding an [`Escaped`] of its
+//!   launches no longer makes the exec's stream join the launch stream:
+//!   the allocation's free waits for its own event instead.) The driver then refuses the launch (`cuGraphLaunch`
 //!   into a capture), launches and loans there are refused while it
 //!   captures (a loan leaves the buffers lent out for good), and a loan
 //!   already past its check may be recorded into that capture. The

@@ -61,8 +61,10 @@ pub struct StreamLaunch<'k, 'a, A> {
     /// Identifies the buffers bound here: a `Buf` of a graph or of another
     /// launch carries another root and is refused.
     root: u64,
-    /// The bound buffers, each with the stream cudarc frees it on.
-    bindings: Vec<(Box<dyn Acquire + 'a>, Arc<CudaStream>)>,
+    /// The bound buffers, each with the stream cudarc frees it on (none
+    /// for an [`Escaped`](crate::Escaped): its free waits for its own
+    /// event, which the launch's use records).
+    bindings: Vec<Binding<'a>>,
 }
 
 impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
@@ -73,6 +75,10 @@ impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
             .finish()
     }
 }
+
+/// A bound buffer, with the stream that frees it without waiting for the
+/// runtime's events (see [`sealed::Buffer::frees_on`]).
+type Binding<'a> = (Box<dyn Acquire + 'a>, Option<Arc<CudaStream>>);
 
 /// A bound buffer: makes a stream wait for its pending work and hands out
 /// the guard that records the launch's use when dropped.
@@ -139,6 +145,9 @@ macro_rules! cudarc_stream_buffer {
             fn home(&self, _: sealed::Token) -> &Arc<CudaStream> {
                 DeviceSlice::stream(self)
             }
+            fn frees_on(&self, _: sealed::Token) -> Option<&Arc<CudaStream>> {
+                Some(DeviceSlice::stream(self))
+            }
             fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
                 StreamUse::Cudarc(self.device_ptr(stream).1)
             }
@@ -177,6 +186,13 @@ impl<T> sealed::Buffer<T> for crate::Escaped<T> {
     }
     fn home(&self, _: sealed::Token) -> &Arc<CudaStream> {
         crate::Escaped::home(self)
+    }
+    fn frees_on(&self, _: sealed::Token) -> Option<&Arc<CudaStream>> {
+        // Its free waits for its event, where the launch's use is recorded
+        // (or, when the record fails, waited for): its home, maybe an
+        // exec's own stream, need not join the launch stream, which
+        // another thread sharing it may begin capturing meanwhile.
+        None
     }
     fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
         StreamUse::Escaped(self.access(stream, false))
@@ -221,6 +237,10 @@ mod sealed {
         /// A stream of its context (for a slice, the one cudarc frees it
         /// on).
         fn home(&self, _: Token) -> &Arc<CudaStream>;
+        /// The stream that frees it without waiting for the runtime's
+        /// events, which must then join the launch: a slice's own
+        /// (cudarc's tracking may be off by then); none for an `Escaped`.
+        fn frees_on(&self, _: Token) -> Option<&Arc<CudaStream>>;
         /// Makes `stream` wait for its pending writes; the guard records
         /// the launch's read.
         fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: Token) -> StreamUse<'s>;
@@ -255,10 +275,13 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
         let root = self.root_for(buffer.home(sealed::Token(())));
         let ptr = buffer.address();
-        let (len, home) = (buffer.elements(), buffer.home(sealed::Token(())).clone());
+        let (len, frees_on) = (
+            buffer.elements(),
+            buffer.frees_on(sealed::Token(())).cloned(),
+        );
         if root != FOREIGN_ROOT {
             self.bindings
-                .push((Box::new(Read(buffer, PhantomData)), home));
+                .push((Box::new(Read(buffer, PhantomData)), frees_on));
         }
         Buf::new(ptr, len, false, root, None)
     }
@@ -270,10 +293,13 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
         let root = self.root_for(buffer.home(sealed::Token(())));
         let ptr = buffer.address();
-        let (len, home) = (buffer.elements(), buffer.home(sealed::Token(())).clone());
+        let (len, frees_on) = (
+            buffer.elements(),
+            buffer.frees_on(sealed::Token(())).cloned(),
+        );
         if root != FOREIGN_ROOT {
             self.bindings
-                .push((Box::new(Write(buffer, PhantomData)), home));
+                .push((Box::new(Write(buffer, PhantomData)), frees_on));
         }
         Buf::new(ptr, len, true, root, None)
     }
@@ -378,7 +404,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // buffers' own streams wait for the launch here, so their frees
         // are ordered after the kernel whatever cudarc tracks then.
         let mut homes: Vec<&Arc<CudaStream>> = Vec::new();
-        for (_, home) in &self.bindings {
+        for home in self.bindings.iter().filter_map(|(_, home)| home.as_ref()) {
             if home.cu_stream() != stream.cu_stream()
                 && !homes.iter().any(|h| h.cu_stream() == home.cu_stream())
             {
