@@ -466,13 +466,14 @@ pub(crate) trait LockedSet {
     fn lent(&self) -> bool;
     /// Makes `stream` wait for the set's pending cudarc work and the last
     /// use of its owned buffers; adds the events the launch must record
-    /// to `records`.
+    /// to `records`. Returns whether it waited through cudarc (for events
+    /// anyone may have recorded, in a capture too).
     fn acquire(
         &mut self,
         stream: &Arc<CudaStream>,
         managing: bool,
         records: &mut Vec<UseEvent>,
-    ) -> std::result::Result<(), cudarc::driver::DriverError>;
+    ) -> std::result::Result<bool, cudarc::driver::DriverError>;
     /// Notes a queued launch on `stream` as the set's last (`private`: a
     /// stream no caller gets, an exec's own).
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);

@@ -110,15 +110,19 @@
 //!   captured (another thread's capture, through the window above) and
 //!   refuse instead of waiting; the query may invalidate that capture (a
 //!   captured event may not be queried: on the H200 its `end_capture`
-//!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). Still open,
-//!   inside the window above: the exec's own stream can join another
-//!   thread's capture through cudarc's waits for a bound slice that thread
-//!   used in a capture. (A stream launch binding an [`Escaped`] of its
-//!   launches no longer makes the exec's stream join the launch stream:
-//!   the allocation's free waits for its own event instead.) The driver then refuses the launch (`cuGraphLaunch`
-//!   into a capture), launches and loans there are refused while it
-//!   captures (a loan leaves the buffers lent out for good), and a loan
-//!   already past its check may be recorded into that capture. The
+//!   then fails with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`). An exec's
+//!   own stream can still join a capture that another thread began on
+//!   *any* stream, through cudarc's waits for a bound slice that thread
+//!   last used in it: a launch that waited through cudarc asks its stream
+//!   again before `cuGraphLaunch` and refuses a capturing one
+//!   ([`StreamRefusal::JoinedCapture`](error::StreamRefusal::JoinedCapture)),
+//!   so nothing of the exec is recorded there; the stream stays in that
+//!   capture until it ends, and launches and loans there are refused
+//!   meanwhile. Still open: a loan through
+//!   another exec that shares the buffers, already past its check, may
+//!   have its copy recorded into that capture. (A stream launch binding an
+//!   [`Escaped`] does not make the allocation's stream join the launch
+//!   stream: the allocation's free waits for its own event.) The
 //!   runtime's own copies ([`OwnedMut`], [`Escaped::to_host`],
 //!   [`Escaped::write`]) run on a stream of the runtime's own or an
 //!   exec's own, which nobody can begin a capture on, and check that it

@@ -175,6 +175,16 @@ pub enum StreamRefusal {
          stream of the context (`ctx.new_stream()`)"
     )]
     PerThreadDefault,
+    /// Waiting for a bound slice's pending work drew the stream into a
+    /// capture: another thread last used the slice in a capture still
+    /// open (cudarc recorded the slice's event there). The stream stays in
+    /// that capture until it ends; launches on it are refused meanwhile.
+    #[error(
+        "waiting for a bound buffer's last use drew the stream into a capture (the buffer was \
+         last used in a capture another thread has not ended): the launch would be recorded \
+         there, not run"
+    )]
+    JoinedCapture,
 }
 
 /// The state of a graph allocation that outlives a launch (`#[escape]`)

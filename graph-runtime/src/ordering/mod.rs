@@ -35,10 +35,15 @@
 //!    it is another stream; refused if that stream is capturing since) and
 //!    for the last operation on each allocation it uses or frees (the
 //!    allocation's event, by the driver directly).
-//! 5. **No stored error.** cudarc's waits skip themselves when an error is
-//!    stored in the context (they return it and store it again): one
-//!    stored now means a wait may not have been made, so nothing is
-//!    launched and that error is returned.
+//! 5. **No stored error, no capture joined.** cudarc's waits skip
+//!    themselves when an error is stored in the context (they return it
+//!    and store it again): one stored now means a wait may not have been
+//!    made, so nothing is launched and that error is returned. And a wait
+//!    through cudarc for a slice that another thread last used in a
+//!    capture (on its own stream, still open) draws this stream into that
+//!    capture: after such waits the stream is asked again, and a
+//!    capturing one is refused ([`StreamRefusal::JoinedCapture`]), since
+//!    the launch would be recorded into that thread's graph.
 //! 6. **Launch** (the caller, with its `SAFETY` argument).
 //! 7. **Commit.** If the launch was queued: record it in every tracked
 //!    slice's cudarc event (by the driver directly: cudarc's record skips
@@ -111,6 +116,23 @@ fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
     }
 }
 
+/// Refuses a stream that joined a capture through cudarc's waits: a slice
+/// whose last use another thread recorded in a capture (its stream's,
+/// begun before and still open) draws the waiting stream into it, and the
+/// launch would be recorded there, not run (or refused by the driver).
+/// Nothing undoes the join: the stream captures until that capture ends.
+fn joined_no_capture(stream: &CudaStream) -> Result<()> {
+    // SAFETY: the stream is live (borrowed).
+    match unsafe { result::is_capturing(stream.cu_stream()) } {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(GraphError::StreamRefused {
+            operation: "launch",
+            stream: StreamRefusal::JoinedCapture,
+        }),
+        Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
+    }
+}
+
 /// A launch prepared on a stream: its sets and allocations locked, checked
 /// and waited for (steps 2 to 5). [`LaunchGuard::commit`] records the
 /// launch; dropping it uncommitted records nothing.
@@ -146,11 +168,16 @@ pub(crate) fn prepare<'g, 'a: 'g>(
     let escapes = escapes::prepare(escapes, stream)?;
     let managing = stream.context().is_managing_stream_synchronization();
     let mut records = Vec::new();
+    let mut waited = false;
     for set in &mut locked {
-        set.acquire(stream, managing, &mut records)
+        waited |= set
+            .acquire(stream, managing, &mut records)
             .op("cuStreamWaitEvent (the graph's buffers' last use)")?;
     }
     stream.context().check_err().op("cuGraphLaunch")?;
+    if waited {
+        joined_no_capture(stream)?;
+    }
     Ok(LaunchGuard {
         stream,
         private,

@@ -62,13 +62,14 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
     /// last launched on this stream only records (the stream orders this
     /// launch after that one, which waited for everything before it); the
     /// others wait through cudarc for the slices' pending work, then
-    /// record. A slice lent out since (`stale`) waits again.
+    /// record. A slice lent out since (`stale`) waits again. Returns
+    /// whether it waited through cudarc.
     fn acquire(
         &mut self,
         stream: &Arc<CudaStream>,
         managing: bool,
         records: &mut Vec<UseEvent>,
-    ) -> Result<(), DriverError> {
+    ) -> Result<bool, DriverError> {
         if let Some(owned) = &self.owned {
             // Step 1 refused a capturing `stream`.
             owned.follow(stream)?;
@@ -78,18 +79,20 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
                 .tracked_on
                 .as_ref()
                 .is_some_and(|s| Arc::ptr_eq(s, stream));
+        let mut waited = false;
         for binding in &mut self.bindings {
             let event = *binding.use_event();
             if follows && !event.stale {
                 records.push(event);
             } else {
+                waited = true;
                 let guard = UseEvent::take(binding.acquire(stream));
                 if managing {
                     records.push(guard);
                 }
             }
         }
-        Ok(())
+        Ok(waited)
     }
 
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool) {

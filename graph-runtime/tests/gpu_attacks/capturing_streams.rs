@@ -302,6 +302,46 @@ fn a_wait_for_a_captured_event_joins_no_capture() {
     t.synchronize().unwrap();
 }
 
+/// Attack, on the join the crate docs left open: a slice allocated and
+/// zeroed inside a capture on `s` (cudarc records its write event there),
+/// bound to a graph whose exec launches on its own stream while that
+/// capture is open. cudarc's wait for the slice's last write draws the
+/// exec's stream (no caller gets it) into the capture; the graph launch
+/// that follows would be recorded into it, not run.
+///
+/// Must happen: the launch is refused with `StreamRefusal::JoinedCapture`
+/// after the waits, before `cuGraphLaunch`. The capture then ends or fails
+/// (the exec's stream is a fork it never joined); the exec's drop returns.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_wait_for_a_slice_used_in_a_capture_launches_nothing_into_it() {
+    let ctx = own_context();
+    let s = ctx.new_stream().unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    // Allocated and zeroed by the capture: its memory exists only if the
+    // captured graph runs, so it is never freed here (forgotten below).
+    let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
+    let (launched, ended) = {
+        let (g, _) = bump_graph(&ctx, &mut y);
+        let mut exec = g.instantiate().unwrap();
+        let launched = exec.launch_on_own_stream();
+        (launched, s.end_capture(CUgraphInstantiate_flags(0)))
+    };
+    std::mem::forget(y);
+    println!("the capture ended {:?}", ended.as_ref().map(|_| ()));
+    assert!(
+        matches!(
+            launched,
+            Err(GraphError::StreamRefused {
+                operation: "launch",
+                stream: StreamRefusal::JoinedCapture,
+            })
+        ),
+        "a launch on a stream drawn into a capture was not refused: {launched:?}"
+    );
+    let _ = ctx.check_err();
+}
+
 /// Tests that free a graph allocation outside the graph that made it: under
 /// `run.sh --sanitize` each runs in a process of its own (see
 /// gpu_runtime/memory.rs).
