@@ -108,7 +108,7 @@ impl EscapeState {
     /// Makes `stream` wait for the last operation on the allocation. By
     /// the driver directly: cudarc's `wait` returns an error another call
     /// stored in the context instead of waiting (see `result::synchronize`).
-    /// Refused (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that operation
+    /// Refused (`CUDA_ERROR_CAPTURED_EVENT`) if that operation
     /// was recorded into another thread's capture (a launch on a stream
     /// that began one between its check and its record): the wait would
     /// make `stream`, maybe an exec's own, join that capture.
@@ -294,10 +294,13 @@ impl Drop for Held {
 /// another thread's capture took, panics before queuing anything (the
 /// allocation is then stuck, below).
 ///
-/// A copy that cannot be waited for (another thread's global-mode capture
-/// refusing the wait, say) may still run: the allocation is then *stuck*.
-/// Dropping it frees nothing, the exec that made it does not launch again,
-/// and [`Graph::bind_escaped`](crate::Graph::bind_escaped) gives a `Buf`
+/// A copy or a stream launch's read that cannot be waited for (another
+/// thread's global-mode capture refusing the wait, say) may still run:
+/// the allocation is then *stuck*. Dropping it frees nothing, the exec
+/// that made it does not launch again, copies are refused
+/// ([`AllocationState::Stuck`]), a
+/// stream launch binding it panics, and
+/// [`Graph::bind_escaped`](crate::Graph::bind_escaped) gives a `Buf`
 /// every node refuses. Memory is leaked; nothing reads freed memory.
 ///
 /// It is not a cudarc `DevicePtr`: cudarc's copies ask each operand for
@@ -394,8 +397,15 @@ impl<T> Escaped<T> {
                 "the allocation of `{}` (an Escaped) was freed while held",
                 state.label
             );
+            // A use before could not be waited for: it may still run.
+            assert!(
+                !phase.stuck,
+                "the allocation of `{}` (an Escaped) is stuck: a use of it could not be waited \
+                 for, so no launch may use it",
+                state.label
+            );
             let ordered = state.order(&phase, stream);
-            if matches!(&ordered, Err(e) if result::refused_by_capture(e.0)) {
+            if matches!(&ordered, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT) {
                 // The event's last record was captured: it stands for no
                 // work that runs, and the work before it (a launch still
                 // running, say) can no longer be waited for. A host wait
@@ -461,8 +471,16 @@ impl Drop for EscapedUse<'_> {
             }
         }
         // Not recorded: waited for (a failure is kept in the context, as
-        // cudarc keeps those of its drops).
-        ctx.record_err(result::synchronize(self.stream));
+        // cudarc keeps those of its drops). A use neither recorded nor
+        // waited for (a capture another thread began meanwhile refuses the
+        // wait, while the kernel runs) orders nothing after it: the
+        // allocation is kept for good (stuck), not freed or written under
+        // the kernel. A stored error is no guard: anyone may take it back.
+        let waited = result::synchronize(self.stream);
+        if waited.is_err() {
+            self.state.lock().stuck = true;
+        }
+        ctx.record_err(waited);
     }
 }
 
@@ -538,6 +556,13 @@ impl<T: Pod> Escaped<T> {
                 "the allocation of `{}` (an Escaped) was freed while held",
                 state.label
             );
+            if phase.stuck {
+                return Err(GraphError::AllocationRefused {
+                    operation,
+                    label: state.label.clone(),
+                    state: AllocationState::Stuck,
+                });
+            }
             let copies = match &phase.copies {
                 Some(copies) => copies.clone(),
                 None => {

@@ -159,6 +159,12 @@
 //!   that takes that error back (any cudarc call) between the skipped wait
 //!   and the launch's check (the waits are cudarc's: a slice's events are
 //!   private to cudarc); cudarc's own safe copies have the same weakness.
+//!   Nor, for the same reason, a slice whose last use another thread
+//!   recorded into a capture that ends between cudarc's wait (which then
+//!   joined it) and the launch's second capture check: the wait ordered
+//!   the launch after nothing that runs. (For that record to be made,
+//!   cudarc's wait before it, for work outside the capture, must have
+//!   been refused and its stored error taken back: the hole above.)
 //!   Not closed either, and cudarc's before it is ours: cudarc keeps one
 //!   read event per slice, and a read on another stream (a launch of
 //!   another exec that binds the slice, or a cudarc copy from it) records
@@ -190,10 +196,11 @@
 //!   it while the caller still holds an `Escaped` of it) are refused. A
 //!   graph binding one is neither a child graph nor launched from the
 //!   device (those launches could not be ordered). A shared use (a read,
-//!   which may overlap another) and a use on another context's stream wait
-//!   for their work instead of recording it; a use on a capturing stream
-//!   is refused (or panics, if the capture began after the check). A
-//!   copy of it that cannot be waited for leaves it stuck: never freed.
+//!   which may overlap another) waits for its work instead of recording
+//!   it; a use on a capturing stream is refused (or panics, if the
+//!   capture began after the check). A copy or a shared use that cannot
+//!   be waited for leaves it stuck: never freed, never used again (a
+//!   stored error is no guard: anyone may take it back).
 //! - *Graph-owned buffers* ([`Graph::add_buffer`], `buffer name: T[len];`).
 //!   Reached only through the graph's nodes and, between launches, through
 //!   a loan ([`Exec::buffer`]) whose copies the runtime makes itself (no

@@ -225,6 +225,14 @@ pub enum AllocationState {
     /// A graph bound an allocation its own alloc node makes.
     #[error("the graph binds an allocation that it makes itself; use its alloc node's buffer")]
     BoundByItsMaker,
+    /// A use of it could not be waited for (a capture another thread
+    /// began refused the wait): it is kept for good, never freed, and
+    /// nothing may use it again.
+    #[error(
+        "a use of the allocation could not be waited for (a capture another thread began \
+         refused the wait): it is kept for good, and no copy or launch may use it"
+    )]
+    Stuck,
 }
 
 /// Why a per-node update was refused
@@ -276,4 +284,12 @@ pub enum LaunchRefusal {
          the kernel to a graph instead)"
     )]
     Capturing,
+    /// Waiting for a bound slice's pending work drew the stream into a
+    /// capture another thread has not ended (the slice was last used in
+    /// it): the kernel would be recorded there, not run.
+    #[error(
+        "waiting for a bound buffer's last use drew the stream into a capture another thread \
+         has not ended: the kernel would be recorded there, not run"
+    )]
+    JoinedCapture,
 }

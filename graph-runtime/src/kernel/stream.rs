@@ -324,7 +324,10 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// that writes, a buffer not bound by this launch (bound to a graph,
     /// to another launch, or of another context), a conditional handle or
     /// exec argument (those are for graph nodes), a kernel loaded in
-    /// another context, or a capturing stream; [`GraphError::Driver`] when
+    /// another context, or a capturing stream (capturing before the waits,
+    /// or drawn by them into a capture another thread has not ended:
+    /// [`LaunchRefusal::JoinedCapture`](crate::error::LaunchRefusal::JoinedCapture));
+    /// [`GraphError::Driver`] when
     /// the driver refuses the launch.
     pub fn launch(mut self, config: LaunchConfig, args: A::Args<'a>) -> Result<()> {
         let name = self.kernel.name().to_string();
@@ -370,11 +373,29 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // Waits now; each guard records the launch's use when dropped, after
         // the launch is queued (or refused: then it records earlier work,
         // which orders nothing wrongly).
+        // (Only cudarc's buffers have a stream that frees them unordered.)
+        let cudarc_waits = self.bindings.iter().any(|(_, frees_on)| frees_on.is_some());
         let guards: Vec<StreamUse<'_>> = self
             .bindings
             .iter_mut()
             .map(|(binding, _)| binding.acquire(stream))
             .collect();
+        // cudarc's waits for a slice that another thread last used in a
+        // capture it has not ended draw the stream into that capture: the
+        // kernel would be recorded there. Refused, with nothing recorded
+        // (the guards would record this launch, which is not made).
+        if cudarc_waits {
+            // SAFETY: the stream is live (borrowed).
+            let joined = match unsafe { crate::result::is_capturing(stream.cu_stream()) } {
+                Ok(false) => None,
+                Ok(true) => Some(refused(LaunchRefusal::JoinedCapture)),
+                Err(e) => Some(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
+            };
+            if let Some(error) = joined {
+                std::mem::forget(guards);
+                return Err(error);
+            }
+        }
         let mut pointers = param_pointers(&encoded);
         let count = encoded.values().1.len();
         // SAFETY: the declaration (an `unsafe` promise) vouches that the

@@ -8,7 +8,8 @@ use cudarc::driver::DriverError;
 use std::mem::MaybeUninit;
 
 /// Makes `stream` wait for `event`'s last record, refused
-/// (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`) if that record was captured:
+/// (`CUDA_ERROR_CAPTURED_EVENT`, the query's answer) if that record was
+/// captured:
 /// `stream` would then join the capture (or, the capture ended, wait for
 /// nothing). The driver says so of an event's last record
 /// (`CUDA_ERROR_CAPTURED_EVENT` from a query) until it is recorded again,
@@ -25,11 +26,8 @@ pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
     match unsafe { cudarc::driver::result::event::query(event) } {
         Ok(()) => {}
         Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => {}
-        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
-            return Err(DriverError(
-                sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-            ))
-        }
+        // Captured: returned as is, so that callers can tell it from a
+        // refusal of the wait itself (`stream` capturing, say).
         Err(e) => return Err(e),
     }
     // SAFETY: forwarded from the caller.

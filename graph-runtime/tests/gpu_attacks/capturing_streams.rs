@@ -265,9 +265,10 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
 /// made would pull that stream into the capture, and what the runtime
 /// queues there next (a loan's copy) into the captured graph.
 ///
-/// Must happen: the wait is refused with
-/// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` before it is made: the waiting
-/// stream does not capture. The capture does not end with a stream left
+/// Must happen: the wait is refused with `CUDA_ERROR_CAPTURED_EVENT` (the
+/// query's answer) before it is made: the waiting stream does not capture;
+/// and it is still refused after the capture ended (the record stands for
+/// no work that ran). The capture does not end with a stream left
 /// joined (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`): it ends, or the driver
 /// invalidates it (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, what the H200
 /// did: a captured event may not be queried, and the runtime's query is
@@ -286,11 +287,18 @@ fn a_wait_for_a_captured_event_joins_no_capture() {
     // SAFETY: the stream is live.
     let joined = unsafe { graph_runtime::result::is_capturing(t.cu_stream()) }.unwrap();
     let ended = s.end_capture(CUgraphInstantiate_flags(0));
-    assert_eq!(
-        waited.map_err(|e| e.0),
-        Err(graph_runtime::cudarc::driver::sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
-    );
+    // Once the capture ended, the event still stands for no work that ran:
+    // the refusal must outlast the capture (or a wait would order nothing).
+    // SAFETY: as above.
+    let after = unsafe { graph_runtime::result::wait_uncaptured(t.cu_stream(), event.cu_event()) };
+    use graph_runtime::cudarc::driver::sys::CUresult::CUDA_ERROR_CAPTURED_EVENT;
+    assert_eq!(waited.map_err(|e| e.0), Err(CUDA_ERROR_CAPTURED_EVENT));
     assert!(!joined, "the waiting stream joined the capture");
+    assert_eq!(
+        after.map_err(|e| e.0),
+        Err(CUDA_ERROR_CAPTURED_EVENT),
+        "a wait for a record captured by an ended capture was made"
+    );
     assert!(
         matches!(
             ended.as_ref().map_err(|e| e.0),
@@ -340,6 +348,44 @@ fn a_wait_for_a_slice_used_in_a_capture_launches_nothing_into_it() {
         "a launch on a stream drawn into a capture was not refused: {launched:?}"
     );
     let _ = ctx.check_err();
+}
+
+/// Attack, as above, on a stream launch of a declared kernel: a slice
+/// allocated and zeroed by an open capture on `s`, bound to a launch on
+/// another stream, whose wait for the slice's last write draws that stream
+/// into the capture.
+///
+/// Must happen: the launch is refused (`LaunchRefusal::JoinedCapture`)
+/// before `cuLaunchKernel`, with nothing recorded.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_stream_launch_drawn_into_a_capture_is_refused() {
+    let ctx = own_context();
+    let (s, t) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    // Allocated by the capture: never freed here (forgotten below).
+    let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
+    let launched = {
+        let mut launch = add_one.on(&t);
+        let yb = launch.bind_mut(&mut y);
+        launch.launch(LaunchConfig::for_elements(N, 256), (yb, N))
+    };
+    let ended = s.end_capture(CUgraphInstantiate_flags(0));
+    std::mem::forget(y);
+    println!("the capture ended {:?}", ended.as_ref().map(|_| ()));
+    assert!(
+        matches!(
+            launched,
+            Err(GraphError::LaunchRefused {
+                reason: graph_runtime::error::LaunchRefusal::JoinedCapture,
+                ..
+            })
+        ),
+        "a stream launch drawn into a capture was not refused: {launched:?}"
+    );
+    let _ = ctx.check_err();
+    println!("then t synchronized: {:?}", t.synchronize());
 }
 
 /// Tests that free a graph allocation outside the graph that made it: under
