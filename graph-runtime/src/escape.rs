@@ -216,6 +216,9 @@ impl EscapeState {
         if phase.handed_out {
             return Err(refused(AllocationState::AlreadyTaken));
         }
+        if phase.stuck {
+            return Err(refused(AllocationState::Stuck));
+        }
         phase.handed_out = true;
         phase.user_held = true;
         Ok(phase.generation)
@@ -289,17 +292,16 @@ impl Drop for Held {
 /// to use it there and free it with a free node; or drop it to free it.
 /// Its exec launches again only once it is freed (the next launch makes it
 /// anew, at the same address). A stream launch on a capturing stream is
-/// refused (`LaunchRefusal::Capturing`); one whose stream another thread
-/// begins capturing after that check, or one after a use whose record
-/// another thread's capture took, panics before queuing anything (the
-/// allocation is then stuck, below).
+/// refused (`LaunchRefusal::Capturing`), before anything is queued, also
+/// when the stream began capturing after the launch's first check.
 ///
 /// A copy or a stream launch's read that cannot be waited for (another
 /// thread's global-mode capture refusing the wait, say) may still run:
-/// the allocation is then *stuck*. Dropping it frees nothing, the exec
-/// that made it does not launch again, copies are refused
-/// ([`AllocationState::Stuck`]), a
-/// stream launch binding it panics, and
+/// the allocation is then *stuck*, and so is one whose last use was
+/// recorded into another thread's capture (a stream that began one
+/// between a check and a record). Dropping it frees nothing, the exec
+/// that made it does not launch again, copies and stream launches are
+/// refused ([`AllocationState::Stuck`]), and
 /// [`Graph::bind_escaped`](crate::Graph::bind_escaped) gives a `Buf`
 /// every node refuses. Memory is leaked; nothing reads freed memory.
 ///
@@ -369,73 +371,97 @@ impl<T> Escaped<T> {
     }
 
     /// Makes `stream` wait for the allocation's last operation; the guard
-    /// ([`EscapedUse`]) orders a later free after the use.
+    /// ([`EscapedUse`]) orders a later free after the use. Queues nothing
+    /// when it refuses.
     ///
-    /// # Panics
-    /// On a capturing stream: the use would be recorded into a graph that
-    /// could run after the allocation is freed. And when the allocation's
-    /// last operation was recorded into another thread's capture (a stream
-    /// that began one between a check and a record): no wait can then
-    /// follow the work before it, so the allocation is kept for good
-    /// (stuck) and nothing is queued.
-    pub(crate) fn access<'s>(&'s self, stream: &'s CudaStream, exclusive: bool) -> EscapedUse<'s> {
+    /// # Errors
+    /// [`UseRefused::Capturing`] on a capturing stream (the use would be
+    /// recorded into a graph that could run after the allocation is
+    /// freed); [`AllocationState::Stuck`] for an allocation a use of which
+    /// could not be waited for, or whose last operation was recorded into
+    /// another thread's capture (a stream that began one between a check
+    /// and a record: no wait can follow the work before it, so the
+    /// allocation is kept for good from then on); the driver's error when
+    /// the stream refuses the wait and the host cannot wait either (a
+    /// global-mode capture elsewhere, say: the use may be retried).
+    pub(crate) fn access<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+        exclusive: bool,
+    ) -> std::result::Result<EscapedUse<'s>, UseRefused> {
         let state = &self.held.state;
+        let refused = |error| UseRefused::Error(error);
         // SAFETY: the stream is live (borrowed).
-        let capturing = unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false);
+        match unsafe { result::is_capturing(stream.cu_stream()) } {
+            Ok(false) => {}
+            Ok(true) => return Err(UseRefused::Capturing),
+            Err(e) => {
+                let error = GraphError::driver("cuStreamIsCapturing", e.0, Some(&state.label));
+                return Err(refused(error));
+            }
+        }
+        let stuck = || {
+            refused(GraphError::AllocationRefused {
+                operation: "launch",
+                label: state.label.clone(),
+                state: AllocationState::Stuck,
+            })
+        };
+        let mut phase = state.lock();
+        // Held by the caller, its allocation is live: nothing else frees it
+        // (checked here all the same: a use after a free is a panic, not a
+        // read of freed memory).
         assert!(
-            !capturing,
-            "the allocation of `{}` (an Escaped) was used on a capturing stream",
+            phase.live && phase.generation == self.held.generation,
+            "the allocation of `{}` (an Escaped) was freed while held",
             state.label
         );
-        {
-            let mut phase = state.lock();
-            // Held by the caller, its allocation is live: nothing else frees
-            // it (checked here all the same: a use after a free is a panic,
-            // not a read of freed memory).
-            assert!(
-                phase.live && phase.generation == self.held.generation,
-                "the allocation of `{}` (an Escaped) was freed while held",
-                state.label
-            );
+        if phase.stuck {
             // A use before could not be waited for: it may still run.
-            assert!(
-                !phase.stuck,
-                "the allocation of `{}` (an Escaped) is stuck: a use of it could not be waited \
-                 for, so no launch may use it",
-                state.label
-            );
-            let ordered = state.order(&phase, stream);
-            if matches!(&ordered, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT) {
+            return Err(stuck());
+        }
+        match state.order(&phase, stream) {
+            Ok(()) => {}
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
                 // The event's last record was captured: it stands for no
                 // work that runs, and the work before it (a launch still
                 // running, say) can no longer be waited for. A host wait
                 // for the event would not wait for it either.
                 phase.stuck = true;
-                drop(phase);
-                panic!(
-                    "the allocation of `{}` (an Escaped) was last used on a stream another \
-                     thread began capturing meanwhile; it is kept, never freed",
-                    state.label
-                );
+                return Err(stuck());
             }
-            let refused = ordered.is_err();
-            // Not waited for under the lock: the work behind the event
-            // (a host node, say) may take it.
-            drop(phase);
-            if refused {
+            Err(_) => {
                 // The stream refused the wait: wait for the event here (a
-                // later record only follows operations that waited for it).
-                stream
-                    .context()
-                    .record_err(result::event_synchronize(state.event()));
+                // later record only follows operations that waited for
+                // it), not under the lock (the work behind the event, a
+                // host node say, may take it). If the host cannot wait
+                // either, nothing is queued: the use is refused.
+                drop(phase);
+                if let Err(e) = result::event_synchronize(state.event()) {
+                    let error = GraphError::driver("cuEventSynchronize", e.0, Some(&state.label));
+                    return Err(refused(error));
+                }
             }
         }
-        EscapedUse {
+        Ok(EscapedUse {
             state,
             stream,
             exclusive,
-        }
+        })
     }
+}
+
+/// Why [`Escaped::access`] refused a use, nothing queued. (Public in a
+/// private module, as [`EscapedUse`]: the sealed stream-buffer methods
+/// return it.)
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum UseRefused {
+    /// The stream captures (a capture another thread began, or one the
+    /// stream joined through cudarc's waits for the launch's other buffers).
+    Capturing,
+    /// The allocation's state or the driver refused it.
+    Error(GraphError),
 }
 
 /// A stream launch's use of an [`Escaped`] (made by its `access`): dropped

@@ -197,10 +197,12 @@
 //!   graph binding one is neither a child graph nor launched from the
 //!   device (those launches could not be ordered). A shared use (a read,
 //!   which may overlap another) waits for its work instead of recording
-//!   it; a use on a capturing stream is refused (or panics, if the
-//!   capture began after the check). A copy or a shared use that cannot
-//!   be waited for leaves it stuck: never freed, never used again (a
-//!   stored error is no guard: anyone may take it back).
+//!   it; a use on a capturing stream is refused, before anything is
+//!   queued (checked again after the waits for the launch's other
+//!   buffers). A copy or a shared use that cannot be waited for, or a
+//!   last use whose record failed or was captured, leaves it stuck:
+//!   never freed, never used or made again (a stored error is no guard:
+//!   anyone may take it back).
 //! - *Graph-owned buffers* ([`Graph::add_buffer`], `buffer name: T[len];`).
 //!   Reached only through the graph's nodes and, between launches, through
 //!   a loan ([`Exec::buffer`]) whose copies the runtime makes itself (no

@@ -226,11 +226,12 @@ pub enum AllocationState {
     #[error("the graph binds an allocation that it makes itself; use its alloc node's buffer")]
     BoundByItsMaker,
     /// A use of it could not be waited for (a capture another thread
-    /// began refused the wait): it is kept for good, never freed, and
-    /// nothing may use it again.
+    /// began refused the wait, or took the record of its last use): it is
+    /// kept for good, never freed, and nothing may use or make it again.
     #[error(
         "a use of the allocation could not be waited for (a capture another thread began \
-         refused the wait): it is kept for good, and no copy or launch may use it"
+         refused the wait, or took the record of its last use): it is kept for good, and no \
+         copy or launch may use it"
     )]
     Stuck,
 }

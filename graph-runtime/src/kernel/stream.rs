@@ -17,6 +17,7 @@ use super::encode::MAX_PARAMS;
 use super::*;
 use crate::buffer::untracked_address;
 use crate::error::LaunchRefusal;
+use crate::escape::UseRefused;
 use crate::ids::{next_id, FOREIGN_ROOT};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop,
@@ -83,7 +84,7 @@ type Binding<'a> = (Box<dyn Acquire + 'a>, Option<Arc<CudaStream>>);
 /// A bound buffer: makes a stream wait for its pending work and hands out
 /// the guard that records the launch's use when dropped.
 trait Acquire {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s>;
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> Result<StreamUse<'s>, UseRefused>;
 }
 
 /// A bound buffer's use by a stream launch: dropped after the launch is
@@ -105,13 +106,13 @@ struct Read<'a, S: ?Sized, T>(&'a S, PhantomData<fn() -> T>);
 struct Write<'a, S: ?Sized, T>(&'a mut S, PhantomData<fn() -> T>);
 
 impl<T, S: StreamBuffer<T> + ?Sized> Acquire for Read<'_, S, T> {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> Result<StreamUse<'s>, UseRefused> {
         self.0.acquire_shared(stream, sealed::Token(()))
     }
 }
 
 impl<T, S: StreamBufferMut<T> + ?Sized> Acquire for Write<'_, S, T> {
-    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> StreamUse<'s> {
+    fn acquire<'s>(&'s mut self, stream: &'s CudaStream) -> Result<StreamUse<'s>, UseRefused> {
         self.0.acquire_exclusive(stream, sealed::Token(()))
     }
 }
@@ -148,8 +149,12 @@ macro_rules! cudarc_stream_buffer {
             fn frees_on(&self, _: sealed::Token) -> Option<&Arc<CudaStream>> {
                 Some(DeviceSlice::stream(self))
             }
-            fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
-                StreamUse::Cudarc(self.device_ptr(stream).1)
+            fn acquire_shared<'s>(
+                &'s self,
+                stream: &'s CudaStream,
+                _: sealed::Token,
+            ) -> Result<StreamUse<'s>, UseRefused> {
+                Ok(StreamUse::Cudarc(self.device_ptr(stream).1))
             }
         }
     )*};
@@ -161,8 +166,8 @@ impl<T> sealed::BufferMut<T> for CudaSlice<T> {
         &'s mut self,
         stream: &'s CudaStream,
         _: sealed::Token,
-    ) -> StreamUse<'s> {
-        StreamUse::Cudarc(self.device_ptr_mut(stream).1)
+    ) -> Result<StreamUse<'s>, UseRefused> {
+        Ok(StreamUse::Cudarc(self.device_ptr_mut(stream).1))
     }
 }
 impl<T> sealed::BufferMut<T> for CudaViewMut<'_, T> {
@@ -170,8 +175,8 @@ impl<T> sealed::BufferMut<T> for CudaViewMut<'_, T> {
         &'s mut self,
         stream: &'s CudaStream,
         _: sealed::Token,
-    ) -> StreamUse<'s> {
-        StreamUse::Cudarc(self.device_ptr_mut(stream).1)
+    ) -> Result<StreamUse<'s>, UseRefused> {
+        Ok(StreamUse::Cudarc(self.device_ptr_mut(stream).1))
     }
 }
 
@@ -194,8 +199,12 @@ impl<T> sealed::Buffer<T> for crate::Escaped<T> {
         // another thread sharing it may begin capturing meanwhile.
         None
     }
-    fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: sealed::Token) -> StreamUse<'s> {
-        StreamUse::Escaped(self.access(stream, false))
+    fn acquire_shared<'s>(
+        &'s self,
+        stream: &'s CudaStream,
+        _: sealed::Token,
+    ) -> Result<StreamUse<'s>, UseRefused> {
+        self.access(stream, false).map(StreamUse::Escaped)
     }
 }
 impl<T> sealed::BufferMut<T> for crate::Escaped<T> {
@@ -203,8 +212,8 @@ impl<T> sealed::BufferMut<T> for crate::Escaped<T> {
         &'s mut self,
         stream: &'s CudaStream,
         _: sealed::Token,
-    ) -> StreamUse<'s> {
-        StreamUse::Escaped(self.access(stream, true))
+    ) -> Result<StreamUse<'s>, UseRefused> {
+        self.access(stream, true).map(StreamUse::Escaped)
     }
 }
 
@@ -215,7 +224,7 @@ impl<T> sealed::BufferMut<T> for crate::Escaped<T> {
 /// own stream, which no caller may hold: see
 /// [`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream)).
 mod sealed {
-    use super::StreamUse;
+    use super::{StreamUse, UseRefused};
     use cudarc::driver::CudaStream;
     use std::sync::Arc;
 
@@ -243,13 +252,21 @@ mod sealed {
         fn frees_on(&self, _: Token) -> Option<&Arc<CudaStream>>;
         /// Makes `stream` wait for its pending writes; the guard records
         /// the launch's read.
-        fn acquire_shared<'s>(&'s self, stream: &'s CudaStream, _: Token) -> StreamUse<'s>;
+        fn acquire_shared<'s>(
+            &'s self,
+            stream: &'s CudaStream,
+            _: Token,
+        ) -> Result<StreamUse<'s>, UseRefused>;
     }
 
     pub trait BufferMut<T>: Buffer<T> {
         /// Makes `stream` wait for its pending reads and writes; the guard
         /// records the launch's write.
-        fn acquire_exclusive<'s>(&'s mut self, stream: &'s CudaStream, _: Token) -> StreamUse<'s>;
+        fn acquire_exclusive<'s>(
+            &'s mut self,
+            stream: &'s CudaStream,
+            _: Token,
+        ) -> Result<StreamUse<'s>, UseRefused>;
     }
 }
 
@@ -371,30 +388,41 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         }
         let stream: &CudaStream = self.stream;
         // Waits now; each guard records the launch's use when dropped, after
-        // the launch is queued (or refused: then it records earlier work,
-        // which orders nothing wrongly).
+        // the launch is queued (or refused by the driver: then it records
+        // earlier work, which orders nothing wrongly). A use refused before
+        // the launch (an `Escaped`'s) forgets the guards made: nothing is
+        // recorded for a launch not made.
         // (Only cudarc's buffers have a stream that frees them unordered.)
         let cudarc_waits = self.bindings.iter().any(|(_, frees_on)| frees_on.is_some());
-        let guards: Vec<StreamUse<'_>> = self
-            .bindings
-            .iter_mut()
-            .map(|(binding, _)| binding.acquire(stream))
-            .collect();
+        let mut guards: Vec<StreamUse<'_>> = Vec::with_capacity(self.bindings.len());
+        let mut refusal = None;
+        for (binding, _) in self.bindings.iter_mut() {
+            match binding.acquire(stream) {
+                Ok(guard) => guards.push(guard),
+                Err(UseRefused::Capturing) => {
+                    refusal = Some(refused(LaunchRefusal::Capturing));
+                    break;
+                }
+                Err(UseRefused::Error(error)) => {
+                    refusal = Some(error);
+                    break;
+                }
+            }
+        }
         // cudarc's waits for a slice that another thread last used in a
         // capture it has not ended draw the stream into that capture: the
-        // kernel would be recorded there. Refused, with nothing recorded
-        // (the guards would record this launch, which is not made).
-        if cudarc_waits {
+        // kernel would be recorded there.
+        if refusal.is_none() && cudarc_waits {
             // SAFETY: the stream is live (borrowed).
-            let joined = match unsafe { crate::result::is_capturing(stream.cu_stream()) } {
+            refusal = match unsafe { crate::result::is_capturing(stream.cu_stream()) } {
                 Ok(false) => None,
                 Ok(true) => Some(refused(LaunchRefusal::JoinedCapture)),
                 Err(e) => Some(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
             };
-            if let Some(error) = joined {
-                std::mem::forget(guards);
-                return Err(error);
-            }
+        }
+        if let Some(error) = refusal {
+            std::mem::forget(guards);
+            return Err(error);
         }
         let mut pointers = param_pointers(&encoded);
         let count = encoded.values().1.len();

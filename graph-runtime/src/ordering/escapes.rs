@@ -44,6 +44,9 @@ pub(super) fn prepare<'g>(
     for (state, role, phase) in &mut phases {
         let (state, phase): (&EscapeState, &mut Phase) = (state, phase);
         match role {
+            // A use of it could not be waited for, or its last record
+            // failed: nothing may free or make it again.
+            _ if phase.stuck => return Err(refused(state, AllocationState::Stuck)),
             Role::Make if phase.live && phase.handed_out => {
                 return Err(refused(state, AllocationState::TakenAndLive))
             }
@@ -85,10 +88,14 @@ impl Locked<'_> {
                 Role::Free => phase.live = false,
                 Role::Use => {}
             }
-            let record = state
-                .record(phase, stream)
-                .op_at("cuEventRecord", &state.label);
-            recorded = recorded.and(record);
+            let record = state.record(phase, stream);
+            if record.is_err() {
+                // The event stands for older work than this launch: a
+                // later use or free waiting for it would not follow the
+                // launch. Kept for good instead.
+                phase.stuck = true;
+            }
+            recorded = recorded.and(record.op_at("cuEventRecord", &state.label));
         }
         recorded
     }

@@ -403,9 +403,9 @@ mod alone {
     ///
     /// Must happen: the read during the capture sees the graph's values
     /// (the runtime's copy stream waits for an event recorded before the
-    /// capture, and joins nothing); the stream launch is refused (an error
-    /// or a panic) before anything is queued; both later reads see the
-    /// graph's values.
+    /// capture, and joins nothing); the stream launch is refused
+    /// (`LaunchRefusal::Capturing`) before anything is queued; both later
+    /// reads see the graph's values.
     #[test]
     #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_is_not_used_in_a_capture() {
@@ -429,8 +429,15 @@ mod alone {
         }));
         let _ = t.end_capture(CUgraphInstantiate_flags(0));
         assert!(
-            !matches!(captured, Ok(Ok(()))),
-            "an Escaped was written on a capturing stream"
+            matches!(
+                captured,
+                Ok(Err(GraphError::LaunchRefused {
+                    reason: graph_runtime::error::LaunchRefusal::Capturing,
+                    ..
+                }))
+            ),
+            "a stream launch writing an Escaped on a capturing stream was not refused: {:?}",
+            captured.as_ref().map(|r| r.as_ref().map_err(ToString::to_string))
         );
         std::thread::scope(|scope| {
             for _ in 0..2 {
