@@ -437,7 +437,9 @@ mod alone {
                 }))
             ),
             "a stream launch writing an Escaped on a capturing stream was not refused: {:?}",
-            captured.as_ref().map(|r| r.as_ref().map_err(ToString::to_string))
+            captured
+                .as_ref()
+                .map(|r| r.as_ref().map_err(ToString::to_string))
         );
         std::thread::scope(|scope| {
             for _ in 0..2 {
