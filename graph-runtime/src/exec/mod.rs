@@ -77,8 +77,8 @@ pub struct Exec<'a> {
     /// call. No caller gets it: only the runtime queues work there (the
     /// exec's launches; loans of its graph's buffers, through this exec or
     /// one sharing them; the waits and frees of an allocation a launch
-    /// there left live, and the join after a stream launch that binds
-    /// it, through its `Escaped`), and nobody can begin a capture on it.
+    /// there left live, through its `Escaped`), and nobody can begin a
+    /// capture on it.
     own_stream: Option<Arc<CudaStream>>,
     resource_id: u64,
     resources: SharedResources<'a>,
@@ -198,7 +198,11 @@ impl<'a> Exec<'a> {
     fn launch_on(&mut self, stream: &Arc<CudaStream>, private: bool) -> Result<()> {
         self.take_host_fault()?;
         ordering::check_stream(&self.ctx, stream, "launch")?;
-        let guard = ordering::prepare(&self.sets, &self.escapes, (stream, private))?;
+        let guard = ordering::prepare(
+            (&self.resources, &self.sets),
+            &self.escapes,
+            (stream, private),
+        )?;
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
         // so until the work queued here is done (see Drop); the allocations

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ordering::check_stream(ctx, stream, "launch")?;        // 1
-//! let guard = ordering::prepare(&sets, &escapes, (stream, private))?; // 2-5
+//! let guard = ordering::prepare((root, &sets), &escapes, (stream, private))?; // 2-5
 //! let launched = unsafe { result::launch(raw, stream) };   // 6
 //! guard.commit(launched.is_ok())?;                         // 7
 //! ```
@@ -66,14 +66,14 @@
 //! replaced ([`retire`]) until the stream is seen done (their kernels'
 //! modules may still run).
 
-use crate::buffer::{LockedSet, ResourceSet, SharedResources, UseEvent};
+use crate::buffer::{LockedSet, ResourceSet, Resources, SharedResources, UseEvent};
 use crate::error::{DriverResultExt, GraphError, Result, StreamRefusal};
 use crate::escape::{EscapeState, Role};
 use crate::graph::RawGraph;
 use crate::ranks::Ranked;
 use crate::result;
 use cudarc::driver::{CudaContext, CudaStream};
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 mod escapes;
 mod sets;
@@ -136,59 +136,89 @@ fn joined_no_capture(stream: &CudaStream) -> Result<()> {
 /// A launch prepared on a stream: its sets and allocations locked, checked
 /// and waited for (steps 2 to 5). [`LaunchGuard::commit`] records the
 /// launch; dropping it uncommitted records nothing.
-pub(crate) struct LaunchGuard<'g> {
+pub(crate) struct LaunchGuard<'g, 'a> {
     stream: &'g Arc<CudaStream>,
     /// `stream` is one no caller gets (an exec's own).
     private: bool,
     managing: bool,
-    sets: Vec<Box<dyn LockedSet + 'g>>,
+    /// The exec's own set, locked without a box (most launches track no
+    /// other: then `others` allocates nothing).
+    root: Option<Ranked<MutexGuard<'g, Resources<'a>>>>,
+    /// The other sets (child graphs', device-launched execs'), boxed: each
+    /// is borrowed for a lifetime of its own.
+    others: Vec<Box<dyn LockedSet + 'g>>,
     records: Vec<UseEvent>,
     escapes: escapes::Locked<'g>,
 }
 
+impl<'g, 'a: 'g> LaunchGuard<'g, 'a> {
+    /// Every locked set, the exec's own first.
+    fn sets(&mut self) -> impl Iterator<Item = &mut (dyn LockedSet + 'g)> + use<'_, 'g, 'a> {
+        let root = self.root.iter_mut().map(|set| set as &mut dyn LockedSet);
+        root.chain(
+            self.others
+                .iter_mut()
+                .map(|set| &mut **set as &mut dyn LockedSet),
+        )
+    }
+}
+
 /// Steps 2 to 5 for a launch on `stream` (`private`: a stream no caller
 /// gets, an exec's own) that tracks `sets` (in lock order:
-/// [`tracked_sets`]) and makes, uses or frees `escapes`. The context is
-/// current (step 1).
+/// [`tracked_sets`]; `root`, the exec's own, among them) and makes, uses
+/// or frees `escapes`. The context is current (step 1).
 pub(crate) fn prepare<'g, 'a: 'g>(
-    sets: &'g [Arc<dyn ResourceSet + 'a>],
+    (root, sets): (&'g Mutex<Resources<'a>>, &'g [Arc<dyn ResourceSet + 'a>]),
     escapes: &'g [(Arc<EscapeState>, Role)],
     (stream, private): (&'g Arc<CudaStream>, bool),
-) -> Result<LaunchGuard<'g>> {
-    let mut locked: Vec<Box<dyn LockedSet + 'g>> = Vec::with_capacity(sets.len());
+) -> Result<LaunchGuard<'g, 'a>> {
+    let lent = || GraphError::BufferLent {
+        operation: "launch",
+    };
+    let root_key = root.key();
+    let (mut root_locked, mut others) = (None, Vec::new());
     for set in sets {
-        let set = set.lock_set();
-        if set.lent() {
-            return Err(GraphError::BufferLent {
-                operation: "launch",
-            });
+        if set.key() == root_key {
+            let set = crate::buffer::lock(root);
+            if set.lent() {
+                return Err(lent());
+            }
+            root_locked = Some(set);
+        } else {
+            let set = set.lock_set();
+            if set.lent() {
+                return Err(lent());
+            }
+            others.push(set);
         }
-        locked.push(set);
     }
     let escapes = escapes::prepare(escapes, stream)?;
     let managing = stream.context().is_managing_stream_synchronization();
+    let mut guard = LaunchGuard {
+        stream,
+        private,
+        managing,
+        root: root_locked,
+        others,
+        records: Vec::new(),
+        escapes,
+    };
     let mut records = Vec::new();
     let mut waited = false;
-    for set in &mut locked {
+    for set in guard.sets() {
         waited |= set
             .acquire(stream, managing, &mut records)
             .op("cuStreamWaitEvent (the graph's buffers' last use)")?;
     }
+    guard.records = records;
     stream.context().check_err().op("cuGraphLaunch")?;
     if waited {
         joined_no_capture(stream)?;
     }
-    Ok(LaunchGuard {
-        stream,
-        private,
-        managing,
-        sets: locked,
-        records,
-        escapes,
-    })
+    Ok(guard)
 }
 
-impl LaunchGuard<'_> {
+impl LaunchGuard<'_, '_> {
     /// Step 7: records a queued launch (`queued`), then releases the
     /// locks. Returns the first failed record of an allocation's event.
     pub(crate) fn commit(mut self, queued: bool) -> Result<()> {
@@ -198,8 +228,9 @@ impl LaunchGuard<'_> {
         for event in self.records.drain(..) {
             event.record(self.stream);
         }
-        for set in &mut self.sets {
-            set.launched_on(self.stream, self.managing, self.private);
+        let (stream, managing, private) = (self.stream, self.managing, self.private);
+        for set in self.sets() {
+            set.launched_on(stream, managing, private);
         }
         self.escapes.launched(self.stream)
     }
