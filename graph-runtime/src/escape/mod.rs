@@ -203,7 +203,13 @@ impl EscapeState {
             return Ok(());
         }
         self.free_live(&mut phase, stream)?;
-        self.record(&mut phase, stream)
+        let recorded = self.record(&mut phase, stream);
+        if recorded.is_err() {
+            // The event stands for work before the free: a later make
+            // elsewhere would not follow it.
+            phase.stuck = true;
+        }
+        recorded
     }
 
     /// Hands the allocation out of the exec that made it: its generation.
@@ -296,8 +302,11 @@ impl Drop for Held {
 /// to use it there and free it with a free node; or drop it to free it.
 /// Its exec launches again only once it is freed (the next launch makes it
 /// anew, at the same address). A stream launch on a capturing stream is
-/// refused (`LaunchRefusal::Capturing`), before anything is queued, also
-/// when the stream began capturing after the launch's first check.
+/// refused (`LaunchRefusal::Capturing`) before anything is queued; each
+/// `Escaped` it binds asks again before its wait. (A capture another
+/// thread begins on a stream it shares with the launch after the last
+/// check is the window the crate docs leave open: do not begin captures
+/// on a stream another thread uses.)
 ///
 /// A copy or a stream launch's read that cannot be waited for (another
 /// thread's global-mode capture refusing the wait, say) may still run:
@@ -307,7 +316,10 @@ impl Drop for Held {
 /// that made it does not launch again, copies and stream launches are
 /// refused ([`AllocationState::Stuck`]), and
 /// [`Graph::bind_escaped`](crate::Graph::bind_escaped) gives a `Buf`
-/// every node refuses. Memory is leaked; nothing reads freed memory.
+/// every node refuses. Memory is leaked; nothing reads freed memory. (A
+/// global-mode capture that another thread runs meanwhile may refuse such
+/// a wait and leave the allocation stuck though nothing went wrong:
+/// capture in thread-local or relaxed mode next to escaped allocations.)
 ///
 /// It is not a cudarc `DevicePtr`: cudarc's copies ask each operand for
 /// its address in turn, and caller code (another operand's `DevicePtrMut`,

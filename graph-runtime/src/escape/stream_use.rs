@@ -15,13 +15,15 @@ impl<T> Escaped<T> {
     /// # Errors
     /// [`UseRefused::Capturing`] on a capturing stream (the use would be
     /// recorded into a graph that could run after the allocation is
-    /// freed); [`AllocationState::Stuck`] for an allocation a use of which
-    /// could not be waited for, or whose last operation was recorded into
-    /// another thread's capture (a stream that began one between a check
-    /// and a record: no wait can follow the work before it, so the
+    /// freed), or when the wait is refused because of a capture (the
+    /// stream's, or another thread's global-mode one: the use may be
+    /// retried); [`AllocationState::Stuck`] for an allocation a use of
+    /// which could not be waited for, or whose last operation was recorded
+    /// into another thread's capture (a stream that began one between a
+    /// check and a record: no wait can follow the work before it, so the
     /// allocation is kept for good from then on); the driver's error when
-    /// the stream refuses the wait and the host cannot wait either (a
-    /// global-mode capture elsewhere, say: the use may be retried).
+    /// the stream refuses the wait otherwise and the host cannot wait
+    /// either.
     pub(crate) fn access<'s>(
         &'s self,
         stream: &'s CudaStream,
@@ -68,6 +70,10 @@ impl<T> Escaped<T> {
                 phase.stuck = true;
                 return Err(stuck());
             }
+            // The stream refused the wait because of a capture (its own,
+            // begun since the check above, or another thread's global-mode
+            // one): refused, nothing queued; the use may be retried.
+            Err(e) if result::refused_by_capture(e.0) => return Err(UseRefused::Capturing),
             Err(_) => {
                 // The stream refused the wait: wait for the event here (a
                 // later record only follows operations that waited for

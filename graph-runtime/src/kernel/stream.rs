@@ -409,6 +409,14 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 }
             }
         }
+        // cudarc's waits skip themselves while an error is stored in the
+        // context (storing it again): one stored now means a wait may not
+        // have been made, so nothing is launched (as `ordering::prepare`).
+        if refusal.is_none() && cudarc_waits {
+            if let Err(e) = ctx.check_err() {
+                refusal = Some(GraphError::driver("cuStreamWaitEvent", e.0, Some(&name)));
+            }
+        }
         // cudarc's waits for a slice that another thread last used in a
         // capture it has not ended draw the stream into that capture: the
         // kernel would be recorded there.
@@ -463,7 +471,12 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // Every home joined, even after a failure: then the first error.
         let mut first_error = Ok(());
         for home in homes {
-            let joined = home.join(stream).op_at("cuStreamWaitEvent", &name);
+            // By the driver directly: cudarc's join returns an error another
+            // thread stored instead of joining.
+            // SAFETY: both streams are live (borrowed), of the current
+            // context (bound above; bindings of other contexts are refused).
+            let joined = unsafe { crate::result::join(home.cu_stream(), stream.cu_stream()) }
+                .op_at("cuStreamWaitEvent", &name);
             if first_error.is_ok() {
                 first_error = joined;
             }

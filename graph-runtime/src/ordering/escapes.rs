@@ -54,9 +54,12 @@ pub(super) fn prepare<'g>(
                 state
                     .free_live(phase, stream)
                     .op_at("cuMemFreeAsync", &state.label)?;
-                state
-                    .record(phase, stream)
-                    .op_at("cuEventRecord", &state.label)?;
+                if let Err(e) = state.record(phase, stream) {
+                    // The event stands for work before the free: a later
+                    // make elsewhere would not follow it.
+                    phase.stuck = true;
+                    return Err(e).op_at("cuEventRecord", &state.label);
+                }
             }
             Role::Free if phase.user_held => {
                 return Err(refused(state, AllocationState::HeldByCaller))

@@ -40,6 +40,26 @@ pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
     }
 }
 
+/// Makes `waiter` wait for the work queued on `stream` so far, through an
+/// event made, recorded and released here, by the driver directly:
+/// cudarc's `join` makes its event through `bind_to_thread`, which takes
+/// an error stored in the context back and returns it instead of joining.
+///
+/// # Safety
+/// Both streams are live, of the current context.
+pub unsafe fn join(waiter: CUstream, stream: CUstream) -> R<()> {
+    use cudarc::driver::result::{event, stream as streams};
+    let made = event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
+    // SAFETY: the event was just made; the streams are live (forwarded).
+    let joined = unsafe { event::record(made, stream) }.and_then(|()| unsafe {
+        streams::wait_event(waiter, made, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+    });
+    // SAFETY: made here, destroyed once (the driver releases it once the
+    // wait no longer needs it).
+    let destroyed = unsafe { event::destroy(made) };
+    joined.and(destroyed)
+}
+
 /// Whether `stream` is the per-thread default stream
 /// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
 /// thread.

@@ -459,8 +459,8 @@ mod alone {
     /// same address), end the capture and launch what it captured.
     ///
     /// Must happen: the allocation is kept for good (the maker's next
-    /// launch is refused: taken and live), the captured graph launches and
-    /// runs without a fault, and the context stays usable.
+    /// launch is refused: `AllocationState::Stuck`), the captured graph
+    /// launches and runs without a fault, and the context stays usable.
     #[test]
     #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
     fn an_escaped_allocation_dropped_during_a_capture_is_kept() {
@@ -482,7 +482,7 @@ mod alone {
             matches!(
                 err,
                 GraphError::AllocationRefused {
-                    state: graph_runtime::error::AllocationState::TakenAndLive,
+                    state: graph_runtime::error::AllocationState::Stuck,
                     ..
                 }
             ),
