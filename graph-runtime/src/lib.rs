@@ -93,9 +93,10 @@
 //!   last launch because a capture began on its stream since keeps what
 //!   the launch uses, as `mem::forget` of it would (leaked, not freed).
 //!   Not closed: another thread that shares the stream and begins a
-//!   capture on it while [`Exec::launch`] or the exec's drop runs, between
-//!   their check and the work they queue (a launch, its event records, the
-//!   frees of what the last launch left live). This is cudarc's hole
+//!   capture on it while [`Exec::launch`], the exec's drop or a stream
+//!   launch ([`Kernel::on`]) runs, between their last check and the work
+//!   they queue (a launch, its event records, the frees of what the last
+//!   launch left live). This is cudarc's hole
 //!   before it is ours: cudarc's own safe calls on a stream that another
 //!   thread captures crash the process (tests/cudarc_holes.rs, an
 //!   ignored test that uses cudarc alone: SIGSEGV in every run on the
