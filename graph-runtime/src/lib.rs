@@ -340,7 +340,9 @@ pub use cache::{CacheOutcome, GraphCache};
 pub use conditional::CondHandle;
 pub use error::{GraphError, Result};
 pub use escape::Escaped;
-pub use exec::{DeviceExec, Exec, InstantiateOptions, KernelNodeMut, NodeMut, UpdateOutcome};
+pub use exec::{
+    DeviceExec, Exec, InstantiateOptions, KernelNodeMut, KernelNodeMutOf, NodeMut, UpdateOutcome,
+};
 pub use graph::Graph;
 pub use host::HostBuf;
 pub use kernel::{Kernel, KernelDecl, KernelDef, LaunchConfig};

@@ -7,6 +7,10 @@ use cudarc::driver::{CudaContext, CudaSlice};
 use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
+
+/// A kernel node handle of the declared kernel `K` (the node tables of
+/// `cuda_graph!` graphs hold these: shorter to emit than the projection).
+pub type KernelNodeOf<K> = crate::KernelNode<<K as KernelDef>::Args>;
 pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label, NodeLabel};
 
 /// A fill node's value, checked where it is written (see `FillValue`).

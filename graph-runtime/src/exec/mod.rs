@@ -30,7 +30,7 @@ mod node_update;
 mod options;
 mod update;
 
-pub use node_update::{KernelNodeMut, NodeMut};
+pub use node_update::{KernelNodeMut, KernelNodeMutOf, NodeMut};
 pub use options::InstantiateOptions;
 
 /// Counts live execs of a graph with memory nodes (at most one may live).

@@ -154,6 +154,10 @@ impl<'a> Exec<'a> {
     }
 }
 
+/// The [`KernelNodeMut`] of a node of the declared kernel `K`: what the
+/// exec accessors of a `cuda_graph!` graph return.
+pub type KernelNodeMutOf<'e, 'a, K> = KernelNodeMut<'e, 'a, <K as crate::KernelDef>::Args>;
+
 /// A kernel node of an exec, to change its arguments or enable it.
 #[derive(Debug)]
 pub struct KernelNodeMut<'e, 'a, A> {

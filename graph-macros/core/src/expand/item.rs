@@ -217,7 +217,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
                 quote! {
                     #[doc = #doc]
                     #[track_caller]
-                    pub fn #label(&mut self, #(#params),*) -> #rt::KernelNodeMut<'_, 'a, <#path as #rt::__private::KernelDef>::Args> {
+                    pub fn #label(&mut self, #(#params),*) -> #rt::KernelNodeMutOf<'_, 'a, #path> {
                         #rt::KernelNodeMut::new(&mut self.exec, #handle)
                     }
                 }

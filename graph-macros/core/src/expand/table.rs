@@ -78,7 +78,7 @@ pub(super) fn table(
         let mut ty = match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
-                quote!(#rt::KernelNode<<#path as #rt::__private::KernelDef>::Args>)
+                quote!(#rt::__private::KernelNodeOf<#path>)
             }
             _ => quote!(#rt::Node),
         };
