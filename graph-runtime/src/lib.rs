@@ -156,7 +156,8 @@
 //!   slice's waits. An [`Escaped`]'s uses (its copies and stream
 //!   launches) are recorded by the runtime itself, and one dropped while
 //!   an error is stored still waits for its whole context before its
-//!   free. Not closed, for cudarc slices bound to graphs: a third thread
+//!   free. Not closed, for cudarc slices bound to graphs or to stream
+//!   launches: a third thread
 //!   that takes that error back (any cudarc call) between the skipped wait
 //!   and the launch's check (the waits are cudarc's: a slice's events are
 //!   private to cudarc); cudarc's own safe copies have the same weakness.

@@ -15,7 +15,7 @@
 
 use super::encode::MAX_PARAMS;
 use super::*;
-use crate::buffer::untracked_address;
+use crate::buffer::{untracked_address, UseEvent};
 use crate::error::LaunchRefusal;
 use crate::escape::UseRefused;
 use crate::ids::{next_id, FOREIGN_ROOT};
@@ -341,7 +341,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// that writes, a buffer not bound by this launch (bound to a graph,
     /// to another launch, or of another context), a conditional handle or
     /// exec argument (those are for graph nodes), a kernel loaded in
-    /// another context, or a capturing stream (capturing before the waits,
+    /// another context, the per-thread default stream as the launch stream
+    /// or as a bound buffer's, or a capturing stream (capturing before the waits,
     /// or drawn by them into a capture another thread has not ended:
     /// [`LaunchRefusal::JoinedCapture`](crate::error::LaunchRefusal::JoinedCapture));
     /// [`GraphError::Driver`] when
@@ -379,6 +380,18 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         {
             return Err(refused(LaunchRefusal::KernelOfOtherContext));
         }
+        // The per-thread default stream names another stream on every
+        // thread: a join of it orders nothing for the thread that frees.
+        if crate::result::is_per_thread(self.stream) {
+            return Err(refused(LaunchRefusal::PerThreadStream));
+        }
+        let per_thread = |home: &Option<Arc<CudaStream>>| {
+            home.as_ref()
+                .is_some_and(|home| crate::result::is_per_thread(home))
+        };
+        if self.bindings.iter().any(|(_, home)| per_thread(home)) {
+            return Err(refused(LaunchRefusal::PerThreadBuffer));
+        }
         ctx.bind_to_thread().op_at("cuCtxSetCurrent", &name)?;
         // SAFETY: the stream is live (borrowed).
         match unsafe { crate::result::is_capturing(self.stream.cu_stream()) } {
@@ -387,17 +400,21 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             Err(e) => return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
         }
         let stream: &CudaStream = self.stream;
-        // Waits now; each guard records the launch's use when dropped, after
-        // the launch is queued (or refused by the driver: then it records
-        // earlier work, which orders nothing wrongly). A use refused before
-        // the launch (an `Escaped`'s) forgets the guards made: nothing is
-        // recorded for a launch not made.
+        // Waits now. After the launch is queued (or refused by the driver:
+        // then the records cover earlier work, which orders nothing
+        // wrongly), each cudarc slice's event is recorded by the driver
+        // directly (cudarc's guard would skip its record while an error is
+        // stored in the context), and each `Escaped`'s guard records or
+        // waits. A use refused before the launch (an `Escaped`'s) forgets
+        // the guards made: nothing is recorded for a launch not made.
         // (Only cudarc's buffers have a stream that frees them unordered.)
         let cudarc_waits = self.bindings.iter().any(|(_, frees_on)| frees_on.is_some());
-        let mut guards: Vec<StreamUse<'_>> = Vec::with_capacity(self.bindings.len());
+        let mut events: Vec<UseEvent> = Vec::new();
+        let mut guards: Vec<StreamUse<'_>> = Vec::new();
         let mut refusal = None;
         for (binding, _) in self.bindings.iter_mut() {
             match binding.acquire(stream) {
+                Ok(StreamUse::Cudarc(guard)) => events.push(UseEvent::take(guard)),
                 Ok(guard) => guards.push(guard),
                 Err(UseRefused::Capturing) => {
                     refusal = Some(refused(LaunchRefusal::Capturing));
@@ -438,8 +455,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // parameter types match the kernel and that it stays within what
         // the checks above bound: counts and indices within every buffer,
         // writes only to buffers bound for writing. Every buffer is bound
-        // here, borrowed for 'a, and ordered by cudarc's events (the guards
-        // record this launch in them), so cudarc frees none before the
+        // here, borrowed for 'a, and ordered by cudarc's events (recorded
+        // after the launch, below), so cudarc frees none before the
         // kernel is done. The pointers point into `encoded`, alive for the
         // call; the function's module is kept by `self.kernel`; the
         // context is current and the stream is of it.
@@ -453,6 +470,11 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 &mut pointers[..count],
             )
         };
+        if ctx.is_managing_stream_synchronization() {
+            for event in events {
+                event.record(stream);
+            }
+        }
         drop(guards);
         launched.op_at("cuLaunchKernel", &name)?;
         // cudarc frees a slice on its own stream, waiting on its events

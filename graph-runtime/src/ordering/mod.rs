@@ -192,6 +192,8 @@ pub(crate) fn prepare<'g, 'a: 'g>(
             others.push(set);
         }
     }
+    // `tracked_sets` starts from the exec's own set: it is always there.
+    debug_assert!(root_locked.is_some(), "the exec's own set is not tracked");
     let escapes = escapes::prepare(escapes, stream)?;
     let managing = stream.context().is_managing_stream_synchronization();
     let mut guard = LaunchGuard {

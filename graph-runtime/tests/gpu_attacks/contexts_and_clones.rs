@@ -84,6 +84,51 @@ fn the_per_thread_default_stream_is_refused() {
     assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
 }
 
+/// Attack: a stream launch of a declared kernel on the per-thread default
+/// stream, and one binding a slice allocated there. The launch joins the
+/// slices' own streams so that cudarc's frees follow it; the per-thread
+/// stream is another stream on the thread that drops the slice, so the
+/// join would order nothing for that free.
+///
+/// Must happen: both launches are refused (`LaunchRefusal::PerThreadStream`,
+/// `LaunchRefusal::PerThreadBuffer`) before anything is queued; a launch
+/// on a stream of the context binding a slice of one runs.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn stream_launches_refuse_the_per_thread_default_stream() {
+    use graph_runtime::error::LaunchRefusal;
+    let ctx = gpu();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let (stream, per_thread) = (ctx.new_stream().unwrap(), ctx.per_thread_stream());
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let mut y = per_thread.alloc_zeros::<f32>(N as usize).unwrap();
+    let refusal = |result: graph_runtime::Result<()>| match result {
+        Err(GraphError::LaunchRefused { reason, .. }) => Some(reason),
+        _ => None,
+    };
+    let on_per_thread = {
+        let mut launch = add_one.on(&per_thread);
+        let xb = launch.bind_mut(&mut x);
+        launch.launch(LaunchConfig::for_elements(N, 256), (xb, N))
+    };
+    assert_eq!(refusal(on_per_thread), Some(LaunchRefusal::PerThreadStream));
+    let of_per_thread = {
+        let mut launch = add_one.on(&stream);
+        let yb = launch.bind_mut(&mut y);
+        launch.launch(LaunchConfig::for_elements(N, 256), (yb, N))
+    };
+    assert_eq!(refusal(of_per_thread), Some(LaunchRefusal::PerThreadBuffer));
+    {
+        let mut launch = add_one.on(&stream);
+        let xb = launch.bind_mut(&mut x);
+        launch
+            .launch(LaunchConfig::for_elements(N, 256), (xb, N))
+            .unwrap();
+    }
+    assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
+    assert!(stream.clone_dtoh(&y).unwrap().iter().all(|v| *v == 0.0));
+}
+
 /// Attack: a graph with a host buffer cloned (`try_clone`), both
 /// instantiated, hoping for two execs writing one buffer; the original's
 /// handle used with the clone's exec; the clone added as a child of
