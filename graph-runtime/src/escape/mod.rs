@@ -452,20 +452,7 @@ impl<T: Pod> Escaped<T> {
         let state = &self.held.state;
         let ctx = self.held.stream.context();
         let copies = {
-            let mut phase = state.lock();
-            // Held by the caller, its allocation is live (see `access`).
-            assert!(
-                phase.live && phase.generation == self.held.generation,
-                "the allocation of `{}` (an Escaped) was freed while held",
-                state.label
-            );
-            if phase.stuck {
-                return Err(GraphError::AllocationRefused {
-                    operation,
-                    label: state.label.clone(),
-                    state: AllocationState::Stuck,
-                });
-            }
+            let mut phase = self.lock_for_use(operation)?;
             let copies = match &phase.copies {
                 Some(copies) => copies.clone(),
                 None => {
@@ -490,6 +477,33 @@ impl<T: Pod> Escaped<T> {
 }
 
 impl<T> Escaped<T> {
+    /// Locks the allocation's phase for a use (`operation`). Held by the
+    /// caller, the allocation is live: nothing else frees it (asserted all
+    /// the same: a use after a free is a panic, not a read of freed
+    /// memory). A stuck one is refused: a use before it may still run.
+    fn lock_for_use(&self, operation: &'static str) -> Result<Ranked<MutexGuard<'_, Phase>>> {
+        let state = &self.held.state;
+        let phase = state.lock();
+        assert!(
+            phase.live && phase.generation == self.held.generation,
+            "the allocation of `{}` (an Escaped) was freed while held",
+            state.label
+        );
+        if phase.stuck {
+            return Err(self.stuck(operation));
+        }
+        Ok(phase)
+    }
+
+    /// The refusal of a use of a stuck allocation.
+    fn stuck(&self, operation: &'static str) -> GraphError {
+        GraphError::AllocationRefused {
+            operation,
+            label: self.held.state.label.clone(),
+            state: AllocationState::Stuck,
+        }
+    }
+
     /// Gives the allocation up to a graph (`Graph::bind_escaped`): the
     /// graph holds it from now on, and may free it. Returns its length and
     /// the hold.

@@ -3,7 +3,7 @@
 //! ([`EscapedUse`]).
 
 use super::{EscapeState, Escaped};
-use crate::error::{AllocationState, GraphError};
+use crate::error::GraphError;
 use crate::result;
 use cudarc::driver::{sys, CudaStream};
 
@@ -17,7 +17,7 @@ impl<T> Escaped<T> {
     /// recorded into a graph that could run after the allocation is
     /// freed), or when the wait is refused because of a capture (the
     /// stream's, or another thread's global-mode one: the use may be
-    /// retried); [`AllocationState::Stuck`] for an allocation a use of
+    /// retried); [`AllocationState::Stuck`](crate::error::AllocationState::Stuck) for an allocation a use of
     /// which could not be waited for, or whose last operation was recorded
     /// into another thread's capture (a stream that began one between a
     /// check and a record: no wait can follow the work before it, so the
@@ -40,26 +40,7 @@ impl<T> Escaped<T> {
                 return Err(refused(error));
             }
         }
-        let stuck = || {
-            refused(GraphError::AllocationRefused {
-                operation: "launch",
-                label: state.label.clone(),
-                state: AllocationState::Stuck,
-            })
-        };
-        let mut phase = state.lock();
-        // Held by the caller, its allocation is live: nothing else frees it
-        // (checked here all the same: a use after a free is a panic, not a
-        // read of freed memory).
-        assert!(
-            phase.live && phase.generation == self.held.generation,
-            "the allocation of `{}` (an Escaped) was freed while held",
-            state.label
-        );
-        if phase.stuck {
-            // A use before could not be waited for: it may still run.
-            return Err(stuck());
-        }
+        let mut phase = self.lock_for_use("launch").map_err(refused)?;
         match state.order(&phase, stream) {
             Ok(()) => {}
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
@@ -68,7 +49,7 @@ impl<T> Escaped<T> {
                 // running, say) can no longer be waited for. A host wait
                 // for the event would not wait for it either.
                 phase.stuck = true;
-                return Err(stuck());
+                return Err(refused(self.stuck("launch")));
             }
             // The stream refused the wait because of a capture (its own,
             // begun since the check above, or another thread's global-mode
