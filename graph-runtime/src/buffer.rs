@@ -63,6 +63,12 @@ impl<T> std::fmt::Debug for Buf<'_, T> {
 }
 
 impl<'a, T> Buf<'a, T> {
+    /// # Panics
+    /// When `len` elements of `T` span more bytes than `usize` holds: the
+    /// runtime's own allocations check their size, but cudarc computes a
+    /// slice's unchecked (a huge `alloc_zeros` length wraps to a small
+    /// allocation), and every check of a kernel's counts trusts the length.
+    #[track_caller]
     pub(crate) fn new(
         ptr: u64,
         len: usize,
@@ -70,6 +76,12 @@ impl<'a, T> Buf<'a, T> {
         root: u64,
         alloc: Option<AllocRef>,
     ) -> Self {
+        assert!(
+            len.checked_mul(std::mem::size_of::<T>()).is_some(),
+            "a buffer of {len} elements of {} bytes spans more bytes than the address space \
+             (cudarc computes a slice's size unchecked): refused",
+            std::mem::size_of::<T>()
+        );
         Buf {
             ptr,
             len,

@@ -167,6 +167,13 @@
 //!   the launch after nothing that runs. (For that record to be made,
 //!   cudarc's wait before it, for work outside the capture, must have
 //!   been refused and its stored error taken back: the hole above.)
+//!   Nor, for graph launches, two `CudaContext` values of one context
+//!   (two calls of `CudaContext::new` for one device): each counts its own
+//!   streams, so cudarc's tracking can be on for a slice's and off for the
+//!   launch stream's, and the launch then records nothing in the slice's
+//!   events (cudarc's own copies through the other value skip theirs the
+//!   same way; stream launches record whenever a slice has events): make
+//!   one context value per device and clone it.
 //!   Not closed either, and cudarc's before it is ours: cudarc keeps one
 //!   read event per slice, and a read on another stream (a launch of
 //!   another exec that binds the slice, or a cudarc copy from it) records

@@ -309,4 +309,13 @@ pub enum LaunchRefusal {
          whichever thread drops it: allocate it on a stream of the context (`ctx.new_stream()`)"
     )]
     PerThreadBuffer,
+    /// A bound buffer's own stream (where cudarc frees it) captures, or
+    /// refuses work while another stream captures (the legacy stream): the
+    /// launch could not make that stream follow the kernel, so the
+    /// buffer's free would not wait for it.
+    #[error(
+        "a bound buffer's own stream (where cudarc frees it) is capturing, or refuses work while \
+         another stream captures: the launch could not order the buffer's free after the kernel"
+    )]
+    BufferStreamCapturing,
 }

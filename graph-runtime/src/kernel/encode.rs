@@ -238,7 +238,11 @@ impl<'a> ArgEncoder<'a> {
             }
         }
         let g = config.grid;
-        let blocks = u64::from(g.x) * u64::from(g.y) * u64::from(g.z);
+        // Saturating: a product past u64 (no device runs such a grid) is
+        // refused, not wrapped.
+        let blocks = u64::from(g.x)
+            .saturating_mul(u64::from(g.y))
+            .saturating_mul(u64::from(g.z));
         if blocks > b.per_block.0 {
             return Err(format!(
                 "buffer argument {} has {} elements, one per block, but the launch has {blocks} blocks",

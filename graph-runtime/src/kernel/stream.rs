@@ -342,7 +342,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// to another launch, or of another context), a conditional handle or
     /// exec argument (those are for graph nodes), a kernel loaded in
     /// another context, the per-thread default stream as the launch stream
-    /// or as a bound buffer's, or a capturing stream (capturing before the waits,
+    /// or as a bound buffer's, a bound buffer's own stream that captures
+    /// or refuses work while another stream captures (the legacy stream),
+    /// or a capturing stream (capturing before the waits,
     /// or drawn by them into a capture another thread has not ended:
     /// [`LaunchRefusal::JoinedCapture`](crate::error::LaunchRefusal::JoinedCapture));
     /// [`GraphError::Driver`] when
@@ -400,6 +402,25 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             Err(e) => return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
         }
         let stream: &CudaStream = self.stream;
+        // The buffers' own streams (where cudarc frees them), once each: a
+        // capturing one (or one that refuses work while another stream
+        // captures: the legacy stream) could not be made to follow the
+        // kernel, so its free would not wait for it.
+        let mut homes: Vec<Arc<CudaStream>> = Vec::new();
+        for home in self.bindings.iter().filter_map(|(_, home)| home.as_ref()) {
+            if home.cu_stream() != stream.cu_stream()
+                && !homes.iter().any(|h| h.cu_stream() == home.cu_stream())
+            {
+                // SAFETY: the stream is live (held).
+                match unsafe { crate::result::is_capturing(home.cu_stream()) } {
+                    Ok(false) => homes.push(home.clone()),
+                    Ok(true) => return Err(refused(LaunchRefusal::BufferStreamCapturing)),
+                    Err(e) => {
+                        return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name)))
+                    }
+                }
+            }
+        }
         // Waits now. After the launch is queued (or refused by the driver:
         // then the records cover earlier work, which orders nothing
         // wrongly), each cudarc slice's event is recorded by the driver
@@ -470,32 +491,26 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 &mut pointers[..count],
             )
         };
-        if ctx.is_managing_stream_synchronization() {
-            for event in events {
-                event.record(stream);
-            }
+        // Recorded whenever the slice has events, even if this context
+        // value's tracking is off: another value of the same context may
+        // track the slice (each counts its own streams).
+        for event in events {
+            event.record(stream);
         }
         drop(guards);
         launched.op_at("cuLaunchKernel", &name)?;
         // cudarc frees a slice on its own stream, waiting on its events
         // only while tracking is on, which it turns off for the whole
         // context once its last `new_stream` stream is dropped: the
-        // buffers' own streams wait for the launch here, so their frees
-        // are ordered after the kernel whatever cudarc tracks then.
-        let mut homes: Vec<&Arc<CudaStream>> = Vec::new();
-        for home in self.bindings.iter().filter_map(|(_, home)| home.as_ref()) {
-            if home.cu_stream() != stream.cu_stream()
-                && !homes.iter().any(|h| h.cu_stream() == home.cu_stream())
-            {
-                homes.push(home);
-            }
-        }
-        // Every home joined, even after a failure: then the first error.
+        // buffers' own streams wait for the launch here (or the host does,
+        // if one refuses the wait), so their frees are ordered after the
+        // kernel whatever cudarc tracks then. Every home joined, even after
+        // a failure: then the first error.
         let mut first_error = Ok(());
         for home in homes {
             // By the driver directly: cudarc's join returns an error another
             // thread stored instead of joining.
-            // SAFETY: both streams are live (borrowed), of the current
+            // SAFETY: both streams are live (held, borrowed), of the current
             // context (bound above; bindings of other contexts are refused).
             let joined = unsafe { crate::result::join(home.cu_stream(), stream.cu_stream()) }
                 .op_at("cuStreamWaitEvent", &name);

@@ -44,6 +44,10 @@ pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
 /// event made, recorded and released here, by the driver directly:
 /// cudarc's `join` makes its event through `bind_to_thread`, which takes
 /// an error stored in the context back and returns it instead of joining.
+/// When `waiter` refuses the wait (the legacy stream while another stream
+/// captures, say) or the record is refused, the host waits for that work
+/// instead, so whatever `waiter` runs next follows it all the same; an
+/// error means that wait failed too.
 ///
 /// # Safety
 /// Both streams are live, of the current context.
@@ -51,9 +55,17 @@ pub unsafe fn join(waiter: CUstream, stream: CUstream) -> R<()> {
     use cudarc::driver::result::{event, stream as streams};
     let made = event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
     // SAFETY: the event was just made; the streams are live (forwarded).
-    let joined = unsafe { event::record(made, stream) }.and_then(|()| unsafe {
-        streams::wait_event(waiter, made, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
-    });
+    let recorded = unsafe { event::record(made, stream) };
+    let joined = match recorded {
+        // SAFETY: as above; the event is recorded.
+        Ok(()) => unsafe {
+            streams::wait_event(waiter, made, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+        }
+        // SAFETY: as above (a host wait for the recorded work).
+        .or_else(|_| unsafe { event::synchronize(made) }),
+        // SAFETY: the stream is live (forwarded): a host wait for its work.
+        Err(_) => unsafe { streams::synchronize(stream) },
+    };
     // SAFETY: made here, destroyed once (the driver releases it once the
     // wait no longer needs it).
     let destroyed = unsafe { event::destroy(made) };
