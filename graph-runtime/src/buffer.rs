@@ -6,7 +6,8 @@
 
 use crate::ranks::{self, Rank, Ranked};
 use cudarc::driver::{
-    sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
+    sys, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DriverError,
+    SyncOnDrop,
 };
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -234,17 +235,24 @@ impl UseEvent {
         event
     }
 
-    /// Records `stream`'s work so far in the event (a cudarc error is kept
-    /// in the context, as cudarc keeps those of its own records).
-    pub(crate) fn record(self, stream: &CudaStream) {
-        if let Some(event) = self.event {
-            // SAFETY: the event is the bound slice's (alive for the
-            // binding); the stream is live and of the same context, which
-            // the launch bound to this thread.
-            let recorded =
-                unsafe { cudarc::driver::result::event::record(event, stream.cu_stream()) };
-            stream.context().record_err(recorded);
+    /// Records `stream`'s work so far in the event. If the record fails,
+    /// the host waits for that work instead (so cudarc work that waits for
+    /// the event's older record still follows it), and the record's error
+    /// is returned.
+    pub(crate) fn record(self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
+        let Some(event) = self.event else {
+            return Ok(());
+        };
+        // SAFETY: the event is the bound slice's (alive for the binding);
+        // the stream is live and of the same context, which the launch
+        // bound to this thread.
+        let recorded = unsafe { cudarc::driver::result::event::record(event, stream.cu_stream()) };
+        if recorded.is_err() {
+            stream
+                .context()
+                .record_err(crate::result::synchronize(stream));
         }
+        recorded
     }
 }
 
@@ -489,6 +497,9 @@ pub(crate) trait LockedSet {
     /// Notes a queued launch on `stream` as the set's last (`private`: a
     /// stream no caller gets, an exec's own).
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);
+    /// The set binds cudarc slices (whose frees cudarc orders only through
+    /// their events).
+    fn binds_slices(&self) -> bool;
 }
 
 /// Locks a resource set (rank [`Rank::ResourceSet`](crate::ranks::Rank)).

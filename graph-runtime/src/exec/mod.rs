@@ -80,6 +80,9 @@ pub struct Exec<'a> {
     /// there left live, through its `Escaped`), and nobody can begin a
     /// capture on it.
     own_stream: Option<Arc<CudaStream>>,
+    /// Its last launch that binds cudarc slices, recorded for the drop
+    /// (see [`ordering::SliceLaunches`]).
+    slice_launches: ordering::SliceLaunches,
     resource_id: u64,
     resources: SharedResources<'a>,
     /// Resources that whole-graph updates replaced while a launch that uses
@@ -135,7 +138,14 @@ impl Drop for Exec<'_> {
             .map(|a| a.ptr);
         match ordering::finish(&self.ctx, &stream, leftover, &self.escapes) {
             Finished::Done => {}
-            Finished::StillRunning => self.leak_in_flight(stream),
+            Finished::StillRunning => {
+                // The bound slices' borrows end with this drop, and cudarc
+                // orders their frees only through events a stored error
+                // disarms: wait for the last launch that binds them on the
+                // host (its own event). Everything else is leaked.
+                let _waited = self.slice_launches.wait();
+                self.leak_in_flight(stream)
+            }
         }
     }
 }
@@ -203,6 +213,10 @@ impl<'a> Exec<'a> {
             &self.escapes,
             (stream, private),
         )?;
+        let binds_slices = guard.binds_slices();
+        if binds_slices {
+            self.slice_launches.prepare(&self.ctx)?;
+        }
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
         // so until the work queued here is done (see Drop); the allocations
@@ -210,6 +224,11 @@ impl<'a> Exec<'a> {
         // work is waited for (`prepare`).
         let launched = unsafe { result::launch(self.raw, stream.cu_stream()) }.op("cuGraphLaunch");
         let recorded = guard.commit(launched.is_ok());
+        let noted = launched.is_ok() && binds_slices;
+        let noted = match noted {
+            true => self.slice_launches.launched(stream),
+            false => Ok(()),
+        };
         // Launches of one exec run in order, so waiting for the last one
         // that was queued waits for them all. Noted as soon as the launch
         // is queued, even if a record after it fails, so that Drop waits.
@@ -221,7 +240,10 @@ impl<'a> Exec<'a> {
         {
             self.last_stream = Some(stream.clone());
         }
-        launched.and(recorded)
+        // The first failure: the launch's, then a record's.
+        launched?;
+        recorded?;
+        noted
     }
 
     /// Launches the exec as [`Exec::launch`] does, on a stream of the

@@ -494,11 +494,14 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // Recorded whenever the slice has events, even if this context
         // value's tracking is off: another value of the same context may
         // track the slice (each counts its own streams).
+        let mut recorded = Ok(());
         for event in events {
-            event.record(stream);
+            recorded = recorded.and(event.record(stream));
         }
         drop(guards);
         launched.op_at("cuLaunchKernel", &name)?;
+        // A failed record was waited for on the host (`UseEvent::record`).
+        let recorded = recorded.op_at("cuEventRecord", &name);
         // cudarc frees a slice on its own stream, waiting on its events
         // only while tracking is on, which it turns off for the whole
         // context once its last `new_stream` stream is dropped: the
@@ -518,7 +521,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 first_error = joined;
             }
         }
-        first_error
+        recorded.and(first_error)
     }
 }
 

@@ -48,7 +48,10 @@
 //! 7. **Commit.** If the launch was queued: record it in every tracked
 //!    slice's cudarc event (by the driver directly: cudarc's record skips
 //!    itself when an error is stored, and a skipped record would let a
-//!    later use or free of the slice overtake the launch), note this
+//!    later use or free of the slice overtake the launch; also while
+//!    cudarc tracks nothing, since a stream made later turns its tracking
+//!    on; a failed record is waited for on the host), and, for a launch
+//!    that binds slices, in the exec's own event ([`SliceLaunches`]), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
 //!    record; an exec's own stream is noted as one no caller gets, where
 //!    a loan copies directly), give each allocation its new state
@@ -60,7 +63,12 @@
 //! it): its drop ([`finish`]) frees what that launch left live and nobody
 //! took, then waits for it, because the exec's borrows end with the drop.
 //! A stream that began a capture since cannot be waited for: the drop
-//! then leaks what the launch may use, as `mem::forget` of the exec would.
+//! then waits on the host for the exec's own event of its last launch that
+//! binds cudarc slices (their borrows end with the drop, and cudarc orders
+//! their frees only through events a stored error disarms), and leaks
+//! everything else the launch may use, as `mem::forget` of the exec would.
+//! The drop makes the exec's context current first (it may run on a
+//! thread where another is).
 //! A whole-graph update holds both graphs' guards while the driver reads
 //! them ([`update_guards`]: in address order), and keeps the resources it
 //! replaced ([`retire`]) until the stream is seen done (their kernels'
@@ -72,7 +80,7 @@ use crate::escape::{EscapeState, Role};
 use crate::graph::RawGraph;
 use crate::ranks::Ranked;
 use crate::result;
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod escapes;
@@ -167,6 +175,7 @@ impl<'g, 'a: 'g> LaunchGuard<'g, 'a> {
 /// gets, an exec's own) that tracks `sets` (in lock order:
 /// [`tracked_sets`]; `root`, the exec's own, among them) and makes, uses
 /// or frees `escapes`. The context is current (step 1).
+#[inline] // one caller, on the launch loop's path
 pub(crate) fn prepare<'g, 'a: 'g>(
     (root, sets): (&'g Mutex<Resources<'a>>, &'g [Arc<dyn ResourceSet + 'a>]),
     escapes: &'g [(Arc<EscapeState>, Role)],
@@ -221,20 +230,93 @@ pub(crate) fn prepare<'g, 'a: 'g>(
 }
 
 impl LaunchGuard<'_, '_> {
+    /// Whether a tracked set binds cudarc slices (see [`SliceLaunches`]).
+    pub(crate) fn binds_slices(&self) -> bool {
+        self.root.as_ref().is_some_and(|set| set.binds_slices())
+            || self.others.iter().any(|set| set.binds_slices())
+    }
+
     /// Step 7: records a queued launch (`queued`), then releases the
     /// locks. Returns the first failed record of an allocation's event.
+    #[inline] // one caller, on the launch loop's path
     pub(crate) fn commit(mut self, queued: bool) -> Result<()> {
         if !queued {
             return Ok(());
         }
+        // A failed record is waited for on the host (`UseEvent::record`):
+        // the launch is done before cudarc work that waits for the event's
+        // older record; the first failure is returned after the rest.
+        let mut failed = None;
         for event in self.records.drain(..) {
-            event.record(self.stream);
+            if let Err(e) = event.record(self.stream) {
+                failed.get_or_insert(e);
+            }
         }
         let (stream, managing, private) = (self.stream, self.managing, self.private);
         for set in self.sets() {
             set.launched_on(stream, managing, private);
         }
-        self.escapes.launched(self.stream)
+        let escapes = self.escapes.launched(self.stream);
+        match failed {
+            Some(e) => Err(e).op("cuEventRecord"),
+            None => escapes,
+        }
+    }
+}
+
+/// An exec's record of its last launch that binds cudarc slices: an event
+/// recorded by the driver right after each such launch. cudarc orders a
+/// slice's free after the launch only through the slice's events, which an
+/// error stored in the context disarms (cudarc's waits return it instead):
+/// when the exec's drop cannot wait for its stream (a capture began there
+/// since), it waits for this event before the slices' borrows end.
+#[derive(Debug, Default)]
+pub(crate) struct SliceLaunches {
+    event: Option<CudaEvent>,
+    /// The last such launch could be neither recorded nor waited for.
+    unwaitable: bool,
+}
+
+impl SliceLaunches {
+    /// Before a launch that binds slices: makes the event (once).
+    pub(crate) fn prepare(&mut self, ctx: &Arc<CudaContext>) -> Result<()> {
+        if self.event.is_none() {
+            let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+            self.event = Some(ctx.new_event(Some(flags)).op("cuEventCreate")?);
+        }
+        Ok(())
+    }
+
+    /// After such a launch was queued on `stream`: records it, by the
+    /// driver. If the record fails, the host waits for the stream instead;
+    /// if that fails too, the exec's drop can no longer wait for it.
+    pub(crate) fn launched(&mut self, stream: &CudaStream) -> Result<()> {
+        let Some(event) = &self.event else {
+            unreachable!("made by `prepare` before the launch")
+        };
+        // SAFETY: the event and the stream are live, of the current context
+        // (the launch bound it).
+        let recorded =
+            unsafe { cudarc::driver::result::event::record(event.cu_event(), stream.cu_stream()) };
+        if recorded.is_err() {
+            self.unwaitable = result::synchronize(stream).is_err();
+        } else {
+            self.unwaitable = false;
+        }
+        recorded.op("cuEventRecord")
+    }
+
+    /// The exec's drop, when its stream cannot be waited for: waits on the
+    /// host for its last launch that binds slices (none: nothing to wait
+    /// for). False when that cannot be waited for either (its record was
+    /// captured: a capture another thread began on a shared stream between
+    /// the launch and the record, the window the crate docs leave open).
+    pub(crate) fn wait(&self) -> bool {
+        match &self.event {
+            None => true,
+            Some(_) if self.unwaitable => false,
+            Some(event) => result::event_synchronize(event).is_ok(),
+        }
     }
 }
 
@@ -268,10 +350,16 @@ pub(crate) fn finish(
     leftover: impl Iterator<Item = u64>,
     escapes: &[(Arc<EscapeState>, Role)],
 ) -> Finished {
+    // The exec may be dropped on a thread where another context is
+    // current: the frees and the wait below are for this one. A context
+    // that cannot be made current leaves nothing to wait with.
+    if result::bind(ctx).is_err() {
+        return Finished::StillRunning;
+    }
     // A stream that began a capture after the last launch refuses the wait
     // below (and would record our frees, not run them).
     // SAFETY: the stream is live (borrowed).
-    if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(false) {
+    if unsafe { result::is_capturing(stream.cu_stream()) }.unwrap_or(true) {
         return Finished::StillRunning;
     }
     for ptr in leftover {

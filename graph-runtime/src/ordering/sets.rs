@@ -86,13 +86,18 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
                 records.push(event);
             } else {
                 waited = true;
-                let guard = UseEvent::take(binding.acquire(stream));
-                if managing {
-                    records.push(guard);
-                }
+                // Recorded even while cudarc does not track (one stream):
+                // a stream made later (or a `fork`, which does not wait for
+                // the context) turns its tracking on, and its waits then
+                // follow this launch only through the slice's events.
+                records.push(UseEvent::take(binding.acquire(stream)));
             }
         }
         Ok(waited)
+    }
+
+    fn binds_slices(&self) -> bool {
+        !self.bindings.is_empty()
     }
 
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool) {

@@ -25,12 +25,30 @@ const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE
 /// graph (cudarc stops tracking once no such stream is left), drop x and
 /// allocate z of 3s on the default stream (it may reuse x's memory).
 ///
-/// Must happen: z reads back all 3: the drop that could not wait left the
-/// launch's stream (and so cudarc's tracking) alive, as a forgotten exec
-/// does, and x's free waited for the fill.
+/// Must happen: z reads back all 3: the drop that could not wait for its
+/// stream waited for the launch's own event (and left the launch's
+/// stream, and so cudarc's tracking, alive, as a forgotten exec does), so
+/// x's free follows the fill.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn an_exec_dropped_while_its_stream_captures_does_not_release_its_launch() {
+    exec_dropped_during_a_capture(false);
+}
+
+/// Attack: as above, with an error stored in the context (the safe
+/// `record_err`) when x is dropped: cudarc's drop of x then skips its wait
+/// for the fill's event (its wait returns the stored error instead).
+///
+/// Must happen: z reads back all 3: the exec's drop waited for the launch
+/// on the host, through its own event, before x's borrow ended.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_exec_dropped_while_its_stream_captures_outlasts_a_stored_error() {
+    exec_dropped_during_a_capture(true);
+}
+
+fn exec_dropped_during_a_capture(stored_error: bool) {
+    use graph_runtime::cudarc::driver::{sys::CUresult, DriverError};
     let ctx = own_context();
     let slow = kernels::SlowFill::load(&ctx).unwrap();
     let default = ctx.default_stream();
@@ -56,7 +74,13 @@ fn an_exec_dropped_while_its_stream_captures_does_not_release_its_launch() {
         // Nothing was captured; either outcome of ending it is fine here.
         let _ = stream.end_capture(CUgraphInstantiate_flags(0));
     }
+    if stored_error {
+        ctx.record_err::<()>(Err(DriverError(CUresult::CUDA_ERROR_UNKNOWN)));
+    }
     drop(x);
+    // Taken back (cudarc's drop of x stores it again after its skipped
+    // wait), so that the reads below are not refused with it.
+    let _ = ctx.check_err();
     let z = default.clone_htod(&vec![3.0f32; N as usize]).unwrap();
     ctx.synchronize().unwrap();
     assert!(
