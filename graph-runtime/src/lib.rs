@@ -184,10 +184,11 @@
 //!   an exec that was `mem::forget`-ed after a launch that reads a slice
 //!   bound with `bind`, and, while an error is stored in the context
 //!   (cudarc's waits then skip themselves), one forgotten after a launch
-//!   that writes a slice bound with `bind_mut`. An exec that is dropped
-//!   waits for its launch (for its last launch that binds slices through
-//!   an event of its own, when its stream began a capture since), so only
-//!   a forgotten one is exposed. (Making each launch's home streams
+//!   that writes a slice bound with `bind_mut`; and an exec forgotten while
+//!   a launch that uses a borrowed event (record and wait nodes) or host
+//!   memory (copies) is pending, whose borrows end then too. An exec that
+//!   is dropped waits for its launch (through an event of its own, when its
+//!   stream began a capture since), so only a forgotten one is exposed. (Making each launch's home streams
 //!   wait for it would close it for graphs, at the price of tying every
 //!   read-only slice's stream to every launch that reads it, and of a
 //!   deadlock for a host node that waits on that stream: not done.)

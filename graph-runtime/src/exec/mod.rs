@@ -80,9 +80,9 @@ pub struct Exec<'a> {
     /// there left live, through its `Escaped`), and nobody can begin a
     /// capture on it.
     own_stream: Option<Arc<CudaStream>>,
-    /// Its last launch that binds cudarc slices, recorded for the drop
-    /// (see [`ordering::SliceLaunches`]).
-    slice_launches: ordering::SliceLaunches,
+    /// Its last launch, recorded for the drop when the drop may have to
+    /// wait for it on the host (see [`ordering::LastLaunch`]).
+    last_launch: ordering::LastLaunch,
     resource_id: u64,
     resources: SharedResources<'a>,
     /// Resources that whole-graph updates replaced while a launch that uses
@@ -139,11 +139,12 @@ impl Drop for Exec<'_> {
         match ordering::finish(&self.ctx, &stream, leftover, &self.escapes) {
             Finished::Done => {}
             Finished::StillRunning => {
-                // The bound slices' borrows end with this drop, and cudarc
-                // orders their frees only through events a stored error
-                // disarms: wait for the last launch that binds them on the
-                // host (its own event). Everything else is leaked.
-                let _waited = self.slice_launches.wait();
+                // The exec's borrows end with this drop (slices, whose
+                // frees cudarc orders only through events a stored error
+                // disarms; events; host memory): wait for the last launch
+                // on the host, through its own event. Everything the exec
+                // owns is leaked.
+                let _waited = self.last_launch.wait();
                 self.leak_in_flight(stream)
             }
         }
@@ -213,9 +214,9 @@ impl<'a> Exec<'a> {
             &self.escapes,
             (stream, private),
         )?;
-        let binds_slices = guard.binds_slices();
-        if binds_slices {
-            self.slice_launches.prepare(&self.ctx)?;
+        let record = ordering::LastLaunch::records(private, guard.binds_slices());
+        if record {
+            self.last_launch.prepare(&self.ctx)?;
         }
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
@@ -224,9 +225,8 @@ impl<'a> Exec<'a> {
         // work is waited for (`prepare`).
         let launched = unsafe { result::launch(self.raw, stream.cu_stream()) }.op("cuGraphLaunch");
         let recorded = guard.commit(launched.is_ok());
-        let noted = launched.is_ok() && binds_slices;
-        let noted = match noted {
-            true => self.slice_launches.launched(stream),
+        let noted = match launched.is_ok() && record {
+            true => self.last_launch.launched(stream),
             false => Ok(()),
         };
         // Launches of one exec run in order, so waiting for the last one

@@ -51,7 +51,7 @@
 //!    later use or free of the slice overtake the launch; also while
 //!    cudarc tracks nothing, since a stream made later turns its tracking
 //!    on; a failed record is waited for on the host), and, for a launch
-//!    that binds slices, in the exec's own event ([`SliceLaunches`]), note this
+//!    that the drop may have to wait for, in the exec's own event ([`LastLaunch`]), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
 //!    record; an exec's own stream is noted as one no caller gets, where
 //!    a loan copies directly), give each allocation its new state
@@ -63,9 +63,9 @@
 //! it): its drop ([`finish`]) frees what that launch left live and nobody
 //! took, then waits for it, because the exec's borrows end with the drop.
 //! A stream that began a capture since cannot be waited for: the drop
-//! then waits on the host for the exec's own event of its last launch that
-//! binds cudarc slices (their borrows end with the drop, and cudarc orders
-//! their frees only through events a stored error disarms), and leaks
+//! then waits on the host for the exec's own event of its last launch
+//! ([`LastLaunch`]: the exec's borrows end with the drop, and cudarc orders
+//! its slices' frees only through events a stored error disarms), and leaks
 //! everything else the launch may use, as `mem::forget` of the exec would.
 //! The drop makes the exec's context current first (it may run on a
 //! thread where another is).
@@ -80,7 +80,7 @@ use crate::escape::{EscapeState, Role};
 use crate::graph::RawGraph;
 use crate::ranks::Ranked;
 use crate::result;
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
+use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod escapes;
@@ -230,7 +230,7 @@ pub(crate) fn prepare<'g, 'a: 'g>(
 }
 
 impl LaunchGuard<'_, '_> {
-    /// Whether a tracked set binds cudarc slices (see [`SliceLaunches`]).
+    /// Whether a tracked set binds cudarc slices (see [`LastLaunch`]).
     pub(crate) fn binds_slices(&self) -> bool {
         self.root.as_ref().is_some_and(|set| set.binds_slices())
             || self.others.iter().any(|set| set.binds_slices())
@@ -264,30 +264,68 @@ impl LaunchGuard<'_, '_> {
     }
 }
 
-/// An exec's record of its last launch that binds cudarc slices: an event
-/// recorded by the driver right after each such launch. cudarc orders a
-/// slice's free after the launch only through the slice's events, which an
-/// error stored in the context disarms (cudarc's waits return it instead):
-/// when the exec's drop cannot wait for its stream (a capture began there
-/// since), it waits for this event before the slices' borrows end.
+/// An exec's record of its last launch that its drop may have to wait for
+/// on the host: an event recorded by the driver right after every launch
+/// on a caller's stream, and after every launch on the exec's own stream
+/// that binds cudarc slices (the own stream can join a capture only
+/// through cudarc's waits for them). The exec borrows for its lifetime
+/// what its launches use (slices, whose frees cudarc orders only through
+/// events a stored error disarms; events of record and wait nodes; host
+/// memory of copies): when its drop cannot wait for its stream (a capture
+/// began there since), it waits for this event before those borrows end.
+/// The event is the driver's, made and destroyed without cudarc, whose
+/// calls would take an error stored in the context.
 #[derive(Debug, Default)]
-pub(crate) struct SliceLaunches {
-    event: Option<CudaEvent>,
-    /// The last such launch could be neither recorded nor waited for.
+pub(crate) struct LastLaunch {
+    event: Option<RawEvent>,
+    /// The last recorded launch could be neither recorded nor waited for.
     unwaitable: bool,
 }
 
-impl SliceLaunches {
-    /// Before a launch that binds slices: makes the event (once).
+/// A driver event of the exec's context, destroyed on drop.
+#[derive(Debug)]
+struct RawEvent {
+    event: cudarc::driver::sys::CUevent,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: an event handle has no thread affinity; it is used by the exec
+// that owns it, one thread at a time.
+unsafe impl Send for RawEvent {}
+
+impl Drop for RawEvent {
+    fn drop(&mut self) {
+        let event = self.event;
+        // SAFETY: made by `LastLaunch::prepare`, destroyed once, here (the
+        // driver releases it once pending work no longer needs it).
+        result::release_in_drop(&self.ctx, || unsafe {
+            cudarc::driver::result::event::destroy(event)
+        });
+    }
+}
+
+impl LastLaunch {
+    /// Whether a launch on a stream no caller gets (`private`) that binds
+    /// slices or not (`binds_slices`) is recorded.
+    pub(crate) fn records(private: bool, binds_slices: bool) -> bool {
+        !private || binds_slices
+    }
+
+    /// Before a recorded launch: makes the event (once), by the driver.
     pub(crate) fn prepare(&mut self, ctx: &Arc<CudaContext>) -> Result<()> {
         if self.event.is_none() {
+            result::bind(ctx).op("cuCtxSetCurrent")?;
             let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-            self.event = Some(ctx.new_event(Some(flags)).op("cuEventCreate")?);
+            let event = cudarc::driver::result::event::create(flags).op("cuEventCreate")?;
+            self.event = Some(RawEvent {
+                event,
+                ctx: ctx.clone(),
+            });
         }
         Ok(())
     }
 
-    /// After such a launch was queued on `stream`: records it, by the
+    /// After a recorded launch was queued on `stream`: records it, by the
     /// driver. If the record fails, the host waits for the stream instead;
     /// if that fails too, the exec's drop can no longer wait for it.
     pub(crate) fn launched(&mut self, stream: &CudaStream) -> Result<()> {
@@ -297,25 +335,25 @@ impl SliceLaunches {
         // SAFETY: the event and the stream are live, of the current context
         // (the launch bound it).
         let recorded =
-            unsafe { cudarc::driver::result::event::record(event.cu_event(), stream.cu_stream()) };
-        if recorded.is_err() {
-            self.unwaitable = result::synchronize(stream).is_err();
-        } else {
-            self.unwaitable = false;
-        }
+            unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
+        self.unwaitable = recorded.is_err() && result::synchronize(stream).is_err();
         recorded.op("cuEventRecord")
     }
 
     /// The exec's drop, when its stream cannot be waited for: waits on the
-    /// host for its last launch that binds slices (none: nothing to wait
-    /// for). False when that cannot be waited for either (its record was
+    /// host for its last recorded launch (none: nothing to wait for).
+    /// False when that cannot be waited for either (its record was
     /// captured: a capture another thread began on a shared stream between
     /// the launch and the record, the window the crate docs leave open).
     pub(crate) fn wait(&self) -> bool {
         match &self.event {
             None => true,
             Some(_) if self.unwaitable => false,
-            Some(event) => result::event_synchronize(event).is_ok(),
+            Some(event) => {
+                result::bind(&event.ctx).is_ok()
+                    // SAFETY: the event is live (owned), its context current.
+                    && unsafe { cudarc::driver::result::event::synchronize(event.event) }.is_ok()
+            }
         }
     }
 }

@@ -47,6 +47,51 @@ fn an_exec_dropped_while_its_stream_captures_outlasts_a_stored_error() {
     exec_dropped_during_a_capture(true);
 }
 
+/// Attack: an exec whose graph records a borrowed event after a slow fill
+/// of a graph-owned buffer (no cudarc slice at all), launched on a stream
+/// that then begins a capture; the exec is dropped during the capture (its
+/// stream wait is refused), and its borrow of the event ends with it, so
+/// the caller may destroy the event while the record node is pending.
+///
+/// Must happen: the drop waited for the launch on the host (the exec's own
+/// event): right after it, the borrowed event is complete.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_exec_dropped_during_a_capture_waits_before_its_event_borrow_ends() {
+    let ctx = own_context();
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let recorded = ctx.new_event(None).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let x = g.add_buffer::<f32>(N as usize).unwrap();
+        let fill = g
+            .add_kernel(
+                "slow_fill",
+                &slow,
+                LaunchConfig::new(132, 256),
+                (x, 7.0, N, SPIN),
+                &[],
+            )
+            .unwrap();
+        g.add_event_record("done", &recorded, &[fill.node()])
+            .unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        stream.begin_capture(RELAXED).unwrap();
+        drop(exec);
+        let complete = recorded.try_is_complete();
+        let _ = stream.end_capture(CUgraphInstantiate_flags(0));
+        assert_eq!(
+            complete.map_err(|e| e.0),
+            Ok(true),
+            "the exec's drop returned before its launch recorded the borrowed event"
+        );
+    }
+    sync(&stream);
+    drop(recorded);
+}
+
 fn exec_dropped_during_a_capture(stored_error: bool) {
     use graph_runtime::cudarc::driver::{sys::CUresult, DriverError};
     let ctx = own_context();
