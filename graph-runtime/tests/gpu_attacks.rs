@@ -38,7 +38,9 @@
 //!     `KernelArgs` and safe `KernelParam` impls). Nothing of them reaches a
 //!     GPU.
 //! 11. [`capturing_streams`]: a capture begun (with cudarc's safe
-//!     `begin_capture`) on the stream an exec launched on or launches on.
+//!     `begin_capture`) on the stream an exec launched on or launches on;
+//!     [`dropped_during_capture`]: an exec dropped while that stream
+//!     captures, its borrows ending with its launch pending.
 //! 12. [`update_pairing`]: a whole-graph update from a graph whose nodes,
 //!     or a node's dependencies, were added in another order (the driver
 //!     would pair the nodes otherwise than the exec's handles).
@@ -77,6 +79,8 @@ mod capturing_streams;
 mod conditional_swap;
 #[path = "gpu_attacks/contexts_and_clones.rs"]
 mod contexts_and_clones;
+#[path = "gpu_attacks/dropped_during_capture.rs"]
+mod dropped_during_capture;
 #[path = "gpu_attacks/exec_lifetimes.rs"]
 mod exec_lifetimes;
 #[path = "gpu_attacks/threads.rs"]
