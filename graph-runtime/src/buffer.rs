@@ -497,9 +497,6 @@ pub(crate) trait LockedSet {
     /// Notes a queued launch on `stream` as the set's last (`private`: a
     /// stream no caller gets, an exec's own).
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);
-    /// The set binds cudarc slices (whose frees cudarc orders only through
-    /// their events).
-    fn binds_slices(&self) -> bool;
 }
 
 /// Locks a resource set (rank [`Rank::ResourceSet`](crate::ranks::Rank)).

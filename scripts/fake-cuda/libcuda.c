@@ -22,6 +22,7 @@ CUresult cuStreamCreate(void** s, unsigned f) { *s = fresh(); return 0; }
 CUresult cuStreamCreateWithPriority(void** s, unsigned f, int p) { *s = fresh(); return 0; }
 CUresult cuEventCreate(void** e, unsigned f) { *e = fresh(); return 0; }
 CUresult cuStreamIsCapturing(void* s, int* st) { *st = 0; return 0; }
+CUresult cuThreadExchangeStreamCaptureMode(int* mode) { *mode = 0; return 0; }
 CUresult cuMemAllocAsync(uint64_t* p, size_t n, void* s) { *p = next_addr; next_addr += (n + 4095) & ~4095ull; return 0; }
 CUresult cuMemAlloc_v2(uint64_t* p, size_t n) { *p = next_addr; next_addr += (n + 4095) & ~4095ull; return 0; }
 CUresult cuMemHostAlloc(void** p, size_t n, unsigned f) { static char buf[1<<20]; *p = buf; return 0; }

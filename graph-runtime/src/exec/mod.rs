@@ -136,7 +136,12 @@ impl Drop for Exec<'_> {
             .iter()
             .filter(|a| a.node().is_some() && a.freed_by.is_none())
             .map(|a| a.ptr);
-        match ordering::finish(&self.ctx, &stream, leftover, &self.escapes) {
+        // In the relaxed capture mode: a global or thread-local capture
+        // elsewhere must not refuse the waits this drop needs.
+        let finished = crate::result::with_relaxed_capture_mode(|| {
+            ordering::finish(&self.ctx, &stream, leftover, &self.escapes)
+        });
+        match finished {
             Finished::Done => {}
             Finished::StillRunning => {
                 // The exec's borrows end with this drop (slices, whose
@@ -214,24 +219,16 @@ impl<'a> Exec<'a> {
             &self.escapes,
             (stream, private),
         )?;
-        let record = ordering::LastLaunch::records(private, guard.binds_slices());
-        if record {
-            self.last_launch.prepare(&self.ctx)?;
-        }
+        self.last_launch.prepare(&self.ctx)?;
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
         // so until the work queued here is done (see Drop); the allocations
         // of other graphs it uses are live, and every bound slice's pending
         // work is waited for (`prepare`).
         let launched = unsafe { result::launch(self.raw, stream.cu_stream()) }.op("cuGraphLaunch");
-        let recorded = guard.commit(launched.is_ok());
-        let noted = match launched.is_ok() && record {
-            true => self.last_launch.launched(stream),
-            false => Ok(()),
-        };
         // Launches of one exec run in order, so waiting for the last one
         // that was queued waits for them all. Noted as soon as the launch
-        // is queued, even if a record after it fails, so that Drop waits.
+        // is queued, before the records after it, so that Drop waits.
         if launched.is_ok()
             && !self
                 .last_stream
@@ -240,6 +237,11 @@ impl<'a> Exec<'a> {
         {
             self.last_stream = Some(stream.clone());
         }
+        let recorded = guard.commit(launched.is_ok());
+        let noted = match launched.is_ok() {
+            true => self.last_launch.launched(stream),
+            false => Ok(()),
+        };
         // The first failure: the launch's, then a record's.
         launched?;
         recorded?;

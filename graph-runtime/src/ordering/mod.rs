@@ -51,7 +51,7 @@
 //!    later use or free of the slice overtake the launch; also while
 //!    cudarc tracks nothing, since a stream made later turns its tracking
 //!    on; a failed record is waited for on the host), and, for a launch
-//!    that the drop may have to wait for, in the exec's own event ([`LastLaunch`]), note this
+//!    in the exec's own event (by the caller: [`LastLaunch`]), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
 //!    record; an exec's own stream is noted as one no caller gets, where
 //!    a loan copies directly), give each allocation its new state
@@ -68,7 +68,8 @@
 //! its slices' frees only through events a stored error disarms), and leaks
 //! everything else the launch may use, as `mem::forget` of the exec would.
 //! The drop makes the exec's context current first (it may run on a
-//! thread where another is).
+//! thread where another is), and waits in the relaxed capture mode (a
+//! global or thread-local capture elsewhere would refuse its host waits).
 //! A whole-graph update holds both graphs' guards while the driver reads
 //! them ([`update_guards`]: in address order), and keeps the resources it
 //! replaced ([`retire`]) until the stream is seen done (their kernels'
@@ -230,12 +231,6 @@ pub(crate) fn prepare<'g, 'a: 'g>(
 }
 
 impl LaunchGuard<'_, '_> {
-    /// Whether a tracked set binds cudarc slices (see [`LastLaunch`]).
-    pub(crate) fn binds_slices(&self) -> bool {
-        self.root.as_ref().is_some_and(|set| set.binds_slices())
-            || self.others.iter().any(|set| set.binds_slices())
-    }
-
     /// Step 7: records a queued launch (`queued`), then releases the
     /// locks. Returns the first failed record of an allocation's event.
     #[inline] // one caller, on the launch loop's path
@@ -264,11 +259,10 @@ impl LaunchGuard<'_, '_> {
     }
 }
 
-/// An exec's record of its last launch that its drop may have to wait for
-/// on the host: an event recorded by the driver right after every launch
-/// on a caller's stream, and after every launch on the exec's own stream
-/// that binds cudarc slices (the own stream can join a capture only
-/// through cudarc's waits for them). The exec borrows for its lifetime
+/// An exec's record of its last launch, for its drop: an event recorded
+/// by the driver right after every launch (on the exec's own stream too:
+/// it joins a capture through cudarc's waits for slices that a graph may
+/// bind after an earlier launch was made). The exec borrows for its lifetime
 /// what its launches use (slices, whose frees cudarc orders only through
 /// events a stored error disarms; events of record and wait nodes; host
 /// memory of copies): when its drop cannot wait for its stream (a capture
@@ -305,13 +299,7 @@ impl Drop for RawEvent {
 }
 
 impl LastLaunch {
-    /// Whether a launch on a stream no caller gets (`private`) that binds
-    /// slices or not (`binds_slices`) is recorded.
-    pub(crate) fn records(private: bool, binds_slices: bool) -> bool {
-        !private || binds_slices
-    }
-
-    /// Before a recorded launch: makes the event (once), by the driver.
+    /// Before a launch: makes the event (once), by the driver.
     pub(crate) fn prepare(&mut self, ctx: &Arc<CudaContext>) -> Result<()> {
         if self.event.is_none() {
             result::bind(ctx).op("cuCtxSetCurrent")?;
@@ -325,7 +313,7 @@ impl LastLaunch {
         Ok(())
     }
 
-    /// After a recorded launch was queued on `stream`: records it, by the
+    /// After a launch was queued on `stream`: records it, by the
     /// driver. If the record fails, the host waits for the stream instead;
     /// if that fails too, the exec's drop can no longer wait for it.
     pub(crate) fn launched(&mut self, stream: &CudaStream) -> Result<()> {
@@ -341,19 +329,20 @@ impl LastLaunch {
     }
 
     /// The exec's drop, when its stream cannot be waited for: waits on the
-    /// host for its last recorded launch (none: nothing to wait for).
-    /// False when that cannot be waited for either (its record was
-    /// captured: a capture another thread began on a shared stream between
-    /// the launch and the record, the window the crate docs leave open).
+    /// host for its last launch (none made: nothing to wait for), in the
+    /// relaxed capture mode. False when that cannot be waited for either
+    /// (its record was captured: a capture another thread began on a
+    /// shared stream between the launch and the record, the window the
+    /// crate docs leave open; or the context faulted: nothing runs).
     pub(crate) fn wait(&self) -> bool {
         match &self.event {
             None => true,
             Some(_) if self.unwaitable => false,
-            Some(event) => {
+            Some(event) => result::with_relaxed_capture_mode(|| {
                 result::bind(&event.ctx).is_ok()
                     // SAFETY: the event is live (owned), its context current.
                     && unsafe { cudarc::driver::result::event::synchronize(event.event) }.is_ok()
-            }
+            }),
         }
     }
 }

@@ -96,10 +96,6 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         Ok(waited)
     }
 
-    fn binds_slices(&self) -> bool {
-        !self.bindings.is_empty()
-    }
-
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool) {
         if let Some(owned) = &mut self.owned {
             owned.used_on(stream, private);

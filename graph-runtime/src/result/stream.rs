@@ -72,6 +72,25 @@ pub unsafe fn join(waiter: CUstream, stream: CUstream) -> R<()> {
     joined.and(destroyed)
 }
 
+/// Runs `wait` (host waits) with this thread's stream-capture interaction
+/// mode relaxed, then restores the mode: a thread with a global or
+/// thread-local capture of its own, or any thread while another runs a
+/// global one, is refused "potentially unsafe" calls (synchronizes among
+/// them), and a wait that must happen (an exec's drop, whose borrows end
+/// with it) must not be refused by a capture that does not involve what it
+/// waits for.
+pub fn with_relaxed_capture_mode<T>(wait: impl FnOnce() -> T) -> T {
+    let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+    // SAFETY: `mode` is a valid place for the exchange to read and write.
+    let exchanged = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) }.result();
+    let out = wait();
+    if exchanged.is_ok() {
+        // SAFETY: as above; puts the thread's earlier mode back.
+        let _ = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) };
+    }
+    out
+}
+
 /// Whether `stream` is the per-thread default stream
 /// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
 /// thread.

@@ -53,6 +53,21 @@ fn an_exec_dropped_while_its_stream_captures_outlasts_a_stored_error() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn an_exec_dropped_during_a_capture_waits_before_its_event_borrow_ends() {
+    event_borrow_outlives_the_launch(RELAXED);
+}
+
+/// Attack: as above, with a global-mode capture: this thread may then make
+/// no "potentially unsafe" call (host waits among them), so the drop's
+/// waits would be refused too.
+///
+/// Must happen: as above (the drop waits in the relaxed mode).
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_exec_dropped_during_a_global_capture_still_waits() {
+    event_borrow_outlives_the_launch(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+fn event_borrow_outlives_the_launch(mode: CUstreamCaptureMode) {
     let ctx = own_context();
     let slow = kernels::SlowFill::load(&ctx).unwrap();
     let recorded = ctx.new_event(None).unwrap();
@@ -73,9 +88,12 @@ fn an_exec_dropped_during_a_capture_waits_before_its_event_borrow_ends() {
             .unwrap();
         let mut exec = g.instantiate().unwrap();
         exec.launch(&stream).unwrap();
-        stream.begin_capture(RELAXED).unwrap();
+        stream.begin_capture(mode).unwrap();
         drop(exec);
-        let complete = recorded.try_is_complete();
+        // The query itself in the relaxed mode (a global capture of this
+        // thread's refuses it otherwise).
+        let complete =
+            graph_runtime::result::with_relaxed_capture_mode(|| recorded.try_is_complete());
         let _ = stream.end_capture(CUgraphInstantiate_flags(0));
         assert_eq!(
             complete.map_err(|e| e.0),
