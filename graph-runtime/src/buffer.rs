@@ -248,9 +248,9 @@ impl UseEvent {
         // bound to this thread.
         let recorded = unsafe { cudarc::driver::result::event::record(event, stream.cu_stream()) };
         if recorded.is_err() {
-            stream
-                .context()
-                .record_err(crate::result::synchronize(stream));
+            let waited =
+                crate::result::with_relaxed_capture_mode(|| crate::result::synchronize(stream));
+            stream.context().record_err(waited);
         }
         recorded
     }

@@ -324,7 +324,8 @@ impl LastLaunch {
         // (the launch bound it).
         let recorded =
             unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
-        self.unwaitable = recorded.is_err() && result::synchronize(stream).is_err();
+        self.unwaitable = recorded.is_err()
+            && result::with_relaxed_capture_mode(|| result::synchronize(stream)).is_err();
         recorded.op("cuEventRecord")
     }
 

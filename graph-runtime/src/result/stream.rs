@@ -80,15 +80,21 @@ pub unsafe fn join(waiter: CUstream, stream: CUstream) -> R<()> {
 /// with it) must not be refused by a capture that does not involve what it
 /// waits for.
 pub fn with_relaxed_capture_mode<T>(wait: impl FnOnce() -> T) -> T {
+    /// Puts the thread's earlier mode back when dropped, on a panic too.
+    struct Restore(Option<sys::CUstreamCaptureMode>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(mut mode) = self.0.take() {
+                // SAFETY: `mode` is a valid place for the exchange.
+                let _ = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) };
+            }
+        }
+    }
     let mut mode = sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
     // SAFETY: `mode` is a valid place for the exchange to read and write.
     let exchanged = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) }.result();
-    let out = wait();
-    if exchanged.is_ok() {
-        // SAFETY: as above; puts the thread's earlier mode back.
-        let _ = unsafe { sys::cuThreadExchangeStreamCaptureMode(&mut mode) };
-    }
-    out
+    let _restore = Restore(exchanged.is_ok().then_some(mode));
+    wait()
 }
 
 /// Whether `stream` is the per-thread default stream
