@@ -104,8 +104,13 @@ pub(crate) unsafe fn copy_and_wait<T>(
     let queued = work(stream, &mut host);
     // Waited for even if queuing it failed (the driver may report an
     // earlier error after queuing).
-    // SAFETY: the stream is live, its context current.
-    match unsafe { cudarc::driver::result::stream::synchronize(stream) } {
+    // In the relaxed capture mode: a global-mode capture elsewhere would
+    // refuse the wait, and leave the buffers stuck for nothing.
+    let waited = result::with_relaxed_capture_mode(|| {
+        // SAFETY: the stream is live, its context current.
+        unsafe { cudarc::driver::result::stream::synchronize(stream) }
+    });
+    match waited {
         Ok(()) => queued.op(operation).map(|()| host),
         Err(e) => {
             std::mem::forget(host);

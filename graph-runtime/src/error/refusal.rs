@@ -293,14 +293,6 @@ pub enum LaunchRefusal {
          has not ended: the kernel would be recorded there, not run"
     )]
     JoinedCapture,
-    /// The launch stream is the per-thread default stream, which names
-    /// another stream on every thread: the frees of the buffers it binds
-    /// could not be ordered after it.
-    #[error(
-        "the per-thread default stream names another stream on every thread; launch on a \
-         stream of the context (`ctx.new_stream()`)"
-    )]
-    PerThreadStream,
     /// A bound buffer lives on the per-thread default stream: cudarc frees
     /// it on the per-thread stream of whichever thread drops it, which the
     /// launch cannot order after the kernel.

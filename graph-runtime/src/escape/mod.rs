@@ -272,7 +272,7 @@ impl Drop for Held {
         if self.by_user {
             if let Err(stored) = ctx.check_err() {
                 ctx.record_err::<()>(Err(stored));
-                match result::context_synchronize(ctx) {
+                match result::with_relaxed_capture_mode(|| result::context_synchronize(ctx)) {
                     Ok(()) => {}
                     Err(e) if result::refused_by_capture(e.0) => return,
                     // A fault: nothing runs any more.

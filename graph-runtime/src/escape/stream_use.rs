@@ -41,7 +41,10 @@ impl<T> Escaped<T> {
             }
         }
         let mut phase = self.lock_for_use("launch").map_err(refused)?;
-        match state.order(&phase, stream) {
+        // In the relaxed capture mode, as every wait of the runtime's that
+        // a refusal would leave stuck: a global-mode capture elsewhere
+        // refuses queries and host waits otherwise.
+        match result::with_relaxed_capture_mode(|| state.order(&phase, stream)) {
             Ok(()) => {}
             Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
                 // The event's last record was captured: it stands for no
@@ -62,7 +65,9 @@ impl<T> Escaped<T> {
                 // host node say, may take it). If the host cannot wait
                 // either, nothing is queued: the use is refused.
                 drop(phase);
-                if let Err(e) = result::event_synchronize(state.event()) {
+                let waited =
+                    result::with_relaxed_capture_mode(|| result::event_synchronize(state.event()));
+                if let Err(e) = waited {
                     let error = GraphError::driver("cuEventSynchronize", e.0, Some(&state.label));
                     return Err(refused(error));
                 }
@@ -76,11 +81,11 @@ impl<T> Escaped<T> {
     }
 }
 
-/// Why [`Escaped::access`] refused a use, nothing queued. (Public in a
-/// private module, as [`EscapedUse`]: the sealed stream-buffer methods
-/// return it.)
+/// Why [`Escaped::access`] refused a use, nothing queued. (Public, hidden,
+/// as [`EscapedUse`]: the sealed stream-buffer methods return it.)
 #[doc(hidden)]
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum UseRefused {
     /// The stream captures (a capture another thread began, or one the
     /// stream joined through cudarc's waits for the launch's other buffers).
@@ -127,7 +132,7 @@ impl Drop for EscapedUse<'_> {
         // wait, while the kernel runs) orders nothing after it: the
         // allocation is kept for good (stuck), not freed or written under
         // the kernel. A stored error is no guard: anyone may take it back.
-        let waited = result::synchronize(self.stream);
+        let waited = result::with_relaxed_capture_mode(|| result::synchronize(self.stream));
         if waited.is_err() {
             self.state.lock().stuck = true;
         }

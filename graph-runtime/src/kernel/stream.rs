@@ -341,8 +341,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// that writes, a buffer not bound by this launch (bound to a graph,
     /// to another launch, or of another context), a conditional handle or
     /// exec argument (those are for graph nodes), a kernel loaded in
-    /// another context, the per-thread default stream as the launch stream
-    /// or as a bound buffer's, a bound buffer's own stream that captures
+    /// another context, a buffer allocated on the per-thread default
+    /// stream, a bound buffer's own stream that captures
     /// or refuses work while another stream captures (the legacy stream),
     /// or a capturing stream (capturing before the waits,
     /// or drawn by them into a capture another thread has not ended:
@@ -383,10 +383,10 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             return Err(refused(LaunchRefusal::KernelOfOtherContext));
         }
         // The per-thread default stream names another stream on every
-        // thread: a join of it orders nothing for the thread that frees.
-        if crate::result::is_per_thread(self.stream) {
-            return Err(refused(LaunchRefusal::PerThreadStream));
-        }
+        // thread: a buffer of it may be freed (by cudarc, once its tracking
+        // is off) on another thread's, which no join made here orders. (As
+        // the launch stream it is this thread's, where the kernel runs and
+        // the records go: accepted.)
         let per_thread = |home: &Option<Arc<CudaStream>>| {
             home.as_ref()
                 .is_some_and(|home| crate::result::is_per_thread(home))
@@ -491,10 +491,15 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
                 &mut pointers[..count],
             )
         };
-        // Recorded whenever the slice has events, even if this context
-        // value's tracking is off: another value of the same context may
-        // track the slice (each counts its own streams).
+        // Recorded whenever the slice has events and tracking is not
+        // turned off (`disable_event_tracking`), even while this context
+        // value tracks nothing (one stream): another value of the same
+        // context, or a stream made later, turns it on.
         let mut recorded = Ok(());
+        let events = match ctx.is_event_tracking() {
+            true => events,
+            false => Vec::new(),
+        };
         for event in events {
             recorded = recorded.and(event.record(stream));
         }

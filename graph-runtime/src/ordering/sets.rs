@@ -80,6 +80,7 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
                 .as_ref()
                 .is_some_and(|s| Arc::ptr_eq(s, stream));
         let mut waited = false;
+        let tracking = stream.context().is_event_tracking();
         for binding in &mut self.bindings {
             let event = *binding.use_event();
             if follows && !event.stale {
@@ -89,8 +90,12 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
                 // Recorded even while cudarc does not track (one stream):
                 // a stream made later (or a `fork`, which does not wait for
                 // the context) turns its tracking on, and its waits then
-                // follow this launch only through the slice's events.
-                records.push(UseEvent::take(binding.acquire(stream)));
+                // follow this launch only through the slice's events. Not
+                // once tracking is turned off (`disable_event_tracking`).
+                let event = UseEvent::take(binding.acquire(stream));
+                if tracking {
+                    records.push(event);
+                }
             }
         }
         Ok(waited)
