@@ -467,8 +467,12 @@ impl<T: Pod> Escaped<T> {
                 // take the lock held here. A record captured by another
                 // thread's capture (the launch before was captured) is
                 // refused: nothing outside it can wait.
-                unsafe { result::wait_uncaptured(copies.raw(), state.event().cu_event()) }
-                    .map_err(|e| order_refused(operation, e))?;
+                // (In the relaxed capture mode: a global-mode capture
+                // elsewhere would refuse the query.)
+                result::with_relaxed_capture_mode(|| unsafe {
+                    result::wait_uncaptured(copies.raw(), state.event().cu_event())
+                })
+                .map_err(|e| order_refused(operation, e))?;
             }
             copies
         };

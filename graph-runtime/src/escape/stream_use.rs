@@ -16,8 +16,8 @@ impl<T> Escaped<T> {
     /// [`UseRefused::Capturing`] on a capturing stream (the use would be
     /// recorded into a graph that could run after the allocation is
     /// freed), or when the wait is refused because of a capture (the
-    /// stream's, or another thread's global-mode one: the use may be
-    /// retried); [`AllocationState::Stuck`](crate::error::AllocationState::Stuck) for an allocation a use of
+    /// stream's own, begun since the check, or the legacy stream's refusal
+    /// while a blocking stream captures: the use may be retried); [`AllocationState::Stuck`](crate::error::AllocationState::Stuck) for an allocation a use of
     /// which could not be waited for, or whose last operation was recorded
     /// into another thread's capture (a stream that began one between a
     /// check and a record: no wait can follow the work before it, so the
@@ -55,8 +55,9 @@ impl<T> Escaped<T> {
                 return Err(refused(self.stuck("launch")));
             }
             // The stream refused the wait because of a capture (its own,
-            // begun since the check above, or another thread's global-mode
-            // one): refused, nothing queued; the use may be retried.
+            // begun since the check above, or the legacy stream's while a
+            // blocking stream captures): refused, nothing queued; the use
+            // may be retried.
             Err(e) if result::refused_by_capture(e.0) => return Err(UseRefused::Capturing),
             Err(_) => {
                 // The stream refused the wait: wait for the event here (a
