@@ -161,24 +161,21 @@ macro_rules! cudarc_stream_buffer {
 }
 cudarc_stream_buffer!(CudaSlice<T>, CudaView<'_, T>, CudaViewMut<'_, T>);
 
-impl<T> sealed::BufferMut<T> for CudaSlice<T> {
-    fn acquire_exclusive<'s>(
-        &'s mut self,
-        stream: &'s CudaStream,
-        _: sealed::Token,
-    ) -> Result<StreamUse<'s>, UseRefused> {
-        Ok(StreamUse::Cudarc(self.device_ptr_mut(stream).1))
-    }
+/// The `StreamBufferMut` impl of a writable cudarc buffer type.
+macro_rules! cudarc_stream_buffer_mut {
+    ($($ty:ty),*) => {$(
+        impl<T> sealed::BufferMut<T> for $ty {
+            fn acquire_exclusive<'s>(
+                &'s mut self,
+                stream: &'s CudaStream,
+                _: sealed::Token,
+            ) -> Result<StreamUse<'s>, UseRefused> {
+                Ok(StreamUse::Cudarc(self.device_ptr_mut(stream).1))
+            }
+        }
+    )*};
 }
-impl<T> sealed::BufferMut<T> for CudaViewMut<'_, T> {
-    fn acquire_exclusive<'s>(
-        &'s mut self,
-        stream: &'s CudaStream,
-        _: sealed::Token,
-    ) -> Result<StreamUse<'s>, UseRefused> {
-        Ok(StreamUse::Cudarc(self.device_ptr_mut(stream).1))
-    }
-}
+cudarc_stream_buffer_mut!(CudaSlice<T>, CudaViewMut<'_, T>);
 
 impl<T> sealed::Buffer<T> for crate::Escaped<T> {
     fn address(&self) -> u64 {
