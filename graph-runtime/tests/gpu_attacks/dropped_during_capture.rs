@@ -4,7 +4,7 @@
 //! memory) end with it: it waits for its last launch on the host, through
 //! an event of its own, and leaks everything it owns.
 
-use crate::common::{own_context, sync};
+use crate::common::{own_context, slow_fill_launched, sync};
 use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, LaunchConfig};
@@ -108,25 +108,11 @@ fn event_borrow_outlives_the_launch(mode: CUstreamCaptureMode) {
 fn exec_dropped_during_a_capture(stored_error: bool) {
     use graph_runtime::cudarc::driver::{sys::CUresult, DriverError};
     let ctx = own_context();
-    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let default = ctx.default_stream();
     let mut x = default.alloc_zeros::<f32>(N as usize).unwrap();
     sync(&default);
     {
-        let mut g = Graph::new(&ctx).unwrap();
-        let xb = g.bind_mut(&mut x);
-        g.add_kernel(
-            "slow_fill",
-            &slow,
-            LaunchConfig::new(132, 256),
-            (xb, 7.0, N, SPIN),
-            &[],
-        )
-        .unwrap();
-        let mut exec = g.instantiate().unwrap();
-        let stream = ctx.new_stream().unwrap();
-        assert!(ctx.is_managing_stream_synchronization());
-        exec.launch(&stream).unwrap();
+        let (exec, stream) = slow_fill_launched(&ctx, &mut x, SPIN);
         stream.begin_capture(RELAXED).unwrap();
         drop(exec);
         // Nothing was captured; either outcome of ending it is fine here.

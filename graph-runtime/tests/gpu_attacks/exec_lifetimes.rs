@@ -12,7 +12,7 @@
 //! so that nothing but the runtime orders the streams: a read on another
 //! stream right after the exec is dropped races unless the drop waited.
 
-use crate::common::{own_context, sync};
+use crate::common::{own_context, slow_fill_launched, sync};
 use cudarc::driver::CudaContext;
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{cudarc, Graph, LaunchConfig, Node};
@@ -171,25 +171,11 @@ fn a_dropped_exec_waits_for_its_launches_on_dropped_streams() {
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_forgotten_exec_keeps_cudarc_tracking_its_launch() {
     let ctx = own_context();
-    let slow = kernels::SlowFill::load(&ctx).unwrap();
     let default = ctx.default_stream();
     let mut x = default.alloc_zeros::<f32>(N as usize).unwrap();
     sync(&default);
     {
-        let mut g = Graph::new(&ctx).unwrap();
-        let xb = g.bind_mut(&mut x);
-        g.add_kernel(
-            "slow_fill",
-            &slow,
-            LaunchConfig::new(132, 256),
-            (xb, 7.0, N, SPIN),
-            &[],
-        )
-        .unwrap();
-        let mut exec = g.instantiate().unwrap();
-        let stream = ctx.new_stream().unwrap();
-        assert!(ctx.is_managing_stream_synchronization());
-        exec.launch(&stream).unwrap();
+        let (exec, stream) = slow_fill_launched(&ctx, &mut x, SPIN);
         drop(stream);
         std::mem::forget(exec);
     }

@@ -1,4 +1,4 @@
-use cudarc::driver::{CudaContext, CudaStream, CudaViewMut, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, CudaViewMut, PushKernelArg};
 use graph_runtime::cudarc;
 use graph_runtime::kernel::KernelDef;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -79,4 +79,33 @@ pub fn escaping_iota(
     make.add_kernel("fill", &iota, config, (data, n), &[alloc])
         .unwrap();
     (make.instantiate().unwrap(), data)
+}
+
+/// A graph of one slow fill of `x` with 7s (`spin` cycles a thread),
+/// instantiated and launched on a stream made with `new_stream` (so
+/// cudarc's tracking is on, asserted): the exec and that stream, the fill
+/// still running. (The attack suite's; other binaries share this file.)
+#[allow(dead_code)]
+pub fn slow_fill_launched<'a>(
+    ctx: &Arc<CudaContext>,
+    x: &'a mut CudaSlice<f32>,
+    spin: i64,
+) -> (graph_runtime::Exec<'a>, Arc<CudaStream>) {
+    let slow = kernels::SlowFill::load(ctx).unwrap();
+    let n = x.len() as u32;
+    let mut g = graph_runtime::Graph::new(ctx).unwrap();
+    let xb = g.bind_mut(x);
+    g.add_kernel(
+        "slow_fill",
+        &slow,
+        graph_runtime::LaunchConfig::new(132, 256),
+        (xb, 7.0, n, spin),
+        &[],
+    )
+    .unwrap();
+    let mut exec = g.instantiate().unwrap();
+    let stream = ctx.new_stream().unwrap();
+    assert!(ctx.is_managing_stream_synchronization());
+    exec.launch(&stream).unwrap();
+    (exec, stream)
 }
