@@ -50,8 +50,8 @@
 //!    itself when an error is stored, and a skipped record would let a
 //!    later use or free of the slice overtake the launch; also while
 //!    cudarc tracks nothing, since a stream made later turns its tracking
-//!    on; a failed record is waited for on the host), and, for a launch
-//!    in the exec's own event (by the caller: [`LastLaunch`]), note this
+//!    on; a failed record is waited for on the host) and in the exec's own
+//!    event (by the caller: [`LastLaunch`]), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
 //!    record; an exec's own stream is noted as one no caller gets, where
 //!    a loan copies directly), give each allocation its new state
@@ -109,34 +109,22 @@ pub(crate) fn check_stream(
         });
     }
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-    not_capturing(stream, operation)
+    not_capturing(stream, operation, StreamRefusal::Capturing)
 }
 
-/// Refuses a capturing stream: it records work instead of running it.
-fn not_capturing(stream: &CudaStream, operation: &'static str) -> Result<()> {
+/// Refuses a capturing stream (as `refusal`): it records work instead of
+/// running it.
+fn not_capturing(
+    stream: &CudaStream,
+    operation: &'static str,
+    refusal: StreamRefusal,
+) -> Result<()> {
     // SAFETY: the stream is live (borrowed).
     match unsafe { result::is_capturing(stream.cu_stream()) } {
         Ok(false) => Ok(()),
         Ok(true) => Err(GraphError::StreamRefused {
             operation,
-            stream: StreamRefusal::Capturing,
-        }),
-        Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
-    }
-}
-
-/// Refuses a stream that joined a capture through cudarc's waits: a slice
-/// whose last use another thread recorded in a capture (its stream's,
-/// begun before and still open) draws the waiting stream into it, and the
-/// launch would be recorded there, not run (or refused by the driver).
-/// Nothing undoes the join: the stream captures until that capture ends.
-fn joined_no_capture(stream: &CudaStream) -> Result<()> {
-    // SAFETY: the stream is live (borrowed).
-    match unsafe { result::is_capturing(stream.cu_stream()) } {
-        Ok(false) => Ok(()),
-        Ok(true) => Err(GraphError::StreamRefused {
-            operation: "launch",
-            stream: StreamRefusal::JoinedCapture,
+            stream: refusal,
         }),
         Err(e) => Err(GraphError::driver("cuStreamIsCapturing", e.0, None)),
     }
@@ -224,8 +212,13 @@ pub(crate) fn prepare<'g, 'a: 'g>(
     }
     guard.records = records;
     stream.context().check_err().op("cuGraphLaunch")?;
+    // cudarc's waits for a slice whose last use another thread recorded in
+    // a capture (its stream's, begun before and still open) draw this
+    // stream into it, and the launch would be recorded there, not run (or
+    // refused by the driver). Nothing undoes the join: the stream captures
+    // until that capture ends.
     if waited {
-        joined_no_capture(stream)?;
+        not_capturing(stream, "launch", StreamRefusal::JoinedCapture)?;
     }
     Ok(guard)
 }
