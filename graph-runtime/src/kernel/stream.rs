@@ -392,11 +392,18 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             return Err(refused(LaunchRefusal::PerThreadBuffer));
         }
         ctx.bind_to_thread().op_at("cuCtxSetCurrent", &name)?;
-        // SAFETY: the stream is live (borrowed).
-        match unsafe { crate::result::is_capturing(self.stream.cu_stream()) } {
-            Ok(false) => {}
-            Ok(true) => return Err(refused(LaunchRefusal::Capturing)),
-            Err(e) => return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
+        // `reason` refused if `stream` captures (or refuses the query
+        // because another stream does), nothing otherwise.
+        let capturing = |stream: &CudaStream, reason: LaunchRefusal| {
+            // SAFETY: the stream is live (borrowed or held by a binding).
+            match unsafe { crate::result::is_capturing(stream.cu_stream()) } {
+                Ok(false) => None,
+                Ok(true) => Some(refused(reason)),
+                Err(e) => Some(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
+            }
+        };
+        if let Some(error) = capturing(self.stream, LaunchRefusal::Capturing) {
+            return Err(error);
         }
         let stream: &CudaStream = self.stream;
         // The buffers' own streams (where cudarc frees them), once each: a
@@ -408,14 +415,10 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             if home.cu_stream() != stream.cu_stream()
                 && !homes.iter().any(|h| h.cu_stream() == home.cu_stream())
             {
-                // SAFETY: the stream is live (held).
-                match unsafe { crate::result::is_capturing(home.cu_stream()) } {
-                    Ok(false) => homes.push(home.clone()),
-                    Ok(true) => return Err(refused(LaunchRefusal::BufferStreamCapturing)),
-                    Err(e) => {
-                        return Err(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name)))
-                    }
+                if let Some(error) = capturing(home, LaunchRefusal::BufferStreamCapturing) {
+                    return Err(error);
                 }
+                homes.push(home.clone());
             }
         }
         // Waits now. After the launch is queued (or refused by the driver:
@@ -456,12 +459,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         // capture it has not ended draw the stream into that capture: the
         // kernel would be recorded there.
         if refusal.is_none() && cudarc_waits {
-            // SAFETY: the stream is live (borrowed).
-            refusal = match unsafe { crate::result::is_capturing(stream.cu_stream()) } {
-                Ok(false) => None,
-                Ok(true) => Some(refused(LaunchRefusal::JoinedCapture)),
-                Err(e) => Some(GraphError::driver("cuStreamIsCapturing", e.0, Some(&name))),
-            };
+            refusal = capturing(stream, LaunchRefusal::JoinedCapture);
         }
         if let Some(error) = refusal {
             std::mem::forget(guards);
