@@ -150,6 +150,22 @@ impl EscapeState {
         Ok(())
     }
 
+    /// As `record`, for an operation that must be waited for by whatever
+    /// comes next (a launch, a free): if the record fails, the event
+    /// stands for older work, and a later use or free waiting for it would
+    /// not follow this one, so the allocation is kept for good (stuck).
+    pub(crate) fn record_or_stick(
+        &self,
+        phase: &mut Phase,
+        stream: &CudaStream,
+    ) -> std::result::Result<(), DriverError> {
+        let recorded = self.record(phase, stream);
+        if recorded.is_err() {
+            phase.stuck = true;
+        }
+        recorded
+    }
+
     /// Frees the live allocation on `stream`, after its last operation.
     pub(crate) fn free_live(
         &self,
@@ -203,13 +219,7 @@ impl EscapeState {
             return Ok(());
         }
         self.free_live(&mut phase, stream)?;
-        let recorded = self.record(&mut phase, stream);
-        if recorded.is_err() {
-            // The event stands for work before the free: a later make
-            // elsewhere would not follow it.
-            phase.stuck = true;
-        }
-        recorded
+        self.record_or_stick(&mut phase, stream)
     }
 
     /// Hands the allocation out of the exec that made it: its generation.

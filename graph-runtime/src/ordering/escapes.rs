@@ -54,12 +54,9 @@ pub(super) fn prepare<'g>(
                 state
                     .free_live(phase, stream)
                     .op_at("cuMemFreeAsync", &state.label)?;
-                if let Err(e) = state.record(phase, stream) {
-                    // The event stands for work before the free: a later
-                    // make elsewhere would not follow it.
-                    phase.stuck = true;
-                    return Err(e).op_at("cuEventRecord", &state.label);
-                }
+                state
+                    .record_or_stick(phase, stream)
+                    .op_at("cuEventRecord", &state.label)?;
             }
             Role::Free if phase.user_held => {
                 return Err(refused(state, AllocationState::HeldByCaller))
@@ -91,13 +88,7 @@ impl Locked<'_> {
                 Role::Free => phase.live = false,
                 Role::Use => {}
             }
-            let record = state.record(phase, stream);
-            if record.is_err() {
-                // The event stands for older work than this launch: a
-                // later use or free waiting for it would not follow the
-                // launch. Kept for good instead.
-                phase.stuck = true;
-            }
+            let record = state.record_or_stick(phase, stream);
             recorded = recorded.and(record.op_at("cuEventRecord", &state.label));
         }
         recorded
