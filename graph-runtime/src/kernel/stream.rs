@@ -287,12 +287,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// has run). A buffer of another context gives a
     /// `Buf` the launch refuses.
     pub fn bind<T: 'a, S: StreamBuffer<T>>(&mut self, buffer: &'a S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.home(sealed::Token(())));
-        let ptr = buffer.address();
-        let (len, frees_on) = (
-            buffer.elements(),
-            buffer.frees_on(sealed::Token(())).cloned(),
-        );
+        let (root, ptr, len, frees_on) = self.describe(buffer);
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Read(buffer, PhantomData)), frees_on));
@@ -305,17 +300,25 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// launch is queued. The launch waits for its pending reads and writes
     /// and records its write.
     pub fn bind_mut<T: 'a, S: StreamBufferMut<T>>(&mut self, buffer: &'a mut S) -> Buf<'a, T> {
-        let root = self.root_for(buffer.home(sealed::Token(())));
-        let ptr = buffer.address();
-        let (len, frees_on) = (
-            buffer.elements(),
-            buffer.frees_on(sealed::Token(())).cloned(),
-        );
+        let (root, ptr, len, frees_on) = self.describe(&*buffer);
         if root != FOREIGN_ROOT {
             self.bindings
                 .push((Box::new(Write(buffer, PhantomData)), frees_on));
         }
         Buf::new(ptr, len, true, root, None)
+    }
+
+    /// What a binding of `buffer` takes: its root (this launch's, or none
+    /// for a buffer of another context), address, length, and the stream
+    /// that frees it unordered.
+    fn describe<T, S: sealed::Buffer<T> + ?Sized>(
+        &self,
+        buffer: &S,
+    ) -> (u64, u64, usize, Option<Arc<CudaStream>>) {
+        let token = sealed::Token(());
+        let root = self.root_for(buffer.home(token));
+        let frees_on = buffer.frees_on(token).cloned();
+        (root, buffer.address(), buffer.elements(), frees_on)
     }
 
     /// The root of buffers of `home`'s context: this launch's, or none.
