@@ -486,14 +486,16 @@ pub(crate) trait LockedSet {
     fn lent(&self) -> bool;
     /// Makes `stream` wait for the set's pending cudarc work and the last
     /// use of its owned buffers; adds the events the launch must record
-    /// to `records`. Returns whether it waited through cudarc (for events
-    /// anyone may have recorded, in a capture too).
+    /// to `records`. Calls `before_join` before its first wait through
+    /// cudarc (for events anyone may have recorded, in a capture too: the
+    /// wait may draw `stream` into it), and returns whether it made one.
     fn acquire(
         &mut self,
         stream: &Arc<CudaStream>,
         managing: bool,
         records: &mut Vec<UseEvent>,
-    ) -> std::result::Result<bool, cudarc::driver::DriverError>;
+        before_join: &mut dyn FnMut() -> crate::error::Result<()>,
+    ) -> crate::error::Result<bool>;
     /// Notes a queued launch on `stream` as the set's last (`private`: a
     /// stream no caller gets, an exec's own).
     fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);

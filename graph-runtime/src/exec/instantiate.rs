@@ -92,7 +92,7 @@ impl<'a> Graph<'a> {
             updated_faults: Vec::new(),
             last_stream: None,
             own_stream: None,
-            last_launch: Default::default(),
+            launches: Default::default(),
             resource_id: self.resource_id,
             resources,
             retired: Vec::new(),

@@ -79,10 +79,11 @@ pub struct Exec<'a> {
     /// one sharing them; the waits and frees of an allocation a launch
     /// there left live, through its `Escaped`), and nobody can begin a
     /// capture on it.
-    own_stream: Option<Arc<CudaStream>>,
+    own_stream: Option<ordering::OwnStream>,
     /// Its last launch, recorded for the drop when the drop may have to
-    /// wait for it on the host (see [`ordering::LastLaunch`]).
-    last_launch: ordering::LastLaunch,
+    /// wait for it on the host (see [`ordering::LastLaunch`]), and room
+    /// for a launch's records.
+    launches: ordering::Launches,
     resource_id: u64,
     resources: SharedResources<'a>,
     /// Resources that whole-graph updates replaced while a launch that uses
@@ -149,7 +150,7 @@ impl Drop for Exec<'_> {
                 // disarms; events; host memory): wait for the last launch
                 // on the host, through its own event. Everything the exec
                 // owns is leaked.
-                let _waited = self.last_launch.wait();
+                let _waited = self.launches.last.wait();
                 self.leak_in_flight(stream)
             }
         }
@@ -207,19 +208,22 @@ impl<'a> Exec<'a> {
     /// [`GraphError::Driver`] when the driver refuses the
     /// launch.
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        self.launch_on(stream, false)
-    }
-
-    /// [`Exec::launch`] on `stream`, one no caller gets if `private`.
-    fn launch_on(&mut self, stream: &Arc<CudaStream>, private: bool) -> Result<()> {
         self.take_host_fault()?;
         ordering::check_stream(&self.ctx, stream, "launch")?;
+        self.launches.last.prepare(&self.ctx)?;
+        self.launch_checked(stream, false)
+    }
+
+    /// Steps 2 to 7 of the protocol (see `ordering`) for a launch on
+    /// `stream` (`private`: the exec's own), which step 1 checked.
+    #[inline] // two callers, both on launch loops' paths
+    fn launch_checked(&mut self, stream: &Arc<CudaStream>, private: bool) -> Result<()> {
         let guard = ordering::prepare(
             (&self.resources, &self.sets),
             &self.escapes,
             (stream, private),
+            &mut self.launches,
         )?;
-        self.last_launch.prepare(&self.ctx)?;
         // SAFETY: the exec and stream are live; everything the exec
         // references is borrowed for 'a or owned by user objects, and stays
         // so until the work queued here is done (see Drop); the allocations
@@ -238,9 +242,13 @@ impl<'a> Exec<'a> {
             self.last_stream = Some(stream.clone());
         }
         let recorded = guard.commit(launched.is_ok());
-        let noted = match launched.is_ok() {
-            true => self.last_launch.launched(stream),
-            false => Ok(()),
+        let noted = match (launched.is_ok(), private) {
+            (true, false) => self.launches.last.launched(stream),
+            (true, true) => {
+                self.launches.last.defer();
+                Ok(())
+            }
+            (false, _) => Ok(()),
         };
         // The first failure: the launch's, then a record's.
         launched?;
@@ -268,12 +276,18 @@ impl<'a> Exec<'a> {
     /// As [`Exec::launch`]; [`GraphError::Driver`] when the stream cannot
     /// be made.
     pub fn launch_on_own_stream(&mut self) -> Result<()> {
-        let stream = match self.own_stream.take() {
-            Some(stream) => stream,
-            None => self.ctx.new_stream().op("cuStreamCreate")?,
+        self.take_host_fault()?;
+        let mut own = match self.own_stream.take() {
+            Some(own) => own,
+            None => ordering::OwnStream::new(&self.ctx)?,
         };
-        let launched = self.launch_on(&stream, true);
-        self.own_stream = Some(stream);
+        let launched = own
+            .check(&self.ctx)
+            .and_then(|()| self.launch_checked(own.stream(), true));
+        if launched.is_ok() {
+            own.launched();
+        }
+        self.own_stream = Some(own);
         launched
     }
 

@@ -3,10 +3,11 @@
 //! why. Every path that launches or retires an exec goes through here:
 //!
 //! ```text
-//! ordering::check_stream(ctx, stream, "launch")?;        // 1
-//! let guard = ordering::prepare((root, &sets), &escapes, (stream, private))?; // 2-5
+//! ordering::check_stream(ctx, stream, "launch")?;        // 1 (own: OwnStream::check)
+//! let guard = ordering::prepare((root, &sets), &escapes, (stream, private), &mut last)?; // 2-5
 //! let launched = unsafe { result::launch(raw, stream) };   // 6
 //! guard.commit(launched.is_ok())?;                         // 7
+//! last.launched(stream)?;  // or, on the exec's own stream, last.defer()
 //! ```
 //!
 //! 1. **The stream.** The per-thread default stream is refused (its
@@ -15,6 +16,8 @@
 //!    context (cudarc's events live in the exec's context); the context is
 //!    made current; a capturing stream is refused (the launch would be
 //!    recorded into the capture, not run, and nothing could wait for it).
+//!    The exec's own stream is asked only after a wait that could have
+//!    drawn it into a capture ([`OwnStream`]).
 //! 2. **Lock the resource sets** the exec tracks (its graph's, its child
 //!    graphs', those of the execs its kernels launch from the device),
 //!    in address order ([`ranks`](crate::ranks): two launches that share
@@ -51,7 +54,8 @@
 //!    later use or free of the slice overtake the launch; also while
 //!    cudarc tracks nothing, since a stream made later turns its tracking
 //!    on; a failed record is waited for on the host) and in the exec's own
-//!    event (by the caller: [`LastLaunch`]), note this
+//!    event (by the caller: [`LastLaunch`]; on the exec's own stream, only
+//!    before a later launch's first wait through cudarc there), note this
 //!    stream as each set's last (and as its owned buffers' last use: no
 //!    record; an exec's own stream is noted as one no caller gets, where
 //!    a loan copies directly), give each allocation its new state
@@ -112,6 +116,52 @@ pub(crate) fn check_stream(
     not_capturing(stream, operation, StreamRefusal::Capturing)
 }
 
+/// An exec's own stream ([`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream))
+/// and what the protocol knows of it. No caller gets it, so nobody begins
+/// a capture there: it captures only after joining one, through a wait
+/// for an event recorded in a capture, and of the waits queued there only
+/// cudarc's for a launch's bound slices (step 4) can be one (the
+/// runtime's own ask first). Step 1 asks the driver again only after such
+/// a wait.
+#[derive(Debug)]
+pub(crate) struct OwnStream {
+    stream: Arc<CudaStream>,
+    /// Not capturing: so found when the last launch there was queued (or
+    /// made so), with no wait through cudarc queued there since.
+    uncaptured: bool,
+}
+
+impl OwnStream {
+    pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
+        Ok(OwnStream {
+            stream: ctx.new_stream().op("cuStreamCreate")?,
+            uncaptured: true,
+        })
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Step 1 for a launch there: makes the context current and refuses
+    /// the stream if it may be capturing and the driver says it is. The
+    /// launch's waits may draw it into a capture: until
+    /// [`OwnStream::launched`], it is asked again at the next launch.
+    pub(crate) fn check(&mut self, ctx: &Arc<CudaContext>) -> Result<()> {
+        ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        if std::mem::take(&mut self.uncaptured) {
+            return Ok(());
+        }
+        not_capturing(&self.stream, "launch", StreamRefusal::Capturing)
+    }
+
+    /// A launch was queued there: the stream was not capturing after its
+    /// waits (step 5 asked again after any through cudarc).
+    pub(crate) fn launched(&mut self) {
+        self.uncaptured = true;
+    }
+}
+
 /// Refuses a capturing stream (as `refusal`): it records work instead of
 /// running it.
 fn not_capturing(
@@ -144,32 +194,49 @@ pub(crate) struct LaunchGuard<'g, 'a> {
     /// The other sets (child graphs', device-launched execs'), boxed: each
     /// is borrowed for a lifetime of its own.
     others: Vec<Box<dyn LockedSet + 'g>>,
-    records: Vec<UseEvent>,
+    /// The exec's room for them, kept between launches (no allocation per
+    /// launch): emptied here, drained by `commit`.
+    records: &'g mut Vec<UseEvent>,
     escapes: escapes::Locked<'g>,
 }
 
 impl<'g, 'a: 'g> LaunchGuard<'g, 'a> {
     /// Every locked set, the exec's own first.
     fn sets(&mut self) -> impl Iterator<Item = &mut (dyn LockedSet + 'g)> + use<'_, 'g, 'a> {
-        let root = self.root.iter_mut().map(|set| set as &mut dyn LockedSet);
-        root.chain(
-            self.others
-                .iter_mut()
-                .map(|set| &mut **set as &mut dyn LockedSet),
-        )
+        locked_sets(&mut self.root, &mut self.others)
     }
+}
+
+/// A guard's locked sets (`root`, then `others`), borrowed apart from
+/// its other fields.
+fn locked_sets<'s, 'g, 'a: 'g>(
+    root: &'s mut Option<Ranked<MutexGuard<'g, Resources<'a>>>>,
+    others: &'s mut [Box<dyn LockedSet + 'g>],
+) -> impl Iterator<Item = &'s mut (dyn LockedSet + 'g)> + use<'s, 'g, 'a> {
+    let root = root.iter_mut().map(|set| set as &mut dyn LockedSet);
+    root.chain(
+        others
+            .iter_mut()
+            .map(|set| &mut **set as &mut dyn LockedSet),
+    )
 }
 
 /// Steps 2 to 5 for a launch on `stream` (`private`: a stream no caller
 /// gets, an exec's own) that tracks `sets` (in lock order:
 /// [`tracked_sets`]; `root`, the exec's own, among them) and makes, uses
-/// or frees `escapes`. The context is current (step 1).
+/// or frees `escapes`. The context is current (step 1). On a private
+/// stream, the exec's last launch (maybe not recorded: see
+/// [`LastLaunch::defer`]) is recorded before the first wait through
+/// cudarc, the only kind that can draw that stream into a capture.
 #[inline] // one caller, on the launch loop's path
 pub(crate) fn prepare<'g, 'a: 'g>(
     (root, sets): (&'g Mutex<Resources<'a>>, &'g [Arc<dyn ResourceSet + 'a>]),
     escapes: &'g [(Arc<EscapeState>, Role)],
     (stream, private): (&'g Arc<CudaStream>, bool),
+    launches: &'g mut Launches,
 ) -> Result<LaunchGuard<'g, 'a>> {
+    let Launches { last, records } = launches;
+    records.clear();
     let lent = || GraphError::BufferLent {
         operation: "launch",
     };
@@ -200,17 +267,23 @@ pub(crate) fn prepare<'g, 'a: 'g>(
         managing,
         root: root_locked,
         others,
-        records: Vec::new(),
+        records,
         escapes,
     };
-    let mut records = Vec::new();
     let mut waited = false;
-    for set in guard.sets() {
-        waited |= set
-            .acquire(stream, managing, &mut records)
-            .op("cuStreamWaitEvent (the graph's buffers' last use)")?;
+    let mut before_join = || match private {
+        true => last.flush(stream),
+        false => Ok(()),
+    };
+    let LaunchGuard {
+        root,
+        others,
+        records,
+        ..
+    } = &mut guard;
+    for set in locked_sets(root, others) {
+        waited |= set.acquire(stream, managing, records, &mut before_join)?;
     }
-    guard.records = records;
     stream.context().check_err().op("cuGraphLaunch")?;
     // cudarc's waits for a slice whose last use another thread recorded in
     // a capture (its stream's, begun before and still open) draw this
@@ -252,10 +325,21 @@ impl LaunchGuard<'_, '_> {
     }
 }
 
+/// An exec's side of the protocol, kept between its launches.
+#[derive(Debug, Default)]
+pub(crate) struct Launches {
+    /// Its last launch, recorded for its drop.
+    pub(crate) last: LastLaunch,
+    /// Room for a launch's records of its slices' events (step 7).
+    records: Vec<UseEvent>,
+}
+
 /// An exec's record of its last launch, for its drop: an event recorded
-/// by the driver right after every launch (on the exec's own stream too:
-/// it joins a capture through cudarc's waits for slices that a graph may
-/// bind after an earlier launch was made). The exec borrows for its lifetime
+/// by the driver right after every launch on a caller's stream. On the
+/// exec's own stream ([`OwnStream`]) the record waits ([`LastLaunch::defer`])
+/// until a later launch there is about to wait through cudarc, which
+/// may draw that stream into a capture ([`LastLaunch::flush`]): until
+/// then the drop can wait for the stream itself. The exec borrows for its lifetime
 /// what its launches use (slices, whose frees cudarc orders only through
 /// events a stored error disarms; events of record and wait nodes; host
 /// memory of copies): when its drop cannot wait for its stream (a capture
@@ -267,6 +351,9 @@ pub(crate) struct LastLaunch {
     event: Option<RawEvent>,
     /// The last recorded launch could be neither recorded nor waited for.
     unwaitable: bool,
+    /// The last launch was queued on the exec's own stream and is not
+    /// recorded yet: nothing could draw that stream into a capture since.
+    deferred: bool,
 }
 
 /// A driver event of the exec's context, destroyed on drop.
@@ -313,6 +400,7 @@ impl LastLaunch {
         let Some(event) = &self.event else {
             unreachable!("made by `prepare` before the launch")
         };
+        self.deferred = false;
         // SAFETY: the event and the stream are live, of the current context
         // (the launch bound it).
         let recorded =
@@ -322,6 +410,42 @@ impl LastLaunch {
         recorded.op("cuEventRecord")
     }
 
+    /// After a launch was queued on the exec's own stream: recorded only
+    /// if a later launch there waits through cudarc ([`LastLaunch::flush`]).
+    /// Nothing else can make that stream capture (no caller gets it; the
+    /// runtime's own waits there ask first), so until then the drop waits
+    /// for the stream. Saves a driver call per launch (an event record,
+    /// the cost of a bound slice's: BENCHMARKS.md).
+    pub(crate) fn defer(&mut self) {
+        self.deferred = true;
+        self.unwaitable = false;
+    }
+
+    /// Before a wait through cudarc on the exec's own stream (`stream`, of
+    /// the current context): records a deferred launch there, by the
+    /// driver, or waits for it on the host (the stream is not capturing:
+    /// only such a wait could have drawn it into a capture). Refused if
+    /// neither can be done: the wait must not be made.
+    pub(crate) fn flush(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        if !self.deferred {
+            return Ok(());
+        }
+        self.prepare(stream.context())?;
+        let Some(event) = &self.event else {
+            unreachable!("made by `prepare` above")
+        };
+        // SAFETY: the event and the stream are live, of the current context.
+        let recorded =
+            unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
+        if recorded.is_err() {
+            result::with_relaxed_capture_mode(|| result::synchronize(stream)).op(
+                "cuStreamSynchronize (the last launch, before a wait that may join a capture)",
+            )?;
+        }
+        self.deferred = false;
+        Ok(())
+    }
+
     /// The exec's drop, when its stream cannot be waited for: waits on the
     /// host for its last launch (none made: nothing to wait for), in the
     /// relaxed capture mode. False when that cannot be waited for either
@@ -329,7 +453,14 @@ impl LastLaunch {
     /// shared stream between the launch and the record, the window the
     /// crate docs leave open; or the context faulted: nothing runs).
     pub(crate) fn wait(&self) -> bool {
+        // A deferred launch is on the exec's own stream, which only a
+        // flushed wait could have drawn into a capture.
+        debug_assert!(
+            !self.deferred,
+            "the own stream captures, the launch unrecorded"
+        );
         match &self.event {
+            _ if self.deferred => false,
             None => true,
             Some(_) if self.unwaitable => false,
             Some(event) => result::with_relaxed_capture_mode(|| {

@@ -2,8 +2,9 @@
 //! locks, cudarc's waits before it and the event records after it.
 
 use crate::buffer::{lock, LockedSet, ResourceSet, Resources, UseEvent};
+use crate::error::{DriverResultExt, Result};
 use crate::ranks::Ranked;
-use cudarc::driver::{CudaStream, DriverError};
+use cudarc::driver::CudaStream;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 impl ResourceSet for Mutex<Resources<'_>> {
@@ -69,10 +70,13 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         stream: &Arc<CudaStream>,
         managing: bool,
         records: &mut Vec<UseEvent>,
-    ) -> Result<bool, DriverError> {
+        before_join: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<bool> {
         if let Some(owned) = &self.owned {
             // Step 1 refused a capturing `stream`.
-            owned.follow(stream)?;
+            owned
+                .follow(stream)
+                .op("cuStreamWaitEvent (the graph's buffers' last use)")?;
         }
         let follows = managing
             && self
@@ -86,6 +90,9 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
             if follows && !event.stale {
                 records.push(event);
             } else {
+                if !waited {
+                    before_join()?;
+                }
                 waited = true;
                 // Recorded even while cudarc does not track (one stream):
                 // a stream made later (or a `fork`, which does not wait for
