@@ -87,7 +87,13 @@
 //! - *Contexts and streams.* A slice or event of another context is refused
 //!   in every node (cudarc could not track it on this context's streams),
 //!   and so are a launch on another context's stream and on the per-thread
-//!   default stream (another stream on every thread). A launch or upload on
+//!   default stream (another stream on every thread). So are a slice and a
+//!   stream of another `CudaContext` value of the graph's context (two
+//!   calls of `CudaContext::new` for one device): each value counts its own
+//!   streams, and cudarc skips a slice's waits while the slice's value has
+//!   none, even for a launch on the other's (make one value per device,
+//!   [`driver::context`], and clone the `Arc`; cudarc's own copies across
+//!   two values skip their waits the same way). A launch or upload on
 //!   a capturing stream (cudarc's `begin_capture` is safe) is refused: it
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what
@@ -175,13 +181,6 @@
 //!   the launch after nothing that runs. (For that record to be made,
 //!   cudarc's wait before it, for work outside the capture, must have
 //!   been refused and its stored error taken back: the hole above.)
-//!   Nor, for graph launches, two `CudaContext` values of one context
-//!   (two calls of `CudaContext::new` for one device): each counts its own
-//!   streams, so cudarc's tracking can be on for a slice's and off for the
-//!   launch stream's, and the launch then records nothing in the slice's
-//!   events (cudarc's own copies through the other value skip theirs the
-//!   same way; stream launches record whenever a slice has events): make
-//!   one context value per device and clone it.
 //!   Not closed either, and cudarc's before it is ours: cudarc keeps one
 //!   read event per slice, and a read on another stream (a launch of
 //!   another exec that binds the slice, or a cudarc copy from it) records

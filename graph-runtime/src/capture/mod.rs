@@ -120,9 +120,13 @@ impl<'a> Graph<'a> {
         work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
         if !self.same_context(stream.context()) {
-            // Its capture would make nodes of another context.
+            // Its capture would make nodes of another context (or, of
+            // another value of this one, track the bound slices apart).
             return Err(GraphError::ForeignHandle {
-                what: format!("the capture stream of node `{label}` (another context's)"),
+                what: format!(
+                    "the capture stream of node `{label}` (another context's, or another \
+                     `CudaContext` value's)"
+                ),
             });
         }
         self.check_setters(label, deps, sets)?;

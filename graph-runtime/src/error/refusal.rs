@@ -260,10 +260,11 @@ pub enum LaunchRefusal {
     #[error("{0}")]
     Arguments(String),
     /// A buffer argument not bound by this launch (a graph's, another
-    /// launch's, or of another context).
+    /// launch's, or of another context or `CudaContext` value).
     #[error(
         "buffer argument {argument} was not bound by this launch (it is a graph's, another \
-         launch's, or of another context): bind it with `bind` or `bind_mut`"
+         launch's, or of another context or `CudaContext` value than the stream's): bind it \
+         with `bind` or `bind_mut`"
     )]
     NotBound { argument: usize },
     /// A buffer bound read-only passed where the kernel writes.

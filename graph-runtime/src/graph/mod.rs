@@ -202,9 +202,11 @@ impl<'a> Graph<'a> {
     /// Binds a slice the graph only reads. It stays borrowed while the graph
     /// or any of its execs lives.
     ///
-    /// A slice of another context gives a buffer every node refuses (its
-    /// uses could not be tracked: cudarc records events only on streams of
-    /// the slice's own context).
+    /// A slice of another context, or of another `CudaContext` value of
+    /// this one (make one value per device and clone the `Arc`), gives a
+    /// buffer every node refuses (its uses could not be tracked: cudarc
+    /// records events only on streams of the slice's own context, and
+    /// waits for them only while the slice's own value has streams).
     #[must_use = "the graph uses the slice only through the returned `Buf`"]
     pub fn bind<T>(&mut self, slice: &'a CudaSlice<T>) -> Buf<'a, T> {
         // Tracking happens at every launch, not at build time.
@@ -219,8 +221,12 @@ impl<'a> Graph<'a> {
         Buf::new(ptr, slice.len(), false, self.resource_id, None)
     }
 
+    /// Whether `ctx` is the graph's context value (`Arc::ptr_eq`): two
+    /// `CudaContext` values of one context (two `CudaContext::new` calls)
+    /// count their streams apart, and cudarc then skips a slice's waits
+    /// for a launch on the other value's stream.
     pub(crate) fn same_context(&self, ctx: &Arc<CudaContext>) -> bool {
-        ctx.cu_ctx() == self.ctx.cu_ctx()
+        Arc::ptr_eq(ctx, &self.ctx)
     }
 
     /// Binds a slice the graph writes (and may read). It stays exclusively

@@ -64,7 +64,8 @@ impl<'a> Graph<'a> {
     }
 
     fn refuse_foreign_event(&self, label: &str, event: &CudaEvent) -> Result<()> {
-        match self.same_context(event.context()) {
+        // Any value of the graph's context: events are not tracked.
+        match event.context().cu_ctx() == self.ctx.cu_ctx() {
             true => Ok(()),
             false => Err(GraphError::ForeignHandle {
                 what: format!("the event of node `{label}` (it is of another context)"),

@@ -321,9 +321,11 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         (root, buffer.address(), buffer.elements(), frees_on)
     }
 
-    /// The root of buffers of `home`'s context: this launch's, or none.
+    /// The root of buffers of `home`'s context value: this launch's, or
+    /// none (another context, or another `CudaContext` value of the
+    /// stream's, whose tracking counts its streams apart).
     fn root_for(&self, home: &Arc<CudaStream>) -> u64 {
-        if home.context().cu_ctx() == self.stream.context().cu_ctx() {
+        if Arc::ptr_eq(home.context(), self.stream.context()) {
             self.root
         } else {
             FOREIGN_ROOT

@@ -107,9 +107,15 @@ pub(crate) fn check_stream(
             stream: StreamRefusal::PerThreadDefault,
         });
     }
-    if stream.context().cu_ctx() != ctx.cu_ctx() {
+    // The exec's context value itself: two values of one context count
+    // their streams apart, so cudarc's tracking could be on for the bound
+    // slices and off for the stream (see `Graph::bind`).
+    if !Arc::ptr_eq(stream.context(), ctx) {
         return Err(GraphError::ForeignHandle {
-            what: format!("the stream passed to `{operation}` (it is of another context)"),
+            what: format!(
+                "the stream passed to `{operation}` (it is of another context, or of another \
+                 `CudaContext` value of the exec's: clone one `Arc<CudaContext>`)"
+            ),
         });
     }
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;

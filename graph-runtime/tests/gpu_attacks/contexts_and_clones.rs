@@ -129,6 +129,59 @@ fn stream_launches_refuse_buffers_of_the_per_thread_default_stream() {
     assert!(stream.clone_dtoh(&y).unwrap().iter().all(|v| *v == 0.0));
 }
 
+/// Attack: two `CudaContext` values of one context (two
+/// `CudaContext::new(0)` calls): B, with no stream of its own, allocates x
+/// (its tracking then skips x's waits: B has no extra stream); a graph of
+/// A binds x, an exec of A launches on a stream of B, and a stream launch
+/// on A's stream binds x.
+///
+/// Must happen: the node using x is refused as a foreign buffer naming
+/// it, the launch on B's stream as a foreign stream, and the stream
+/// launch as `NotBound`; an event of B, which nothing tracks, is
+/// accepted.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_slice_or_stream_of_another_context_value_is_refused() {
+    use graph_runtime::cudarc::driver::CudaContext;
+    use graph_runtime::error::LaunchRefusal;
+    gpu();
+    let (a, b) = (CudaContext::new(0).unwrap(), CudaContext::new(0).unwrap());
+    assert_eq!(a.cu_ctx(), b.cu_ctx(), "two values of the primary context");
+    let add_one = kernels::AddOne::load(&a).unwrap();
+    let mut x = b.default_stream().alloc_zeros::<f32>(N as usize).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&a).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let err = g
+            .add_kernel("of_b", &add_one, cfg, (xb, N), &[])
+            .unwrap_err();
+        expect_foreign(&err, Some("of_b"));
+    }
+    let event = b.new_event(None).unwrap();
+    let mut g = Graph::new(&a).unwrap();
+    g.add_event_record("record_b", &event, &[]).unwrap();
+    let mut exec = g.instantiate().unwrap();
+    let err = exec.launch(&b.new_stream().unwrap()).unwrap_err();
+    assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err:?}");
+    let of_b = {
+        let stream = a.new_stream().unwrap();
+        let mut launch = add_one.on(&stream);
+        let xb = launch.bind_mut(&mut x);
+        launch.launch(cfg, (xb, N))
+    };
+    assert!(
+        matches!(
+            of_b,
+            Err(GraphError::LaunchRefused {
+                reason: LaunchRefusal::NotBound { argument: 0 },
+                ..
+            })
+        ),
+        "{of_b:?}"
+    );
+}
+
 /// Attack: a graph with a host buffer cloned (`try_clone`), both
 /// instantiated, hoping for two execs writing one buffer; the original's
 /// handle used with the clone's exec; the clone added as a child of
