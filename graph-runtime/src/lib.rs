@@ -133,9 +133,12 @@
 //!   ([`StreamRefusal::JoinedCapture`](error::StreamRefusal::JoinedCapture)),
 //!   so nothing of the exec is recorded there; the stream stays in that
 //!   capture until it ends, and launches and loans there are refused
-//!   meanwhile. Still open: a loan through
-//!   another exec that shares the buffers, already past its check, may
-//!   have its copy recorded into that capture. (A stream launch binding an
+//!   meanwhile. A loan through another exec that shares the buffers, and
+//!   copies on that stream, locks them as the launch does (which then
+//!   waits, or is refused while the loan lives); an exec that stops
+//!   tracking them (a whole-graph update from a graph of other resources)
+//!   leaves its own stream for a new one, so its later waits cannot draw
+//!   the old one, where such loans copy, into a capture. (A stream launch binding an
 //!   [`Escaped`] does not make the allocation's stream join the launch
 //!   stream: the allocation's free waits for its own event.) The
 //!   runtime's own copies ([`OwnedMut`], [`Escaped::to_host`],

@@ -85,6 +85,17 @@ impl<'a> Exec<'a> {
         // The launches queued so far may still run kernels of the resources
         // replaced here: keep those until the stream is seen done.
         let replaced = std::mem::replace(&mut self.resources, graph.resources.clone());
+        if !Arc::ptr_eq(&replaced, &self.resources) {
+            // The exec stops tracking a set whose graph-owned buffers may
+            // have their last use on its own stream, where loans through
+            // other execs that share them copy with no check of this
+            // exec's launches, which would no longer lock the set: a
+            // launch's waits through cudarc could draw that stream into
+            // another thread's capture under such a copy. The next launch
+            // there makes a new own stream; nothing waits on the old one
+            // any more (it lives while a set or the drop needs it).
+            self.own_stream = None;
+        }
         ordering::retire(&mut self.retired, self.last_stream.as_ref(), replaced);
         self.tracking = self.resources.clone();
         self.sets = ordering::tracked_sets(&self.tracking);
@@ -133,10 +144,12 @@ impl<'a> Exec<'a> {
                 match graph.instantiate_reusing(options, &mut slot) {
                     Ok(exec) => {
                         // The old exec's drop waits for its launches (on
-                        // its own stream too); the new one keeps the stream.
+                        // its own stream too); the new one keeps the stream
+                        // if it tracks the same sets (see `update`).
                         let own = self.own_stream.take();
+                        let same_sets = Arc::ptr_eq(&self.resources, &exec.resources);
                         *self = exec;
-                        self.own_stream = own;
+                        self.own_stream = own.filter(|_| same_sets);
                         drop(slot);
                         Ok(UpdateOutcome::Reinstantiated { reason })
                     }

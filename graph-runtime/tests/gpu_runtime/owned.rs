@@ -237,6 +237,34 @@ fn a_loan_follows_a_launch_on_another_execs_own_stream() {
     }
 }
 
+/// An exec launched on its own stream, then updated (or instantiated
+/// anew) from a graph of other buffers, leaves its own stream for a new
+/// one: the first graph's buffers, whose last use was there, are still
+/// read in order through a clone's exec, and the updated exec's launches
+/// on its own stream bump the second graph's buffer.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn an_exec_updated_from_other_buffers_leaves_its_own_stream() {
+    let ctx = gpu();
+    let (first, x) = bump_chain(&ctx);
+    let (second, y) = bump_chain(&ctx);
+    let clone = first.try_clone().unwrap();
+    let mut theirs = clone.instantiate().unwrap();
+    let mut mine = first.instantiate().unwrap();
+    mine.launch_on_own_stream().unwrap();
+    let outcome = mine
+        .update_or_reinstantiate(&second, &graph_runtime::InstantiateOptions::new())
+        .unwrap();
+    println!("the update: {outcome:?}");
+    for _ in 0..3 {
+        mine.launch_on_own_stream().unwrap();
+    }
+    let values = theirs.buffer(x).unwrap().to_host().unwrap();
+    assert!(values.iter().all(|v| *v == 50.0), "{:?}", &values[..4]);
+    let values = mine.buffer(y).unwrap().to_host().unwrap();
+    assert!(values.iter().all(|v| *v == 150.0), "{:?}", &values[..4]);
+}
+
 /// Only buffers the exec's graph owns are lent: not a bound slice, nor
 /// another graph's buffer; and `bound_mut` does not lend an owned one.
 #[test]
