@@ -136,8 +136,8 @@
 //!   meanwhile. A loan through another exec that shares the buffers, and
 //!   copies on that stream, locks them as the launch does (which then
 //!   waits, or is refused while the loan lives); an exec that stops
-//!   tracking them (a whole-graph update from a graph of other resources)
-//!   leaves its own stream for a new one, so its later waits cannot draw
+//!   tracking them (a whole-graph update from a graph of other resources,
+//!   or any re-instantiation) leaves its own stream for a new one, so its later waits cannot draw
 //!   the old one, where such loans copy, into a capture. (A stream launch binding an
 //!   [`Escaped`] does not make the allocation's stream join the launch
 //!   stream: the allocation's free waits for its own event.) The

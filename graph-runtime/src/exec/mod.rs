@@ -150,7 +150,7 @@ impl Drop for Exec<'_> {
                 // disarms; events; host memory): wait for the last launch
                 // on the host, through its own event. Everything the exec
                 // owns is leaked.
-                let _waited = self.launches.last.wait();
+                let _waited = self.launches.last.wait(&stream);
                 self.leak_in_flight(stream)
             }
         }

@@ -144,12 +144,13 @@ impl<'a> Exec<'a> {
                 match graph.instantiate_reusing(options, &mut slot) {
                     Ok(exec) => {
                         // The old exec's drop waits for its launches (on
-                        // its own stream too); the new one keeps the stream
-                        // if it tracks the same sets (see `update`).
-                        let own = self.own_stream.take();
-                        let same_sets = Arc::ptr_eq(&self.resources, &exec.resources);
+                        // its own stream too). The new one makes a stream
+                        // of its own at its first launch there: the old
+                        // one may hold what the old exec's launches left
+                        // (graph-owned buffers' last use, an `Escaped`'s
+                        // home), ordered by the old exec's states, not the
+                        // new one's (see `update`).
                         *self = exec;
-                        self.own_stream = own.filter(|_| same_sets);
                         drop(slot);
                         Ok(UpdateOutcome::Reinstantiated { reason })
                     }

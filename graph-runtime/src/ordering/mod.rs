@@ -357,8 +357,11 @@ pub(crate) struct LastLaunch {
     event: Option<RawEvent>,
     /// The last recorded launch could be neither recorded nor waited for.
     unwaitable: bool,
-    /// The last launch was queued on the exec's own stream and is not
-    /// recorded yet: nothing could draw that stream into a capture since.
+    /// The last launch was queued on a stream of the exec's own (its own
+    /// stream, or one it left since: `Exec::update`) and is not recorded
+    /// yet: nothing could draw that stream into a capture since (only a
+    /// launch's waits there can, and they flush first; nothing waits on a
+    /// stream the exec left).
     deferred: bool,
 }
 
@@ -452,21 +455,20 @@ impl LastLaunch {
         Ok(())
     }
 
-    /// The exec's drop, when its stream cannot be waited for: waits on the
-    /// host for its last launch (none made: nothing to wait for), in the
-    /// relaxed capture mode. False when that cannot be waited for either
-    /// (its record was captured: a capture another thread began on a
-    /// shared stream between the launch and the record, the window the
-    /// crate docs leave open; or the context faulted: nothing runs).
-    pub(crate) fn wait(&self) -> bool {
-        // A deferred launch is on the exec's own stream, which only a
-        // flushed wait could have drawn into a capture.
-        debug_assert!(
-            !self.deferred,
-            "the own stream captures, the launch unrecorded"
-        );
+    /// The exec's drop, when its stream (`last`, that of its last launch)
+    /// cannot be waited for: waits on the host for its last launch (none
+    /// made: nothing to wait for), in the relaxed capture mode; a deferred
+    /// one through `last` itself (nothing could draw that stream into a
+    /// capture: the drop found it capturing only if the context faulted,
+    /// or could not be made current). False when that cannot be waited
+    /// for either (its record was captured: a capture another thread began
+    /// on a shared stream between the launch and the record, the window
+    /// the crate docs leave open; or the context faulted: nothing runs).
+    pub(crate) fn wait(&self, last: &CudaStream) -> bool {
         match &self.event {
-            _ if self.deferred => false,
+            _ if self.deferred => result::with_relaxed_capture_mode(|| {
+                result::bind(last.context()).is_ok() && result::synchronize(last).is_ok()
+            }),
             None => true,
             Some(_) if self.unwaitable => false,
             Some(event) => result::with_relaxed_capture_mode(|| {
