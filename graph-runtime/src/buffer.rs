@@ -235,11 +235,10 @@ impl UseEvent {
         event
     }
 
-    /// Records `stream`'s work so far in the event (on the legacy stream,
-    /// once no capture blocks it: `result::record_past_captures`). If the
-    /// record fails, the host waits for that work instead (so cudarc work
-    /// that waits for the event's older record still follows it), and the
-    /// record's error is returned.
+    /// Records `stream`'s work so far in the event. If the record fails,
+    /// the host waits for that work instead (so cudarc work that waits for
+    /// the event's older record still follows it), and the record's error
+    /// is returned.
     pub(crate) fn record(self, stream: &CudaStream) -> std::result::Result<(), DriverError> {
         let Some(event) = self.event else {
             return Ok(());
@@ -247,7 +246,7 @@ impl UseEvent {
         // SAFETY: the event is the bound slice's (alive for the binding);
         // the stream is live and of the same context, which the launch
         // bound to this thread.
-        let recorded = unsafe { crate::result::record_past_captures(event, stream.cu_stream()) };
+        let recorded = unsafe { cudarc::driver::result::event::record(event, stream.cu_stream()) };
         if recorded.is_err() {
             let waited =
                 crate::result::with_relaxed_capture_mode(|| crate::result::synchronize(stream));

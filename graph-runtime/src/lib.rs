@@ -106,15 +106,15 @@
 //!   before it is ours: cudarc's own safe calls on a stream that another
 //!   thread captures crash the process (tests/cudarc_holes.rs, an
 //!   ignored test that uses cudarc alone: SIGSEGV in every run on the
-//!   H200). The legacy default stream (`ctx.default_stream()`) refuses
-//!   all work while a blocking stream of its context captures (the
-//!   per-thread default stream, say, on another thread): a launch there
-//!   is refused if one does at its check, and its event records after the
-//!   launch (which cudarc's later uses of its slices, and the exec's drop,
-//!   follow) wait until such a capture begun since has ended. A thread
-//!   that holds such a capture open until another thread's launch on the
-//!   legacy stream returns deadlocks with it: launch on `ctx.new_stream()`
-//!   streams or the exec's own where other threads capture. **Do not begin captures on a stream that another thread uses**
+//!   H200). The legacy default stream (`ctx.default_stream()`) counts as
+//!   shared with every blocking stream: while one captures (the per-thread
+//!   default stream is the one cudarc's safe API makes), the legacy stream
+//!   refuses all work, so a capture that another thread begins on the
+//!   per-thread stream right after a launch on the legacy stream refuses
+//!   that launch's event records, and its host-wait fallbacks (not closed
+//!   either: the exec's drop and later cudarc work on its slices may then
+//!   follow nothing; launch on `ctx.new_stream()` streams or the exec's
+//!   own where other threads capture). **Do not begin captures on a stream that another thread uses**
 //!   (capture on a stream of its own, or with the threads' work ordered
 //!   around the capture). A launch on the exec's own stream
 //!   ([`Exec::launch_on_own_stream`]) leaves other threads no stream to

@@ -40,8 +40,7 @@
 //! 11. [`capturing_streams`]: a capture begun (with cudarc's safe
 //!     `begin_capture`) on the stream an exec launched on or launches on;
 //!     [`dropped_during_capture`]: an exec dropped while that stream
-//!     captures, its borrows ending with its launch pending, and a launch
-//!     on the legacy stream while another thread's capture blocks it.
+//!     captures, its borrows ending with its launch pending.
 //! 12. [`update_pairing`]: a whole-graph update from a graph whose nodes,
 //!     or a node's dependencies, were added in another order (the driver
 //!     would pair the nodes otherwise than the exec's handles).

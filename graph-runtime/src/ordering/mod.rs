@@ -402,10 +402,9 @@ impl LastLaunch {
         Ok(())
     }
 
-    /// After a launch was queued on `stream`: records it, by the driver
-    /// (on the legacy stream, once no capture blocks it). If the record
-    /// fails, the host waits for the stream instead; if that fails too,
-    /// the exec's drop can no longer wait for it.
+    /// After a launch was queued on `stream`: records it, by the
+    /// driver. If the record fails, the host waits for the stream instead;
+    /// if that fails too, the exec's drop can no longer wait for it.
     pub(crate) fn launched(&mut self, stream: &CudaStream) -> Result<()> {
         let Some(event) = &self.event else {
             unreachable!("made by `prepare` before the launch")
@@ -413,7 +412,8 @@ impl LastLaunch {
         self.deferred = false;
         // SAFETY: the event and the stream are live, of the current context
         // (the launch bound it).
-        let recorded = unsafe { result::record_past_captures(event.event, stream.cu_stream()) };
+        let recorded =
+            unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
         self.unwaitable = recorded.is_err()
             && result::with_relaxed_capture_mode(|| result::synchronize(stream)).is_err();
         recorded.op("cuEventRecord")

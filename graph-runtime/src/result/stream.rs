@@ -44,10 +44,8 @@ pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
 /// event made, recorded and released here, by the driver directly:
 /// cudarc's `join` makes its event through `bind_to_thread`, which takes
 /// an error stored in the context back and returns it instead of joining.
-/// The record waits out captures that block the legacy stream
-/// ([`record_past_captures`]). When `waiter` refuses the wait (the legacy
-/// stream while another stream captures, say) or the record is refused,
-/// the host waits for that work
+/// When `waiter` refuses the wait (the legacy stream while another stream
+/// captures, say) or the record is refused, the host waits for that work
 /// instead, so whatever `waiter` runs next follows it all the same; an
 /// error means that wait failed too.
 ///
@@ -57,7 +55,7 @@ pub unsafe fn join(waiter: CUstream, stream: CUstream) -> R<()> {
     use cudarc::driver::result::{event, stream as streams};
     let made = event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)?;
     // SAFETY: the event was just made; the streams are live (forwarded).
-    let recorded = unsafe { record_past_captures(made, stream) };
+    let recorded = unsafe { event::record(made, stream) };
     let joined = match recorded {
         // SAFETY: as above; the event is recorded.
         Ok(()) => unsafe {
@@ -124,31 +122,6 @@ pub unsafe fn is_capturing(stream: CUstream) -> R<bool> {
     // SAFETY: initialised by the successful call.
     let status = unsafe { status.assume_init() };
     Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
-}
-
-/// Records `event` on `stream` (`cuEventRecord`), after a launch there
-/// whose later users follow it only through that record. The legacy
-/// default stream refuses work (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`)
-/// while a blocking stream of its context captures, which another thread
-/// may begin right after the launch (on its per-thread default stream,
-/// say): the record is then tried again, pausing in between, until that
-/// capture ends. (A thread cannot be that capture's own: a launch on the
-/// legacy stream is refused while it captures.)
-///
-/// # Safety
-/// `event` and `stream` are live, of the current context.
-pub unsafe fn record_past_captures(event: sys::CUevent, stream: CUstream) -> R<()> {
-    let mut pause = std::time::Duration::from_micros(1);
-    loop {
-        // SAFETY: forwarded from the caller.
-        match unsafe { cudarc::driver::result::event::record(event, stream) } {
-            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(1));
-            }
-            recorded => return recorded,
-        }
-    }
 }
 
 /// Whether every operation queued on `stream` is done (`Ok(false)`: some
