@@ -92,8 +92,13 @@
 //!   calls of `CudaContext::new` for one device): each value counts its own
 //!   streams, and cudarc skips a slice's waits while the slice's value has
 //!   none, even for a launch on the other's (make one value per device,
-//!   [`driver::context`], and clone the `Arc`; cudarc's own copies across
-//!   two values skip their waits the same way). A launch or upload on
+//!   [`driver::context`], and clone the `Arc`; with candle, whose device
+//!   holds a value of its own, build graphs with that one,
+//!   `device.cuda_stream().context()`; cudarc's own copies across two
+//!   values skip their waits the same way). A child graph and an update's
+//!   graph of another value are refused too. Not yet: a kernel argument
+//!   naming a [`DeviceExec`] of another value (its buffers are tracked
+//!   with the launching graph's). A launch or upload on
 //!   a capturing stream (cudarc's `begin_capture` is safe) is refused: it
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what

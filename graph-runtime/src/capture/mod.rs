@@ -119,14 +119,12 @@ impl<'a> Graph<'a> {
         sets: &[CondHandle],
         work: impl FnOnce(&Capture<'_, 'a>) -> Result<()>,
     ) -> Result<Node> {
-        if !self.same_context(stream.context()) {
-            // Its capture would make nodes of another context (or, of
-            // another value of this one, track the bound slices apart).
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() {
+            // Its capture would make nodes of another context. (Any value
+            // of this one: captured work reaches the graph's buffers only
+            // through views nothing tracks.)
             return Err(GraphError::ForeignHandle {
-                what: format!(
-                    "the capture stream of node `{label}` (another context's, or another \
-                     `CudaContext` value's)"
-                ),
+                what: format!("the capture stream of node `{label}` (another context's)"),
             });
         }
         self.check_setters(label, deps, sets)?;

@@ -41,6 +41,15 @@ impl<'a> Exec<'a> {
                 label: None,
             });
         }
+        if !Arc::ptr_eq(&graph.ctx, &self.ctx) {
+            // Its bound slices are tracked by its context value, which
+            // counts its streams apart from the exec's (see `Graph::bind`).
+            return Err(GraphError::Update {
+                result: sys::CUgraphExecUpdateResult::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED,
+                reason: "the graph is of another context, or of another `CudaContext` value of the exec's; build it with the exec's value (clone one `Arc<CudaContext>`)",
+                label: None,
+            });
+        }
         if graph.registry().order != self.registry.order {
             // The driver pairs the exec's nodes with the graph's by its own
             // order of them: paired differently, a per-node update meant

@@ -78,8 +78,19 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::Unsupported`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body.
+    /// [`GraphError::Unsupported`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body;
+    /// [`GraphError::ForeignHandle`] for a child of another context or `CudaContext` value.
     pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
+        if !self.same_context(&child.ctx) {
+            // Its bound slices are tracked by its context value, which
+            // counts its streams apart from this graph's (see `bind`).
+            return Err(GraphError::ForeignHandle {
+                what: format!(
+                    "the child graph of node `{label}` (of another context, or of another \
+                     `CudaContext` value of this graph's)"
+                ),
+            });
+        }
         if child.is_body() {
             return Err(GraphError::unsupported(
                 "add_child",

@@ -136,9 +136,10 @@ fn stream_launches_refuse_buffers_of_the_per_thread_default_stream() {
 /// on A's stream binds x.
 ///
 /// Must happen: the node using x is refused as a foreign buffer naming
-/// it, the launch on B's stream as a foreign stream, and the stream
-/// launch as `NotBound`; an event of B, which nothing tracks, is
-/// accepted.
+/// it, a child graph of B as a foreign handle naming its node, an update
+/// from a graph of B as an `Update`, the launch on B's stream as a
+/// foreign stream, and the stream launch as `NotBound`; an event of B,
+/// which nothing tracks, is accepted.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_slice_or_stream_of_another_context_value_is_refused() {
@@ -158,10 +159,26 @@ fn a_slice_or_stream_of_another_context_value_is_refused() {
             .unwrap_err();
         expect_foreign(&err, Some("of_b"));
     }
+    {
+        let mut child = Graph::new(&b).unwrap();
+        let xb = child.bind_mut(&mut x);
+        child
+            .add_kernel("of_b", &add_one, cfg, (xb, N), &[])
+            .unwrap();
+        let mut parent = Graph::new(&a).unwrap();
+        let err = parent.add_child("child_b", child, &[]).unwrap_err();
+        expect_foreign(&err, Some("child_b"));
+    }
     let event = b.new_event(None).unwrap();
     let mut g = Graph::new(&a).unwrap();
     g.add_event_record("record_b", &event, &[]).unwrap();
     let mut exec = g.instantiate().unwrap();
+    {
+        let mut of_b = Graph::new(&b).unwrap();
+        of_b.add_event_record("record_b", &event, &[]).unwrap();
+        let err = exec.update(&of_b).unwrap_err();
+        assert!(matches!(err, GraphError::Update { .. }), "{err:?}");
+    }
     let err = exec.launch(&b.new_stream().unwrap()).unwrap_err();
     assert!(matches!(err, GraphError::ForeignHandle { .. }), "{err:?}");
     let of_b = {
