@@ -132,3 +132,88 @@ fn exec_dropped_during_a_capture(stored_error: bool) {
         "the launch wrote freed memory after its exec was dropped"
     );
 }
+
+/// Attack: another thread begins and ends short captures on its
+/// per-thread default stream in a tight loop (a blocking stream: while it
+/// captures, the legacy default stream refuses all work with
+/// `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`), while this thread, 300 times,
+/// zeroes x on a stream of its own, launches a fill of x with 7s (about a
+/// millisecond) on the legacy stream, and reads x through cudarc on its
+/// own stream (a view lent by the exec), then again 5 ms later.
+///
+/// Must happen: both reads agree in every round. A launch refused before
+/// it was queued (its stream check, or the join before it) reads 0s
+/// twice; a queued one 7s twice: it ran on the exec's own stream, where
+/// its record in x's write event, which the first read waits for, cannot
+/// be refused. (Launched on the legacy stream itself, a capture begun
+/// right after the launch refused that record, and the read could
+/// overtake the fill.)
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_launch_on_the_legacy_stream_is_recorded_whatever_another_thread_captures() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    /// Stops the capture loop however the test ends (a failed assert
+    /// would otherwise leave `scope` joining it forever).
+    struct Stop<'s>(&'s AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Relaxed);
+        }
+    }
+    let ctx = own_context();
+    let (legacy, reader) = (ctx.default_stream(), ctx.new_stream().unwrap());
+    let slow = kernels::SlowFill::load(&ctx).unwrap();
+    let mut x = reader.alloc_zeros::<f32>(N as usize).unwrap();
+    let stop = AtomicBool::new(false);
+    let (mut queued, mut refused) = (0, 0);
+    std::thread::scope(|scope| {
+        let _stop = Stop(&stop);
+        scope.spawn(|| {
+            ctx.bind_to_thread().unwrap();
+            let per_thread = ctx.per_thread_stream();
+            while !stop.load(Relaxed) {
+                if per_thread.begin_capture(RELAXED).is_ok() {
+                    std::thread::sleep(std::time::Duration::from_micros(20));
+                    let _ = per_thread.end_capture(CUgraphInstantiate_flags(0));
+                }
+            }
+        });
+        for _ in 0..300 {
+            reader.memset_zeros(&mut x).unwrap();
+            let mut g = Graph::new(&ctx).unwrap();
+            let xb = g.bind_mut(&mut x);
+            let config = LaunchConfig::new(132, 256);
+            g.add_kernel("fill", &slow, config, (xb, 7.0, N, SPIN / 25), &[])
+                .unwrap();
+            let mut exec = g.instantiate().unwrap();
+            match exec.launch(&legacy) {
+                Ok(()) => queued += 1,
+                Err(e) if refused_by_a_capture(&e) => refused += 1,
+                Err(e) => panic!("a launch failed otherwise: {e}"),
+            }
+            let mut read = || {
+                let bound = exec.bound_mut(xb).unwrap();
+                reader.clone_dtoh(&bound.view()).unwrap()
+            };
+            let first = read();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            let second = read();
+            assert!(
+                first.iter().all(|v| *v == first[0]) && first == second,
+                "a read overtook a launch on the legacy stream: {} then {}",
+                first[0],
+                second[0]
+            );
+        }
+    });
+    println!("{queued} launches queued, {refused} refused by the other thread's captures");
+    assert!(queued > 0, "no launch was queued");
+}
+
+/// The launch was refused because a capture blocks the legacy stream: at
+/// its check, or by the driver (the join before the launch).
+fn refused_by_a_capture(e: &graph_runtime::GraphError) -> bool {
+    matches!(e, graph_runtime::GraphError::StreamRefused { .. })
+        || e.cuda_result()
+            .is_some_and(graph_runtime::result::refused_by_capture)
+}
