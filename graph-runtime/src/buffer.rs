@@ -420,6 +420,17 @@ pub(crate) struct DeviceTarget<'a> {
     /// every launch of the launching graph.
     pub _exec: Arc<dyn std::any::Any + Send + Sync>,
     pub tracking: Arc<dyn ResourceSet + 'a>,
+    /// The exec's `CudaContext` value, by address (kept alive by `_exec`):
+    /// its slices are tracked by that value, which a launching graph of
+    /// another value would count streams apart from.
+    pub context: usize,
+}
+
+impl DeviceTarget<'_> {
+    /// Whether the exec is of `ctx` (the very value: `Arc::ptr_eq`).
+    pub(crate) fn is_of(&self, ctx: &Arc<cudarc::driver::CudaContext>) -> bool {
+        self.context == Arc::as_ptr(ctx) as usize
+    }
 }
 
 /// What keeps a graph's references valid: bound slices, the kernels' modules

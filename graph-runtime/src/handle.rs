@@ -114,6 +114,7 @@ impl<'e> DeviceExec<'e> {
         DeviceTarget {
             _exec: self.exec.clone(),
             tracking: self.tracking.clone(),
+            context: Arc::as_ptr(&self.exec.ctx) as usize,
         }
     }
 }

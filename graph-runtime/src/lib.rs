@@ -95,10 +95,9 @@
 //!   [`driver::context`], and clone the `Arc`; with candle, whose device
 //!   holds a value of its own, build graphs with that one,
 //!   `device.cuda_stream().context()`; cudarc's own copies across two
-//!   values skip their waits the same way). A child graph and an update's
-//!   graph of another value are refused too. Not yet: a kernel argument
-//!   naming a [`DeviceExec`] of another value (its buffers are tracked
-//!   with the launching graph's). A launch or upload on
+//!   values skip their waits the same way). A child graph, an update's
+//!   graph and a kernel argument naming a [`DeviceExec`] of another value
+//!   are refused too. A launch or upload on
 //!   a capturing stream (cudarc's `begin_capture` is safe) is refused: it
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what

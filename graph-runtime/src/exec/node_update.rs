@@ -108,6 +108,13 @@ impl<'a> Exec<'a> {
                 });
             }
         }
+        if encoded
+            .execs()
+            .iter()
+            .any(|target| !target.is_of(&self.ctx))
+        {
+            return Err(crate::graph::foreign_device_exec(&label()));
+        }
         if !encoded.execs().is_empty() {
             lock(&self.resources)
                 .device_targets

@@ -135,6 +135,13 @@ impl<'a> Graph<'a> {
         if !encoded.conds().is_empty() {
             self.check_setters(&label.to_string(), deps, encoded.conds())?;
         }
+        if encoded
+            .execs()
+            .iter()
+            .any(|target| !target.is_of(&self.ctx))
+        {
+            return Err(foreign_device_exec(&label.to_string()));
+        }
         // A null context means the current one, which `add_raw` binds to
         // the graph's context before adding (as hand-written driver code
         // passes it).
@@ -196,6 +203,19 @@ impl<'a> Graph<'a> {
                 what: "a node".to_string(),
             }),
         }
+    }
+}
+
+/// A device exec of another context value than the graph's: its slices,
+/// tracked at the graph's launches, are tracked by that value (see
+/// `Graph::bind`).
+#[cold]
+pub(crate) fn foreign_device_exec(label: &str) -> GraphError {
+    GraphError::ForeignHandle {
+        what: format!(
+            "the device exec passed to node `{label}` (of another context, or of another \
+             `CudaContext` value of the graph's)"
+        ),
     }
 }
 

@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod kernel_node;
+pub(crate) use kernel_node::foreign_device_exec;
 mod operand;
 mod raw;
 mod registry;

@@ -136,7 +136,8 @@ fn stream_launches_refuse_buffers_of_the_per_thread_default_stream() {
 /// on A's stream binds x.
 ///
 /// Must happen: the node using x is refused as a foreign buffer naming
-/// it, a child graph of B as a foreign handle naming its node, an update
+/// it, a child graph of B and a kernel argument naming a device exec of
+/// B as foreign handles naming their nodes, an update
 /// from a graph of B as an `Update`, the launch on B's stream as a
 /// foreign stream, and the stream launch as `NotBound`; an event of B,
 /// which nothing tracks, is accepted.
@@ -168,6 +169,37 @@ fn a_slice_or_stream_of_another_context_value_is_refused() {
         let mut parent = Graph::new(&a).unwrap();
         let err = parent.add_child("child_b", child, &[]).unwrap_err();
         expect_foreign(&err, Some("child_b"));
+    }
+    {
+        // An exec of B launched from the device by a graph of A.
+        let device = graph_runtime::InstantiateOptions::default().device_launch(true);
+        let mut of_b = Graph::new(&b).unwrap();
+        let xb = of_b.bind_mut(&mut x);
+        of_b.add_kernel(
+            "of_b",
+            &kernels::AddOne::load(&b).unwrap(),
+            cfg,
+            (xb, N),
+            &[],
+        )
+        .unwrap();
+        let mut target = of_b.instantiate_with(&device).unwrap();
+        let stream_b = b.new_stream().unwrap();
+        target.upload(&stream_b).unwrap();
+        stream_b.synchronize().unwrap();
+        let handle = target.device_handle().unwrap();
+        let launch = kernels::LaunchGraph::load(&a).unwrap();
+        let mut launcher = Graph::new(&a).unwrap();
+        let err = launcher
+            .add_kernel(
+                "launch_b",
+                &launch,
+                LaunchConfig::new(1, 1),
+                (handle, 0u32),
+                &[],
+            )
+            .unwrap_err();
+        expect_foreign(&err, Some("launch_b"));
     }
     let event = b.new_event(None).unwrap();
     let mut g = Graph::new(&a).unwrap();
