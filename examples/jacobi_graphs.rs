@@ -7,7 +7,7 @@ use graph_runtime::cudarc::driver::CudaSlice;
 cuda_graph! {
     /// One step of the host loop: two sweeps (u -> v -> u), then the squared
     /// norm of the last update into `residual`, a buffer the graph owns (the
-    /// host reads it after each launch: `exec.residual()?.to_host()`).
+    /// host reads it after each launch: `exec.residual()?.copy_to_host(..)`).
     pub graph JacobiStep(u: &mut CudaSlice<f32>, v: &mut CudaSlice<f32>, f: &CudaSlice<f32>,
                      width: u32, h2: f32, len: u32) {
         buffer residual: f64[1];

@@ -47,7 +47,9 @@ fn owned_launch(exec: &mut Exec<'_>) -> Result {
 /// The read of `owned`: a loan of the graph-owned buffer.
 #[inline(never)]
 fn owned_read<'a>(exec: &mut Exec<'a>, head: Buf<'a, f32>) -> Result<f32> {
-    Ok(exec.buffer(head)?.to_host()?[0])
+    let mut value = [0.0f32];
+    exec.buffer(head)?.copy_to_host(&mut value)?;
+    Ok(value[0])
 }
 
 /// The launch of `bound`, on `stream` (what callgrind counts, with
@@ -198,7 +200,12 @@ fn main() -> Result {
             &owned_count,
             || Ok(owned_exec.borrow_mut().launch(&stream)?),
             // Not through `owned_read`: callgrind counts `owned`'s alone.
-            || Ok(owned_exec.borrow_mut().buffer(owned_head)?.to_host()?[0]),
+            || {
+                let mut value = [0.0f32];
+                let mut exec = owned_exec.borrow_mut();
+                exec.buffer(owned_head)?.copy_to_host(&mut value)?;
+                Ok(value[0])
+            },
         ),
         Variant::new(
             "bound",

@@ -160,7 +160,11 @@ fn loops_of(
                     }
                     let value = match owned {
                         false => stream.clone_dtoh(&exec.bound_mut(head)?.view())?[0],
-                        true => exec.buffer(head)?.to_host()?[0],
+                        true => {
+                            let mut value = [0.0f32];
+                            exec.buffer(head)?.copy_to_host(&mut value)?;
+                            value[0]
+                        }
                     };
                     us.push(start.elapsed().as_secs_f64() * 1e6);
                     let expected = match owned {
@@ -262,7 +266,9 @@ pub fn solver(
                     loop {
                         exec.launch_on_own_stream()?;
                         steps += 1;
-                        let norm2 = exec.residual()?.to_host()?[0];
+                        let mut norm2 = [0.0f64];
+                        exec.residual()?.copy_to_host(&mut norm2)?;
+                        let norm2 = norm2[0];
                         if norm2 <= tol2 || steps >= limit {
                             break;
                         }

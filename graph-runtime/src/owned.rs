@@ -44,6 +44,10 @@ pub(crate) struct OwnedBuffers {
     /// A loan's copy could not be waited for: it may still run. The
     /// buffers stay lent out (no launch follows it) and are never freed.
     pub(crate) stuck: bool,
+    /// The host memory of a loan's copy into the caller's memory
+    /// (`OwnedMut::copy_to_host`), kept between loans: no allocation per
+    /// read. Taken out for a copy (one loan at a time: the buffers are lent).
+    pub(crate) staging: Vec<u8>,
 }
 
 impl std::fmt::Debug for OwnedBuffers {
@@ -66,6 +70,7 @@ impl OwnedBuffers {
             home,
             copies: None,
             stuck: false,
+            staging: Vec::new(),
         })
     }
 

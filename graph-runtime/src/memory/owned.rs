@@ -178,9 +178,54 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         let host = vec![T::zeroed(); self.len];
         // SAFETY: `host` holds `len` elements, the buffer at least as many
         // from `ptr` (checked when lent); `run` waits for the copy.
-        self.run("cuMemcpyDtoHAsync", host, |stream, host| unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(host, self.ptr, stream)
-        })
+        self.run(
+            "cuMemcpyDtoHAsync",
+            |_| host,
+            |stream, host| unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(host, self.ptr, stream)
+            },
+        )
+    }
+
+    /// Copies the elements into `host`, as [`OwnedMut::to_host`] does but
+    /// with no allocation per call: through a staging vector the graph's
+    /// buffers keep (the copy is asynchronous for page-locked host memory,
+    /// which `host` may be), then into `host`. Lend a part of a buffer
+    /// (`exec.buffer(buf.slice(0..1))`) to read only that part.
+    ///
+    /// # Errors
+    /// As [`OwnedMut::to_host`].
+    ///
+    /// # Panics
+    /// If `host` does not hold exactly `len` elements.
+    pub fn copy_to_host(&self, host: &mut [T]) -> Result<()> {
+        assert_eq!(
+            host.len(),
+            self.len,
+            "OwnedMut::copy_to_host: a buffer of {} elements into {}",
+            self.len,
+            host.len()
+        );
+        let bytes = std::mem::size_of_val(host);
+        if bytes == 0 {
+            return Ok(());
+        }
+        let take = |owned: &mut OwnedBuffers| {
+            let mut staging = std::mem::take(&mut owned.staging);
+            staging.clear();
+            staging.resize(bytes, 0);
+            staging
+        };
+        // SAFETY: `staging` holds `bytes` bytes, the buffer as many from
+        // `ptr` (checked when lent); `run` waits for the copy.
+        let staged = self.run("cuMemcpyDtoHAsync", take, |stream, staging| unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(staging, self.ptr, stream)
+        })?;
+        bytemuck::cast_slice_mut::<T, u8>(host).copy_from_slice(&staged);
+        if let Some(owned) = lock(self.resources).owned.as_mut() {
+            owned.staging = staged;
+        }
+        Ok(())
     }
 
     /// Writes `host` into the buffer.
@@ -203,9 +248,13 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
         let staging = host.to_vec();
         // SAFETY: `staging` holds `len` elements, the buffer at least as
         // many from `ptr`; `run` waits for the copy.
-        self.run("cuMemcpyHtoDAsync", staging, |stream, staging| unsafe {
-            cudarc::driver::result::memcpy_htod_async(self.ptr, staging, stream)
-        })
+        self.run(
+            "cuMemcpyHtoDAsync",
+            |_| staging,
+            |stream, staging| unsafe {
+                cudarc::driver::result::memcpy_htod_async(self.ptr, staging, stream)
+            },
+        )
         .map(drop)
     }
 
@@ -216,9 +265,13 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     pub fn zero(&mut self) -> Result<()> {
         let bytes = self.len * std::mem::size_of::<T>();
         // SAFETY: the buffer holds `bytes` bytes from `ptr`.
-        self.run("cuMemsetD8Async", Vec::new(), |stream, _| unsafe {
-            cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
-        })
+        self.run(
+            "cuMemsetD8Async",
+            |_| Vec::<u8>::new(),
+            |stream, _| unsafe {
+                cudarc::driver::result::memset_d8_async(self.ptr, 0, bytes, stream)
+            },
+        )
         .map(drop)
     }
 
@@ -233,26 +286,29 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
     /// refused while it lives). A copy that may still run when the call
     /// returns (see `CopyStream::copy_and_wait`) leaves the buffers lent
     /// out for good, never freed.
-    fn run(
+    /// `host` makes the host memory under the buffers' lock (a vector of
+    /// the runtime's own: the buffers' staging vector, say).
+    fn run<U>(
         &self,
         operation: &'static str,
-        host: Vec<T>,
-        work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
-    ) -> Result<Vec<T>> {
+        host: impl FnOnce(&mut OwnedBuffers) -> Vec<U>,
+        work: impl FnOnce(sys::CUstream, &mut [U]) -> std::result::Result<(), DriverError>,
+    ) -> Result<Vec<U>> {
         let stick = || {
             // Lent out for good: never launched, never freed.
             if let Some(owned) = lock(self.resources).owned.as_mut() {
                 owned.stuck = true;
             }
         };
-        let on = {
+        let (on, host) = {
             let mut set = lock(self.resources);
             let Some(owned) = set.owned.as_mut() else {
                 unreachable!("lent out by `Exec::buffer`, which found it")
             };
-            owned
+            let on = owned
                 .copy_stream()
-                .map_err(|e| order_refused(operation, e))?
+                .map_err(|e| order_refused(operation, e))?;
+            (on, host(owned))
         };
         match on {
             CopyOn::Runtime(copies) => copies.copy_and_wait(operation, host, work, stick),

@@ -327,6 +327,22 @@ fn a_loan_copies_in_order_and_refuses_a_new_buffer() {
     drop(view);
     exec.launch(&stream).unwrap();
     assert_eq!(exec.buffer(x).unwrap().to_host().unwrap(), vec![1.0; 64]);
+    // Into the caller's memory, through the buffers' staging vector: the
+    // whole buffer, a part of it, and after a launch on the own stream.
+    let mut all = [0.0f32; 64];
+    exec.buffer(x).unwrap().copy_to_host(&mut all).unwrap();
+    assert_eq!(all, [1.0; 64]);
+    exec.launch_on_own_stream().unwrap();
+    let mut one = [0.0f32; 1];
+    exec.buffer(x.slice(63..64))
+        .unwrap()
+        .copy_to_host(&mut one)
+        .unwrap();
+    assert_eq!(one, [2.0]);
+    let short = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        exec.buffer(x).unwrap().copy_to_host(&mut one)
+    }));
+    assert!(short.is_err(), "a copy of 64 elements into 1 panics");
     g.add_buffer::<f32>(4).unwrap();
 }
 
