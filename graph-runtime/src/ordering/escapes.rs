@@ -31,6 +31,10 @@ pub(super) fn prepare<'g>(
     states: &'g [(Arc<EscapeState>, Role)],
     stream: &CudaStream,
 ) -> Result<Locked<'g>> {
+    if states.is_empty() {
+        // Most execs: nothing to lock (and the launch loop's path).
+        return Ok(Locked { phases: Vec::new() });
+    }
     let mut order: Vec<(&'g EscapeState, Role)> =
         states.iter().map(|(s, role)| (&**s, *role)).collect();
     order.sort_by_key(|(s, _)| *s as *const EscapeState as usize);
@@ -76,6 +80,9 @@ impl Locked<'_> {
     /// The launch is queued: every allocation takes its new state, even if
     /// a record fails (the first failure is returned after).
     pub(super) fn launched(mut self, stream: &CudaStream) -> Result<()> {
+        if self.phases.is_empty() {
+            return Ok(());
+        }
         let mut recorded = Ok(());
         for (state, role, phase) in &mut self.phases {
             let phase: &mut Phase = phase;
