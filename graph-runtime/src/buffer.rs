@@ -507,9 +507,15 @@ pub(crate) trait LockedSet {
         records: &mut Vec<UseEvent>,
         before_join: &mut dyn FnMut() -> crate::error::Result<()>,
     ) -> crate::error::Result<bool>;
-    /// Notes a queued launch on `stream` as the set's last (`private`: a
-    /// stream no caller gets, an exec's own).
-    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool);
+    /// Notes a queued launch on `stream` as the set's last (`own`: a
+    /// stream no caller gets, an exec's own, and whether it is known not
+    /// to capture).
+    fn launched_on(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        managing: bool,
+        own: Option<&Arc<std::sync::atomic::AtomicBool>>,
+    );
 }
 
 /// Locks a resource set (rank [`Rank::ResourceSet`](crate::ranks::Rank)).

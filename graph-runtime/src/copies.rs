@@ -70,7 +70,7 @@ impl CopyStream {
         stick: impl FnOnce(),
     ) -> Result<Vec<T>> {
         // SAFETY: the stream is live (owned), of `ctx`, never handed out.
-        unsafe { copy_and_wait(&self.ctx, self.raw, operation, host, work, stick) }
+        unsafe { copy_and_wait(&self.ctx, (self.raw, false), operation, host, work, stick) }
     }
 }
 
@@ -78,7 +78,9 @@ impl CopyStream {
 /// on `stream`, which follows what the copy must follow, and waits for it.
 /// A stream that joined another thread's capture (through a wait for an
 /// event recorded in it) queues nothing: `stick` is called and the call is
-/// refused. A copy that cannot be waited for may still run: `stick` is
+/// refused. (`uncaptured`: the stream is known not to capture, and
+/// nothing can draw it into a capture before the copy is queued: the
+/// driver is not asked.) A copy that cannot be waited for may still run: `stick` is
 /// called (its memory is never freed) and `host` is leaked.
 ///
 /// # Safety
@@ -86,14 +88,14 @@ impl CopyStream {
 /// caller gets it, so nobody can begin a capture on it.
 pub(crate) unsafe fn copy_and_wait<T>(
     ctx: &Arc<CudaContext>,
-    stream: sys::CUstream,
+    (stream, uncaptured): (sys::CUstream, bool),
     operation: &'static str,
     mut host: Vec<T>,
     work: impl FnOnce(sys::CUstream, &mut [T]) -> std::result::Result<(), DriverError>,
     stick: impl FnOnce(),
 ) -> Result<Vec<T>> {
     // SAFETY: the stream is live (the caller's promise).
-    if unsafe { result::is_capturing(stream) }.unwrap_or(true) {
+    if !uncaptured && unsafe { result::is_capturing(stream) }.unwrap_or(true) {
         stick();
         return Err(GraphError::StreamRefused {
             operation,

@@ -245,9 +245,12 @@
 //!   ([`Exec::launch_on_own_stream`]), a loan copies on that stream with
 //!   no event, through that exec or another that shares the buffers (a
 //!   clone's): no caller gets the stream, so only the runtime queues work
-//!   there and nobody can begin a capture on it (it can only join one
-//!   through a wait; a copy then refuses it and leaves the buffers lent
-//!   out for good, never freed).
+//!   there and nobody can begin a capture on it. It can only join one
+//!   through that exec's launch waits there, which lock the buffers first
+//!   (refused while they are lent) and after which the launch asks the
+//!   driver again: a loan copies there without asking once a launch was
+//!   queued after that check, and asks otherwise (a capturing stream is
+//!   then refused, and the buffers stay lent out for good, never freed).
 //!   Other execs' launches are refused while a loan lives. The buffers are
 //!   freed after their last use when the last graph, clone and exec
 //!   holding them is gone; a forgotten exec leaks them.

@@ -21,6 +21,7 @@
 use crate::copies::CopyStream;
 use crate::result;
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream, DriverError};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The buffers one resource set owns, and their last use.
@@ -38,7 +39,13 @@ pub(crate) struct OwnedBuffers {
     /// `last` is a stream no caller gets (an exec's own stream,
     /// `Exec::launch_on_own_stream`): nobody can begin a capture there or
     /// queue work the runtime does not, so a loan copies on it directly.
-    last_private: bool,
+    /// With the exec's flag of whether it is known not to capture: it can
+    /// only join a capture through that exec's launch waits there, and
+    /// that exec tracks these buffers (it leaves its stream once it stops
+    /// tracking them), so its launches lock them first and are refused
+    /// while they are lent: what a loan reads under their lock holds until
+    /// the loan ends.
+    last_private: Option<Arc<AtomicBool>>,
     /// A stream of the runtime's own for a loan's copies; made at the first.
     copies: Option<Arc<CopyStream>>,
     /// A loan's copy could not be waited for: it may still run. The
@@ -66,7 +73,7 @@ impl OwnedBuffers {
             allocations: Vec::new(),
             event,
             last: home.clone(),
-            last_private: false,
+            last_private: None,
             home,
             copies: None,
             stuck: false,
@@ -93,7 +100,7 @@ impl OwnedBuffers {
         // SAFETY: `ptr` is `bytes` bytes allocated above, on this stream.
         unsafe { cudarc::driver::result::memset_d8_async(ptr, 0, bytes, home.cu_stream()) }?;
         self.last = home;
-        self.last_private = false;
+        self.last_private = None;
         Ok(ptr)
     }
 
@@ -151,8 +158,9 @@ impl OwnedBuffers {
     /// captures only if it joined a capture through a wait for a captured
     /// event: the copy checks it.)
     pub(crate) fn copy_stream(&mut self) -> std::result::Result<CopyOn, DriverError> {
-        if self.last_private {
-            return Ok(CopyOn::LastUse(self.last.clone()));
+        if let Some(uncaptured) = &self.last_private {
+            let known = uncaptured.load(Ordering::Acquire);
+            return Ok(CopyOn::LastUse(self.last.clone(), known));
         }
         self.ordered_copy_stream().map(CopyOn::Runtime)
     }
@@ -173,12 +181,16 @@ impl OwnedBuffers {
 
     /// Notes `stream`, which waited for the use before
     /// ([`OwnedBuffers::follow`]), as the stream of the buffers' last use:
-    /// a launch queued on it (`private`: a stream no caller gets).
-    pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>, private: bool) {
+    /// a launch queued on it (`own`: a stream no caller gets, with its
+    /// flag, see `last_private`).
+    pub(crate) fn used_on(&mut self, stream: &Arc<CudaStream>, own: Option<&Arc<AtomicBool>>) {
         if !Arc::ptr_eq(&self.last, stream) {
             self.last = stream.clone();
         }
-        self.last_private = private;
+        match (&self.last_private, own) {
+            (Some(mine), Some(own)) if Arc::ptr_eq(mine, own) => {}
+            _ => self.last_private = own.cloned(),
+        }
     }
 
     /// Whether `bytes` bytes at `ptr` lie within one of the buffers.
@@ -193,8 +205,9 @@ impl OwnedBuffers {
 pub(crate) enum CopyOn {
     /// The runtime's copy stream, which waited for the buffers' last use.
     Runtime(Arc<CopyStream>),
-    /// The stream of the buffers' last use, one no caller gets.
-    LastUse(Arc<CudaStream>),
+    /// The stream of the buffers' last use, one no caller gets, and
+    /// whether it is known not to capture (then nothing need ask).
+    LastUse(Arc<CudaStream>, bool),
 }
 
 /// Refuses a capturing stream (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`).

@@ -220,17 +220,22 @@ impl<'a> Exec<'a> {
             return self.launch_on_own(Some(stream));
         }
         self.launches.last.prepare(&self.ctx)?;
-        self.launch_checked(stream, false)
+        self.launch_checked(stream, None)
     }
 
     /// Steps 2 to 7 of the protocol (see `ordering`) for a launch on
-    /// `stream` (`private`: the exec's own), which step 1 checked.
+    /// `stream` (`own`: the exec's own, with its flag), which step 1
+    /// checked.
     #[inline] // two callers, both on launch loops' paths
-    fn launch_checked(&mut self, stream: &Arc<CudaStream>, private: bool) -> Result<()> {
+    fn launch_checked(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        own: Option<&Arc<std::sync::atomic::AtomicBool>>,
+    ) -> Result<()> {
         let guard = ordering::prepare(
             (&self.resources, &self.sets),
             &self.escapes,
-            (stream, private),
+            (stream, own),
             &mut self.launches,
         )?;
         // SAFETY: the exec and stream are live; everything the exec
@@ -251,7 +256,7 @@ impl<'a> Exec<'a> {
             self.last_stream = Some(stream.clone());
         }
         let recorded = guard.commit(launched.is_ok());
-        let noted = match (launched.is_ok(), private) {
+        let noted = match (launched.is_ok(), own.is_some()) {
             (true, false) => self.launches.last.launched(stream),
             (true, true) => {
                 self.launches.last.defer();
@@ -310,7 +315,7 @@ impl<'a> Exec<'a> {
                 unsafe { result::join(own.stream().cu_stream(), legacy.cu_stream()) }
                     .op("cuStreamWaitEvent (the legacy stream's work before the launch)")?;
             }
-            self.launch_checked(own.stream(), true)
+            self.launch_checked(own.stream(), Some(own.uncaptured()))
         });
         if launched.is_ok() {
             own.launched();

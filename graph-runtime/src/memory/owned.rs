@@ -314,10 +314,11 @@ impl<T: Pod> OwnedMut<'_, '_, T> {
             CopyOn::Runtime(copies) => copies.copy_and_wait(operation, host, work, stick),
             // SAFETY: the stream is live (held), of the buffers' context,
             // and no caller gets it (an exec's own).
-            CopyOn::LastUse(stream) => unsafe {
+            // (`uncaptured`: see `OwnedBuffers::copy_stream`.)
+            CopyOn::LastUse(stream, uncaptured) => unsafe {
                 copy_and_wait(
                     stream.context(),
-                    stream.cu_stream(),
+                    (stream.cu_stream(), uncaptured),
                     operation,
                     host,
                     work,

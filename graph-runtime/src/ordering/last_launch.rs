@@ -7,6 +7,7 @@ use crate::buffer::UseEvent;
 use crate::error::{DriverResultExt, Result, StreamRefusal};
 use crate::result;
 use cudarc::driver::{CudaContext, CudaStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// An exec's own stream ([`Exec::launch_on_own_stream`](crate::Exec::launch_on_own_stream))
@@ -20,20 +21,27 @@ use std::sync::Arc;
 pub(crate) struct OwnStream {
     stream: Arc<CudaStream>,
     /// Not capturing: so found when the last launch there was queued (or
-    /// made so), with no wait through cudarc queued there since.
-    uncaptured: bool,
+    /// made so), with no wait through cudarc queued there since. Shared
+    /// with the graph-owned buffers last used there
+    /// (`OwnedBuffers::used_on`), whose loans copy there.
+    uncaptured: Arc<AtomicBool>,
 }
 
 impl OwnStream {
     pub(crate) fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         Ok(OwnStream {
             stream: ctx.new_stream().op("cuStreamCreate")?,
-            uncaptured: true,
+            uncaptured: Arc::new(AtomicBool::new(true)),
         })
     }
 
     pub(crate) fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
+    }
+
+    /// Whether the stream is known not to capture (see the field).
+    pub(crate) fn uncaptured(&self) -> &Arc<AtomicBool> {
+        &self.uncaptured
     }
 
     /// Step 1 for a launch there: makes the context current and refuses
@@ -42,7 +50,7 @@ impl OwnStream {
     /// [`OwnStream::launched`], it is asked again at the next launch.
     pub(crate) fn check(&mut self, ctx: &Arc<CudaContext>) -> Result<()> {
         ctx.bind_to_thread().op("cuCtxSetCurrent")?;
-        if std::mem::take(&mut self.uncaptured) {
+        if self.uncaptured.swap(false, Ordering::AcqRel) {
             return Ok(());
         }
         not_capturing(&self.stream, "launch", StreamRefusal::Capturing)
@@ -51,7 +59,7 @@ impl OwnStream {
     /// A launch was queued there: the stream was not capturing after its
     /// waits (step 5 asked again after any through cudarc).
     pub(crate) fn launched(&mut self) {
-        self.uncaptured = true;
+        self.uncaptured.store(true, Ordering::Release);
     }
 }
 

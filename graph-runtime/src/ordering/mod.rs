@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ordering::check_stream(ctx, stream, "launch")?;        // 1 (own: OwnStream::check)
-//! let guard = ordering::prepare((root, &sets), &escapes, (stream, private), &mut last)?; // 2-5
+//! let guard = ordering::prepare((root, &sets), &escapes, (stream, own), &mut last)?; // 2-5
 //! let launched = unsafe { result::launch(raw, stream) };   // 6
 //! guard.commit(launched.is_ok())?;                         // 7
 //! last.launched(stream)?;  // or, on the exec's own stream, last.defer()
@@ -89,6 +89,7 @@ use crate::graph::RawGraph;
 use crate::ranks::Ranked;
 use crate::result;
 use cudarc::driver::{CudaContext, CudaStream};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod escapes;
@@ -153,8 +154,9 @@ pub(super) fn not_capturing(
 /// launch; dropping it uncommitted records nothing.
 pub(crate) struct LaunchGuard<'g, 'a> {
     stream: &'g Arc<CudaStream>,
-    /// `stream` is one no caller gets (an exec's own).
-    private: bool,
+    /// `stream` is one no caller gets (an exec's own): whether it is known
+    /// not to capture ([`OwnStream`]).
+    own: Option<&'g Arc<AtomicBool>>,
     managing: bool,
     /// The exec's own set, locked without a box (most launches track no
     /// other: then `others` allocates nothing).
@@ -189,8 +191,8 @@ fn locked_sets<'s, 'g, 'a: 'g>(
     )
 }
 
-/// Steps 2 to 5 for a launch on `stream` (`private`: a stream no caller
-/// gets, an exec's own) that tracks `sets` (in lock order:
+/// Steps 2 to 5 for a launch on `stream` (`own`: a stream no caller gets,
+/// an exec's own, and its flag: [`OwnStream`]) that tracks `sets` (in lock order:
 /// [`tracked_sets`]; `root`, the exec's own, among them) and makes, uses
 /// or frees `escapes`. The context is current (step 1). On a private
 /// stream, the exec's last launch (maybe not recorded: see
@@ -200,7 +202,7 @@ fn locked_sets<'s, 'g, 'a: 'g>(
 pub(crate) fn prepare<'g, 'a: 'g>(
     (root, sets): (&'g Mutex<Resources<'a>>, &'g [Arc<dyn ResourceSet + 'a>]),
     escapes: &'g [(Arc<EscapeState>, Role)],
-    (stream, private): (&'g Arc<CudaStream>, bool),
+    (stream, own): (&'g Arc<CudaStream>, Option<&'g Arc<AtomicBool>>),
     launches: &'g mut Launches,
 ) -> Result<LaunchGuard<'g, 'a>> {
     let Launches { last, records } = launches;
@@ -231,7 +233,7 @@ pub(crate) fn prepare<'g, 'a: 'g>(
     let managing = stream.context().is_managing_stream_synchronization();
     let mut guard = LaunchGuard {
         stream,
-        private,
+        own,
         managing,
         root: root_locked,
         others,
@@ -239,9 +241,9 @@ pub(crate) fn prepare<'g, 'a: 'g>(
         escapes,
     };
     let mut waited = false;
-    let mut before_join = || match private {
-        true => last.flush(stream),
-        false => Ok(()),
+    let mut before_join = || match own {
+        Some(_) => last.flush(stream),
+        None => Ok(()),
     };
     let LaunchGuard {
         root,
@@ -281,9 +283,9 @@ impl LaunchGuard<'_, '_> {
                 failed.get_or_insert(e);
             }
         }
-        let (stream, managing, private) = (self.stream, self.managing, self.private);
+        let (stream, managing, own) = (self.stream, self.managing, self.own);
         for set in self.sets() {
-            set.launched_on(stream, managing, private);
+            set.launched_on(stream, managing, own);
         }
         let escapes = self.escapes.launched(self.stream);
         match failed {

@@ -108,9 +108,14 @@ impl LockedSet for Ranked<MutexGuard<'_, Resources<'_>>> {
         Ok(waited)
     }
 
-    fn launched_on(&mut self, stream: &Arc<CudaStream>, managing: bool, private: bool) {
+    fn launched_on(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        managing: bool,
+        own: Option<&Arc<std::sync::atomic::AtomicBool>>,
+    ) {
         if let Some(owned) = &mut self.owned {
-            owned.used_on(stream, private);
+            owned.used_on(stream, own);
         }
         self.tracked_on = managing.then(|| stream.clone());
         for binding in &mut self.bindings {
