@@ -112,15 +112,13 @@
 //!   ignored test that uses cudarc alone: SIGSEGV in every run on the
 //!   H200). The legacy default stream (`ctx.default_stream()`) counts as
 //!   shared with every blocking stream: while one captures (the per-thread
-//!   default stream, say, on another thread), it refuses all work,
-//!   records included. An exec's launch there runs on the exec's own
-//!   stream between two joins with it ([`Exec::launch`]), so its records
-//!   cannot be refused. Not closed for stream launches ([`Kernel::on`]) on
-//!   the legacy stream: a capture that another thread begins right after
-//!   the kernel is queued refuses its records and their host-wait
-//!   fallbacks, and later cudarc work on its slices may then follow
-//!   nothing (launch on `ctx.new_stream()` streams where other threads
-//!   capture). **Do not begin captures on a stream that another thread uses**
+//!   default stream is the one cudarc's safe API makes), the legacy stream
+//!   refuses all work, so a capture that another thread begins on the
+//!   per-thread stream right after a launch on the legacy stream refuses
+//!   that launch's event records, and its host-wait fallbacks (not closed
+//!   either: the exec's drop and later cudarc work on its slices may then
+//!   follow nothing; launch on `ctx.new_stream()` streams or the exec's
+//!   own where other threads capture). **Do not begin captures on a stream that another thread uses**
 //!   (capture on a stream of its own, or with the threads' work ordered
 //!   around the capture). A launch on the exec's own stream
 //!   ([`Exec::launch_on_own_stream`]) leaves other threads no stream to

@@ -194,12 +194,6 @@ impl<'a> Exec<'a> {
     /// for it.
     ///
     /// The exec keeps `stream` alive, and its drop waits for the last launch.
-    /// On the legacy default stream (`ctx.default_stream()`), which
-    /// another thread's capture on a blocking stream can block at any
-    /// time, the launch runs on the exec's own stream
-    /// ([`Exec::launch_on_own_stream`]) between two joins with it: the
-    /// legacy stream's work before the call runs first, and its work after
-    /// the call follows the launch.
     ///
     /// A host node's closure that panicked in an earlier launch is reported
     /// here ([`GraphError::HostPanicked`], naming the node), instead of
@@ -216,9 +210,6 @@ impl<'a> Exec<'a> {
     pub fn launch(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         self.take_host_fault()?;
         ordering::check_stream(&self.ctx, stream, "launch")?;
-        if result::is_legacy(stream) {
-            return self.launch_on_own(Some(stream));
-        }
         self.launches.last.prepare(&self.ctx)?;
         self.launch_checked(stream, None)
     }
@@ -291,46 +282,18 @@ impl<'a> Exec<'a> {
     /// be made.
     pub fn launch_on_own_stream(&mut self) -> Result<()> {
         self.take_host_fault()?;
-        self.launch_on_own(None)
-    }
-
-    /// A launch on the exec's own stream (made at the first), `behind`
-    /// the legacy default stream if given: the own stream first waits for
-    /// the legacy stream's work so far (refused: nothing is queued), and
-    /// the legacy stream then waits for the launch (refused: the host
-    /// waits for it instead). The legacy stream refuses all work while a
-    /// blocking stream of its context captures (another thread's
-    /// per-thread default stream, say), which may begin at any time: a
-    /// launch there would have its records, which its later users and the
-    /// exec's drop follow, refused. On the own stream nothing is refused.
-    fn launch_on_own(&mut self, behind: Option<&Arc<CudaStream>>) -> Result<()> {
         let mut own = match self.own_stream.take() {
             Some(own) => own,
             None => ordering::OwnStream::new(&self.ctx)?,
         };
-        let launched = own.check(&self.ctx).and_then(|()| {
-            if let Some(legacy) = behind {
-                // SAFETY: both streams are live, of the exec's context,
-                // current (the checks bound it).
-                unsafe { result::join(own.stream().cu_stream(), legacy.cu_stream()) }
-                    .op("cuStreamWaitEvent (the legacy stream's work before the launch)")?;
-            }
-            self.launch_checked(own.stream(), Some(own.uncaptured()))
-        });
+        let launched = own
+            .check(&self.ctx)
+            .and_then(|()| self.launch_checked(own.stream(), Some(own.uncaptured())));
         if launched.is_ok() {
             own.launched();
         }
-        let joined = match (&launched, behind) {
-            (Ok(()), Some(legacy)) => {
-                // SAFETY: both streams are live, of the exec's context,
-                // current (the launch bound it).
-                unsafe { result::join(legacy.cu_stream(), own.stream().cu_stream()) }
-                    .op("cuStreamWaitEvent (the launch, before the legacy stream's later work)")
-            }
-            _ => Ok(()),
-        };
         self.own_stream = Some(own);
-        launched.and(joined)
+        launched
     }
 
     /// Waits for the exec's last launch. An error the GPU hit in it (a

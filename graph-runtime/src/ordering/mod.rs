@@ -17,10 +17,7 @@
 //!    made current; a capturing stream is refused (the launch would be
 //!    recorded into the capture, not run, and nothing could wait for it).
 //!    The exec's own stream is asked only after a wait that could have
-//!    drawn it into a capture ([`OwnStream`]). A launch on the legacy
-//!    default stream, which another thread's capture on a blocking stream
-//!    can make refuse the records after the launch, runs on the exec's
-//!    own stream between two joins with it (`Exec::launch`).
+//!    drawn it into a capture ([`OwnStream`]).
 //! 2. **Lock the resource sets** the exec tracks (its graph's, its child
 //!    graphs', those of the execs its kernels launch from the device),
 //!    in address order ([`ranks`](crate::ranks): two launches that share

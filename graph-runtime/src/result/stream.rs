@@ -97,14 +97,6 @@ pub fn with_relaxed_capture_mode<T>(wait: impl FnOnce() -> T) -> T {
     wait()
 }
 
-/// Whether `stream` is the legacy default stream (the null handle, as
-/// cudarc's `default_stream`, or `CU_STREAM_LEGACY`): it synchronizes
-/// with every blocking stream of its context, and refuses all work while
-/// one of them captures.
-pub fn is_legacy(stream: &cudarc::driver::CudaStream) -> bool {
-    matches!(stream.cu_stream() as usize, 0x0 | 0x1)
-}
-
 /// Whether `stream` is the per-thread default stream
 /// (`CU_STREAM_PER_THREAD`): its handle names another stream on every
 /// thread.
