@@ -142,12 +142,8 @@ impl LastLaunch {
             unreachable!("made by `prepare` before the launch")
         };
         self.deferred = false;
-        // SAFETY: the event and the stream are live, of the current context
-        // (the launch bound it).
-        let recorded =
-            unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
-        self.unwaitable = recorded.is_err()
-            && result::with_relaxed_capture_mode(|| result::synchronize(stream)).is_err();
+        let (recorded, waited) = record_or_wait(event, stream);
+        self.unwaitable = waited.is_err();
         recorded.op("cuEventRecord")
     }
 
@@ -175,14 +171,9 @@ impl LastLaunch {
         let Some(event) = &self.event else {
             unreachable!("made by `prepare` above")
         };
-        // SAFETY: the event and the stream are live, of the current context.
-        let recorded =
-            unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
-        if recorded.is_err() {
-            result::with_relaxed_capture_mode(|| result::synchronize(stream)).op(
-                "cuStreamSynchronize (the last launch, before a wait that may join a capture)",
-            )?;
-        }
+        record_or_wait(event, stream)
+            .1
+            .op("cuStreamSynchronize (the last launch, before a wait that may join a capture)")?;
         self.deferred = false;
         Ok(())
     }
@@ -210,4 +201,26 @@ impl LastLaunch {
             }),
         }
     }
+}
+
+/// Records `stream`'s work so far in `event`, by the driver; if that
+/// fails, waits for the work on the host (in the relaxed capture mode).
+/// Returns the record's result, and whether the work is waited for one
+/// way or the other (`Ok`) or neither could be done.
+fn record_or_wait(
+    event: &RawEvent,
+    stream: &CudaStream,
+) -> (
+    std::result::Result<(), cudarc::driver::DriverError>,
+    std::result::Result<(), cudarc::driver::DriverError>,
+) {
+    // SAFETY: the event and the stream are live, of the current context
+    // (the caller's launch or checks bound it).
+    let recorded =
+        unsafe { cudarc::driver::result::event::record(event.event, stream.cu_stream()) };
+    let waited = match recorded {
+        Ok(()) => Ok(()),
+        Err(_) => result::with_relaxed_capture_mode(|| result::synchronize(stream)),
+    };
+    (recorded, waited)
 }
