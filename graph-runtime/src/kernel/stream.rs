@@ -66,6 +66,11 @@ pub struct StreamLaunch<'k, 'a, A> {
     /// for an [`Escaped`](crate::Escaped): its free waits for its own
     /// event, which the launch's use records).
     bindings: Vec<Binding<'a>>,
+    /// A bound cudarc buffer's own stream captured (or refused work
+    /// because another stream captures) when it was bound: its address
+    /// was not taken, and the launch is refused
+    /// ([`LaunchRefusal::BufferStreamCapturing`]).
+    home_refused: bool,
 }
 
 impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
@@ -275,6 +280,7 @@ impl<A: KernelArgs> Kernel<A> {
             stream,
             root: next_id(),
             bindings: Vec::new(),
+            home_refused: false,
         }
     }
 }
@@ -311,13 +317,33 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// What a binding of `buffer` takes: its root (this launch's, or none
     /// for a buffer of another context), address, length, and the stream
     /// that frees it unordered.
+    ///
+    /// cudarc gives a slice's address only through `device_ptr`, which
+    /// makes the slice's own stream wait for its last write. A stream that
+    /// refuses that wait because of a capture (the legacy stream while
+    /// another stream captures) stores the refusal in the context, where
+    /// an unrelated later call would report it; and a capturing stream
+    /// would record it. Such a launch is refused anyway
+    /// ([`LaunchRefusal::BufferStreamCapturing`]): the address of a buffer
+    /// whose stream captures is not taken (0, never launched with).
     fn describe<T, S: sealed::Buffer<T> + ?Sized>(
-        &self,
+        &mut self,
         buffer: &S,
     ) -> (u64, u64, usize, Option<Arc<CudaStream>>) {
         let token = sealed::Token(());
-        let root = self.root_for(buffer.home(token));
+        let home = buffer.home(token);
+        let root = self.root_for(home);
         let frees_on = buffer.frees_on(token).cloned();
+        let refuses = root != FOREIGN_ROOT
+            && frees_on.is_some()
+            && crate::result::bind(home.context()).is_ok()
+            // SAFETY: the stream is live (held by the buffer), of the
+            // context just made current.
+            && matches!(unsafe { crate::result::is_capturing(home.cu_stream()) }, Ok(true));
+        if refuses {
+            self.home_refused = true;
+            return (root, 0, buffer.elements(), frees_on);
+        }
         (root, buffer.address(), buffer.elements(), frees_on)
     }
 
@@ -357,6 +383,9 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             kernel: name.clone(),
             reason,
         };
+        if self.home_refused {
+            return Err(refused(LaunchRefusal::BufferStreamCapturing));
+        }
         let mut encoded = ArgEncoder::default();
         let encoding = A::encode(&args, &mut encoded)
             .and_then(|()| encoded.check_aliasing(self.kernel.is_no_alias()));

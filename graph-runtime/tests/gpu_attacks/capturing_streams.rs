@@ -306,11 +306,14 @@ fn a_wait_for_a_slice_used_in_a_capture_launches_nothing_into_it() {
 
 /// Attack, as above, on a stream launch of a declared kernel: a slice
 /// allocated and zeroed by an open capture on `s`, bound to a launch on
-/// another stream, whose wait for the slice's last write draws that stream
-/// into the capture.
+/// another stream, whose wait for the slice's last write would draw that
+/// stream into the capture.
 ///
-/// Must happen: the launch is refused (`LaunchRefusal::JoinedCapture`)
-/// before `cuLaunchKernel`, with nothing recorded.
+/// Must happen: the launch is refused before anything is waited for or
+/// queued (`LaunchRefusal::BufferStreamCapturing`: the slice's own stream
+/// is the capturing one; the H200 run of 01e2774 showed this refusal comes
+/// first), the launch stream stays out of the capture, and the capture
+/// ends.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_stream_launch_drawn_into_a_capture_is_refused() {
@@ -325,21 +328,32 @@ fn a_stream_launch_drawn_into_a_capture_is_refused() {
         let yb = launch.bind_mut(&mut y);
         launch.launch(LaunchConfig::for_elements(N, 256), (yb, N))
     };
+    // SAFETY: the stream is live.
+    let joined = unsafe { graph_runtime::result::is_capturing(t.cu_stream()) };
     let ended = s.end_capture(CUgraphInstantiate_flags(0));
     std::mem::forget(y);
-    println!("the capture ended {:?}", ended.as_ref().map(|_| ()));
     assert!(
         matches!(
             launched,
             Err(GraphError::LaunchRefused {
-                reason: graph_runtime::error::LaunchRefusal::JoinedCapture,
+                reason: graph_runtime::error::LaunchRefusal::BufferStreamCapturing,
                 ..
             })
         ),
         "a stream launch drawn into a capture was not refused: {launched:?}"
     );
-    let _ = ctx.check_err();
-    println!("then t synchronized: {:?}", t.synchronize());
+    assert_eq!(
+        joined.map_err(|e| e.0),
+        Ok(false),
+        "the launch stream joined the capture"
+    );
+    assert!(ended.is_ok(), "the capture ended with {:?}", ended.err());
+    assert_eq!(
+        ctx.check_err().map_err(|e| e.0),
+        Ok(()),
+        "an error was left stored"
+    );
+    t.synchronize().unwrap();
 }
 
 /// Attack, on the join that orders cudarc's free of a stream launch's
