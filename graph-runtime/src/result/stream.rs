@@ -16,7 +16,11 @@ use std::mem::MaybeUninit;
 /// so the query comes first and a refused wait is never made: `stream`
 /// joins no capture. (The query may invalidate a capture still running:
 /// on the H200 its `end_capture` then failed with
-/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.)
+/// `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`.) Once that capture ended, the
+/// H200 answers `CUDA_ERROR_INVALID_VALUE` to the query, to a wait and to
+/// a host synchronize alike (the event stands for no work, also once the
+/// captured graph ran): returned as `CUDA_ERROR_CAPTURED_EVENT` too, since
+/// the event is live and that is what it means.
 ///
 /// # Safety
 /// `stream` and `event` are live, and `event` is not recorded between the
@@ -26,6 +30,10 @@ pub unsafe fn wait_uncaptured(stream: CUstream, event: sys::CUevent) -> R<()> {
     match unsafe { cudarc::driver::result::event::query(event) } {
         Ok(()) => {}
         Err(e) if e.0 == sys::CUresult::CUDA_ERROR_NOT_READY => {}
+        // Captured by a capture since ended (above).
+        Err(e) if e.0 == sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+            return Err(DriverError(sys::CUresult::CUDA_ERROR_CAPTURED_EVENT))
+        }
         // Captured: returned as is, so that callers can tell it from a
         // refusal of the wait itself (`stream` capturing, say).
         Err(e) => return Err(e),

@@ -222,7 +222,8 @@ fn the_driver_on_a_graph_launch_into_a_capture() {
 /// Must happen: the wait is refused with `CUDA_ERROR_CAPTURED_EVENT` (the
 /// query's answer) before it is made: the waiting stream does not capture;
 /// and it is still refused after the capture ended (the record stands for
-/// no work that ran). The capture does not end with a stream left
+/// no work that ran; the H200 then answers the query with
+/// `CUDA_ERROR_INVALID_VALUE`, which the wait reports as captured). The capture does not end with a stream left
 /// joined (`CUDA_ERROR_STREAM_CAPTURE_UNJOINED`): it ends, or the driver
 /// invalidates it (`CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`, what the H200
 /// did: a captured event may not be queried, and the runtime's query is
