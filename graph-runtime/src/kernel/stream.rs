@@ -69,8 +69,9 @@ pub struct StreamLaunch<'k, 'a, A> {
     /// A bound cudarc buffer's own stream captured (or refused work
     /// because another stream captures) when it was bound: its address
     /// was not taken, and the launch is refused
-    /// ([`LaunchRefusal::BufferStreamCapturing`]).
-    home_refused: bool,
+    /// ([`LaunchRefusal::Capturing`] if that stream is the launch's,
+    /// else [`LaunchRefusal::BufferStreamCapturing`]).
+    home_refused: Option<LaunchRefusal>,
 }
 
 impl<A> std::fmt::Debug for StreamLaunch<'_, '_, A> {
@@ -280,7 +281,7 @@ impl<A: KernelArgs> Kernel<A> {
             stream,
             root: next_id(),
             bindings: Vec::new(),
-            home_refused: false,
+            home_refused: None,
         }
     }
 }
@@ -324,8 +325,11 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
     /// another stream captures) stores the refusal in the context, where
     /// an unrelated later call would report it; and a capturing stream
     /// would record it. Such a launch is refused anyway
-    /// ([`LaunchRefusal::BufferStreamCapturing`]): the address of a buffer
-    /// whose stream captures is not taken (0, never launched with).
+    /// ([`LaunchRefusal::BufferStreamCapturing`], or
+    /// [`LaunchRefusal::Capturing`] when that stream is the launch's): the
+    /// address of a buffer whose stream captures is not taken (0, never
+    /// launched with). A capture begun between the question and
+    /// `device_ptr` still stores the refusal (reported by the launch).
     fn describe<T, S: sealed::Buffer<T> + ?Sized>(
         &mut self,
         buffer: &S,
@@ -334,14 +338,19 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         let home = buffer.home(token);
         let root = self.root_for(home);
         let frees_on = buffer.frees_on(token).cloned();
+        // (A buffer of the per-thread default stream is refused as such.)
         let refuses = root != FOREIGN_ROOT
             && frees_on.is_some()
+            && !crate::result::is_per_thread(home)
             && crate::result::bind(home.context()).is_ok()
             // SAFETY: the stream is live (held by the buffer), of the
             // context just made current.
             && matches!(unsafe { crate::result::is_capturing(home.cu_stream()) }, Ok(true));
         if refuses {
-            self.home_refused = true;
+            self.home_refused = Some(match home.cu_stream() == self.stream.cu_stream() {
+                true => LaunchRefusal::Capturing,
+                false => LaunchRefusal::BufferStreamCapturing,
+            });
             return (root, 0, buffer.elements(), frees_on);
         }
         (root, buffer.address(), buffer.elements(), frees_on)
@@ -383,8 +392,8 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             kernel: name.clone(),
             reason,
         };
-        if self.home_refused {
-            return Err(refused(LaunchRefusal::BufferStreamCapturing));
+        if let Some(reason) = self.home_refused.take() {
+            return Err(refused(reason));
         }
         let mut encoded = ArgEncoder::default();
         let encoding = A::encode(&args, &mut encoded)

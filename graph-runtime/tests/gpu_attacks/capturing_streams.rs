@@ -357,6 +357,40 @@ fn a_stream_launch_drawn_into_a_capture_is_refused() {
     t.synchronize().unwrap();
 }
 
+/// Attack, as above, with the slice's own stream as the launch stream, made
+/// before the capture began on it.
+///
+/// Must happen: refused as a capturing launch stream
+/// (`LaunchRefusal::Capturing`), nothing stored, and the capture ends.
+/// (Added after the last H200 run: not yet run there.)
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_stream_launch_on_the_capturing_stream_of_its_slice_is_refused() {
+    let ctx = own_context();
+    let s = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let mut y = s.alloc_zeros::<f32>(N as usize).unwrap();
+    s.synchronize().unwrap();
+    s.begin_capture(RELAXED).unwrap();
+    let launched = {
+        let mut launch = add_one.on(&s);
+        let yb = launch.bind_mut(&mut y);
+        launch.launch(LaunchConfig::for_elements(N, 256), (yb, N))
+    };
+    let ended = s.end_capture(CUgraphInstantiate_flags(0));
+    let refused = graph_runtime::error::LaunchRefusal::Capturing;
+    assert!(
+        matches!(&launched, Err(GraphError::LaunchRefused { reason, .. }) if *reason == refused),
+        "a launch on its slice's capturing stream was not refused: {launched:?}"
+    );
+    assert!(ended.is_ok(), "the capture ended with {:?}", ended.err());
+    assert_eq!(
+        ctx.check_err().map_err(|e| e.0),
+        Ok(()),
+        "an error was left stored"
+    );
+}
+
 /// Attack, on the join that orders cudarc's free of a stream launch's
 /// buffer after the kernel: a slice of the legacy default stream bound to a
 /// launch on another stream while this thread's per-thread stream captures
