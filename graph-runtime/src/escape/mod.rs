@@ -479,10 +479,20 @@ impl<T: Pod> Escaped<T> {
                 // refused: nothing outside it can wait.
                 // (In the relaxed capture mode: a global-mode capture
                 // elsewhere would refuse the query.)
-                result::with_relaxed_capture_mode(|| unsafe {
+                let waited = result::with_relaxed_capture_mode(|| unsafe {
                     result::wait_uncaptured(copies.raw(), state.event().cu_event())
-                })
-                .map_err(|e| order_refused(operation, e))?;
+                });
+                match waited {
+                    Ok(()) => {}
+                    // For good: the record stands for no work that runs,
+                    // and the use before it can no longer be waited for
+                    // (as a stream launch's use, `stream_use`).
+                    Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
+                        phase.stuck = true;
+                        return Err(self.stuck(operation));
+                    }
+                    Err(e) => return Err(order_refused(operation, e)),
+                }
             }
             copies
         };

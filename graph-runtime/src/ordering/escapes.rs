@@ -6,7 +6,7 @@
 use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
 use crate::escape::{EscapeState, Phase, Role};
 use crate::ranks::Ranked;
-use cudarc::driver::CudaStream;
+use cudarc::driver::{sys, CudaStream};
 use std::sync::{Arc, MutexGuard};
 
 /// The allocations of one launch, locked and checked.
@@ -68,9 +68,16 @@ pub(super) fn prepare<'g>(
             Role::Use | Role::Free if !phase.live => {
                 return Err(refused(state, AllocationState::FreedSinceMade))
             }
-            _ => state
-                .order(phase, stream)
-                .op_at("cuStreamWaitEvent", &state.label)?,
+            _ => match state.order(phase, stream) {
+                // The allocation's last record was captured by another
+                // thread's capture: it stands for no work that runs, and
+                // the use before it can no longer be waited for, for good.
+                Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
+                    phase.stuck = true;
+                    return Err(refused(state, AllocationState::Stuck));
+                }
+                waited => waited.op_at("cuStreamWaitEvent", &state.label)?,
+            },
         }
     }
     Ok(Locked { phases })
