@@ -115,19 +115,41 @@ impl EscapeState {
     /// Refused (`CUDA_ERROR_CAPTURED_EVENT`) if that operation
     /// was recorded into another thread's capture (a launch on a stream
     /// that began one between its check and its record): the wait would
-    /// make `stream`, maybe an exec's own, join that capture.
+    /// make `stream`, maybe an exec's own, join that capture. The record
+    /// then stands for no work that runs, and the operation before it can
+    /// no longer be waited for, for good: the allocation is marked stuck
+    /// (never freed or made again), and each caller refuses with
+    /// [`AllocationState::Stuck`].
     pub(crate) fn order(
         &self,
-        phase: &Phase,
+        phase: &mut Phase,
         stream: &CudaStream,
     ) -> std::result::Result<(), DriverError> {
+        // SAFETY: the stream is live (borrowed), of its own context.
+        unsafe { self.order_on(phase, stream.context(), stream.cu_stream()) }
+    }
+
+    /// [`EscapeState::order`] on a stream handle of `ctx`.
+    ///
+    /// # Safety
+    /// `stream` is live, of `ctx`.
+    unsafe fn order_on(
+        &self,
+        phase: &mut Phase,
+        ctx: &CudaContext,
+        stream: sys::CUstream,
+    ) -> std::result::Result<(), DriverError> {
         if phase.recorded {
-            result::bind(stream.context())?;
-            // SAFETY: the stream and the event are live (borrowed, owned);
-            // the stream's context is current (an event of another context
-            // may be waited for); every record of the event takes the lock
-            // `phase` is held under.
-            unsafe { result::wait_uncaptured(stream.cu_stream(), self.event().cu_event()) }?;
+            result::bind(ctx)?;
+            // SAFETY: the stream (forwarded from the caller) and the event
+            // (owned) are live; the stream's context is current (an event
+            // of another context may be waited for); every record of the
+            // event takes the lock `phase` is held under.
+            let waited = unsafe { result::wait_uncaptured(stream, self.event().cu_event()) };
+            if matches!(&waited, Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT) {
+                phase.stuck = true;
+            }
+            waited?;
         }
         Ok(())
     }
@@ -480,17 +502,11 @@ impl<T: Pod> Escaped<T> {
                 // (In the relaxed capture mode: a global-mode capture
                 // elsewhere would refuse the query.)
                 let waited = result::with_relaxed_capture_mode(|| unsafe {
-                    result::wait_uncaptured(copies.raw(), state.event().cu_event())
+                    state.order_on(&mut phase, ctx, copies.raw())
                 });
                 match waited {
                     Ok(()) => {}
-                    // For good: the record stands for no work that runs,
-                    // and the use before it can no longer be waited for
-                    // (as a stream launch's use, `stream_use`).
-                    Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
-                        phase.stuck = true;
-                        return Err(self.stuck(operation));
-                    }
+                    Err(_) if phase.stuck => return Err(self.stuck(operation)),
                     Err(e) => return Err(order_refused(operation, e)),
                 }
             }

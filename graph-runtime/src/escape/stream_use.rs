@@ -5,7 +5,7 @@
 use super::{EscapeState, Escaped};
 use crate::error::GraphError;
 use crate::result;
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::CudaStream;
 
 impl<T> Escaped<T> {
     /// Makes `stream` wait for the allocation's last operation; the guard
@@ -44,16 +44,13 @@ impl<T> Escaped<T> {
         // In the relaxed capture mode, as every wait of the runtime's that
         // a refusal would leave stuck: a global-mode capture elsewhere
         // refuses queries and host waits otherwise.
-        match result::with_relaxed_capture_mode(|| state.order(&phase, stream)) {
+        match result::with_relaxed_capture_mode(|| state.order(&mut phase, stream)) {
             Ok(()) => {}
-            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
-                // The event's last record was captured: it stands for no
-                // work that runs, and the work before it (a launch still
-                // running, say) can no longer be waited for. A host wait
-                // for the event would not wait for it either.
-                phase.stuck = true;
-                return Err(refused(self.stuck("launch")));
-            }
+            // The event's last record was captured (`EscapeState::order`
+            // marked the allocation stuck): the work before it (a launch
+            // still running, say) can no longer be waited for, and a host
+            // wait for the event would not wait for it either.
+            Err(_) if phase.stuck => return Err(refused(self.stuck("launch"))),
             // The stream refused the wait because of a capture (its own,
             // begun since the check above, or the legacy stream's while a
             // blocking stream captures): refused, nothing queued; the use

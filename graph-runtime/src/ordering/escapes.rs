@@ -6,7 +6,7 @@
 use crate::error::{AllocationState, DriverResultExt, GraphError, Result};
 use crate::escape::{EscapeState, Phase, Role};
 use crate::ranks::Ranked;
-use cudarc::driver::{sys, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::{Arc, MutexGuard};
 
 /// The allocations of one launch, locked and checked.
@@ -69,13 +69,8 @@ pub(super) fn prepare<'g>(
                 return Err(refused(state, AllocationState::FreedSinceMade))
             }
             _ => match state.order(phase, stream) {
-                // The allocation's last record was captured by another
-                // thread's capture: it stands for no work that runs, and
-                // the use before it can no longer be waited for, for good.
-                Err(e) if e.0 == sys::CUresult::CUDA_ERROR_CAPTURED_EVENT => {
-                    phase.stuck = true;
-                    return Err(refused(state, AllocationState::Stuck));
-                }
+                // Its last record was captured (`EscapeState::order`).
+                Err(_) if phase.stuck => return Err(refused(state, AllocationState::Stuck)),
                 waited => waited.op_at("cuStreamWaitEvent", &state.label)?,
             },
         }
