@@ -246,7 +246,7 @@ fn a_loan_follows_a_launch_on_another_execs_own_stream() {
 /// capture racing a loan could show: no test makes that race.)
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
-fn an_exec_updated_from_other_buffers_leaves_its_own_stream() {
+fn an_exec_updated_from_other_buffers_keeps_both_graphs_working() {
     let ctx = gpu();
     let (first, x) = bump_chain(&ctx);
     let (second, y) = bump_chain(&ctx);
