@@ -100,7 +100,7 @@ pub(super) fn check(
                     // `a` of one iteration is unordered with `b` of the next.
                     for (this, other, earlier) in [(a, b, true), (b, a, false)] {
                         report(
-                            model,
+                            (model, &members),
                             repeat,
                             touches,
                             (this, other, earlier),
@@ -155,10 +155,12 @@ fn accesses_under(
             .buffer_named(&touch.buffer)
             .is_some_and(|b| model.is_repeated_by(model.buffers[b].alloc, repeat));
         // `#[disjoint(x)]` on the block: its iterations touch their own parts.
-        let disjoint = block
-            .disjoint
-            .as_ref()
-            .is_some_and(|(_, only)| only.is_empty() || only.iter().any(|b| *b == touch.buffer));
+        // A bare `#[disjoint]` claims nothing of host buffers, whose uses
+        // are always ordered (naming one is refused).
+        let disjoint = block.disjoint.as_ref().is_some_and(|(_, only)| {
+            (only.is_empty() && model.host_named(&touch.buffer).is_none())
+                || only.iter().any(|b| *b == touch.buffer)
+        });
         if per_iteration || disjoint {
             continue;
         }
@@ -208,6 +210,26 @@ fn holder_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<NodeId
         };
     }
     None
+}
+
+/// The name an edge between `repeat`'s iterations gives the member `at`:
+/// its own, or that of the outermost region of the body holding it.
+fn edge_end<'m>(model: &'m Model<'_>, repeat: RepeatId, at: NodeId) -> &'m str {
+    let mut name = &model.nodes[at].name;
+    let mut region = model.nodes[at].region;
+    while let Some(g) = region {
+        if g == Region::Repeat(repeat) {
+            break;
+        }
+        let (start, parent) = match g {
+            Region::Scope(s) => (model.scopes[s].alloc, model.scopes[s].region),
+            Region::Repeat(r) => (model.repeats[r].start, model.repeats[r].region),
+            Region::Place(p) => (model.places[p].start, model.places[p].region),
+        };
+        name = &model.nodes[start].name;
+        region = parent;
+    }
+    name
 }
 
 /// Which members of a block's body reach which of its next iteration's.
@@ -285,7 +307,7 @@ fn walk(start: NodeId, next: &[Vec<NodeId>], stop: impl Fn(NodeId) -> bool) -> V
 /// handle setter an error at the handle.
 #[allow(clippy::too_many_arguments)]
 fn report(
-    model: &Model<'_>,
+    (model, members): (&Model<'_>, &[Member]),
     repeat: RepeatId,
     touches: &[Touch<'_>],
     (this, other, this_earlier): (&Use, &Use, bool),
@@ -304,6 +326,15 @@ fn report(
         (&peer, &me)
     };
     let between = format!("`{first}` of one iteration and `{second}` of the next");
+    // An edge between iterations joins members of the block's own body:
+    // a nested block, scope or placement by its label.
+    let (edge_from, edge_to) = {
+        let end = |a: &Use| edge_end(model, repeat, members[a.member].at);
+        match this_earlier {
+            true => (end(this), end(other)),
+            false => (end(other), end(this)),
+        }
+    };
     match this.source {
         Source::Touch(t) => {
             if std::mem::replace(&mut reported_touches[t], true) {
@@ -316,10 +347,10 @@ fn report(
             );
             let help = match model.host_named(buffer) {
                 Some(_) => format!(
-                    "order the iterations (`{first}[{var}-1] -> {second}`): the uses of a host buffer are always ordered"
+                    "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): the uses of a host buffer are always ordered"
                 ),
                 None => format!(
-                    "order the iterations (`{first}[{var}-1] -> {second}`), or mark `{me}` `#[disjoint({buffer})]` if each iteration touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
+                    "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`), or mark `{block}` `#[disjoint({buffer})]` if each of its iterations touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
                 ),
             };
             match touch.access {

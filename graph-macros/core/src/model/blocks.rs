@@ -56,6 +56,7 @@ impl<'a> Lowering<'a, '_> {
         label: &EdgeLabel,
         home: Option<RepeatId>,
         here: Option<RepeatId>,
+        ends: (bool, bool),
     ) {
         let name = &label.label;
         // The block directly under `here` that holds the label, if any.
@@ -71,11 +72,26 @@ impl<'a> Lowering<'a, '_> {
                 );
             }
             (None, Some(here)) => {
-                let block = &self.model.repeats[here].syntax.label;
+                let syntax = self.model.repeats[here].syntax;
+                let (block, var) = (&syntax.label, &syntax.var);
+                if name == block {
+                    self.diag.error_with_help(
+                        name,
+                        format!("`{name}` is the repeated block itself: an edge inside it joins nodes of its body"),
+                        format!("name members of its body; an edge between its iterations indexes one by `{var}` (as in `a[{var}-1] -> a`)"),
+                    );
+                    return;
+                }
+                // The edge as written outside the block, in its direction.
+                let outside = match ends {
+                    (true, false) => format!("`{name} -> {block}`"),
+                    (false, true) => format!("`{block} -> {name}`"),
+                    _ => format!("`{name} -> {block}` or `{block} -> {name}`"),
+                };
                 self.diag.error_with_help(
                     name,
                     format!("`{name}` is outside the repeated block `{block}`: an edge inside it joins nodes of its body"),
-                    format!("order `{block}` itself outside it (as in `{name} -> {block}`), so every iteration follows or precedes `{name}`"),
+                    format!("order `{block}` itself, outside it (as in {outside}), so that every iteration follows or precedes `{name}`"),
                 );
             }
             (None, None) => self

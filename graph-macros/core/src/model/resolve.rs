@@ -114,6 +114,7 @@ impl<'a> Lowering<'a, '_> {
         level: LevelId,
         repeat: Option<RepeatId>,
         prefix: &str,
+        ends: (bool, bool),
     ) -> Option<(LabelTarget, usize)> {
         let ident = &label.label;
         let name = ident.to_string();
@@ -137,7 +138,7 @@ impl<'a> Lowering<'a, '_> {
             return None;
         }
         if node.repeat != repeat {
-            self.report_repeat_crossing(label, node.repeat, repeat);
+            self.report_repeat_crossing(label, node.repeat, repeat, ends);
             return None;
         }
         let back = match &label.index {
@@ -261,15 +262,20 @@ impl<'a> Lowering<'a, '_> {
         let mut dropped = false;
         for (stmt, level, repeat, prefix) in &self.edge_stmts {
             let (stmt, level, repeat) = (*stmt, *level, *repeat);
+            let groups = stmt.groups.len();
             let resolved: Vec<Vec<(LabelTarget, usize, &EdgeLabel)>> = stmt
                 .groups
                 .iter()
-                .map(|group| {
+                .enumerate()
+                .map(|(g, group)| {
+                    // Which ends of edges this group's labels are: sources
+                    // (all but the last group), targets (all but the first).
+                    let ends = (g + 1 < groups, g > 0);
                     group
                         .labels
                         .iter()
                         .filter_map(|label| {
-                            let resolved = self.resolve_label(label, level, repeat, prefix);
+                            let resolved = self.resolve_label(label, level, repeat, prefix, ends);
                             if resolved.is_none() {
                                 dropped = true;
                             }
