@@ -11,7 +11,7 @@ pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
 /// A kernel node handle of the declared kernel `K` (the node tables of
 /// `cuda_graph!` graphs hold these: shorter to emit than the projection).
 pub type KernelNodeOf<K> = crate::KernelNode<<K as KernelDef>::Args>;
-pub use crate::repeat::{count as repeat_count, last, node_at, Deps, Label, NodeLabel};
+pub use crate::repeat::{count as repeat_count, last, node_at, reserve, Deps, Label, NodeLabel};
 
 /// A fill node's value, checked where it is written (see `FillValue`).
 #[inline(always)]
@@ -85,8 +85,71 @@ pub fn build_graph<'a>(
     body: impl FnOnce(&mut Graph<'a>) -> Result<()>,
 ) -> Result<Graph<'a>> {
     let mut graph = Graph::new(ctx)?;
+    race_checked(&mut graph);
     body(&mut graph)?;
     Ok(graph)
+}
+
+/// Marks a graph the macro builds: its race check then holds for per-node
+/// updates too (see `graph::built_uses`).
+pub fn race_checked(graph: &mut Graph<'_>) {
+    graph.mark_race_checked();
+}
+
+/// Refuses `rebuild` arguments that void the macro's race check, which
+/// took distinct parameters for distinct buffers: a buffer a parameter
+/// writes may not overlap any other parameter's. Each entry: the
+/// parameter's name and, for a list, the element's index; its device
+/// bytes; whether the graph may write it.
+///
+/// # Errors
+/// [`GraphError::InvalidArguments`] naming the two parameters.
+pub fn distinct_buffers(graph: &str, mut buffers: Vec<RebuildBuffer>) -> Result<()> {
+    buffers.retain(|(_, bytes, _)| bytes.0 < bytes.1);
+    buffers.sort_unstable_by_key(|(_, bytes, _)| bytes.0);
+    let name = |(param, index): (&str, Option<usize>)| match index {
+        Some(i) => format!("{param}[{i}]"),
+        None => param.to_string(),
+    };
+    // The furthest end so far of any buffer, and of a written one, with
+    // the buffer reaching it.
+    let mut any: Option<(u64, usize)> = None;
+    let mut written: Option<(u64, usize)> = None;
+    for i in 0..buffers.len() {
+        let (start, end, writes) = (buffers[i].1 .0, buffers[i].1 .1, buffers[i].2);
+        let clash = match (written, any) {
+            (Some((reach, j)), _) if start < reach => Some(j),
+            (_, Some((reach, j))) if writes && start < reach => Some(j),
+            _ => None,
+        };
+        if let Some(j) = clash {
+            return Err(GraphError::arguments(
+                &format!("{graph}::rebuild"),
+                format!(
+                    "`{}` and `{}` overlap, and the graph writes one of them: the macro's race \
+                     check took them for distinct buffers",
+                    name(buffers[j].0),
+                    name(buffers[i].0)
+                ),
+            ));
+        }
+        if any.is_none_or(|(reach, _)| end > reach) {
+            any = Some((end, i));
+        }
+        if writes && written.is_none_or(|(reach, _)| end > reach) {
+            written = Some((end, i));
+        }
+    }
+    Ok(())
+}
+
+/// A `rebuild` argument for [`distinct_buffers`]: (parameter, list
+/// index), device bytes, written.
+pub type RebuildBuffer = ((&'static str, Option<usize>), (u64, u64), bool);
+
+/// A buffer's device bytes, for [`distinct_buffers`].
+pub fn buffer_bytes<T>(buffer: &crate::Buf<'_, T>) -> (u64, u64) {
+    buffer.as_use(false).bytes
 }
 
 /// Gives a capture node's closure its parameter type (for inference).
@@ -193,5 +256,42 @@ impl Unchecked {
 
     pub fn set_enabled(&mut self, _enabled: bool) -> Result<()> {
         unreachable!("cuda_graph! reported errors")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(buffers: Vec<RebuildBuffer>) -> Option<String> {
+        distinct_buffers("G", buffers).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn rebuild_buffers_may_share_only_what_no_parameter_writes() {
+        let x = |bytes, writes| (("x", None), bytes, writes);
+        let y = |bytes, writes| (("y", None), bytes, writes);
+        assert_eq!(refused(vec![x((0, 64), true), y((64, 128), true)]), None);
+        assert_eq!(
+            refused(vec![x((0, 64), false), y((0, 64), false)]),
+            None,
+            "two reads"
+        );
+        assert_eq!(
+            refused(vec![x((0, 64), true), y((8, 8), true)]),
+            None,
+            "an empty buffer"
+        );
+        let message = refused(vec![y((32, 96), false), x((0, 64), true)]).unwrap();
+        assert!(message.contains("`x` and `y` overlap"), "{message}");
+        // A list's elements, one written inside a long read.
+        let list = |i, bytes| (("xs", Some(i)), bytes, true);
+        let message = refused(vec![
+            (("big", None), (0, 1000), false),
+            list(0, (1000, 1100)),
+            list(1, (500, 600)),
+        ])
+        .unwrap();
+        assert!(message.contains("`big` and `xs[1]` overlap"), "{message}");
     }
 }

@@ -271,6 +271,14 @@ pub fn last<T>(table: &mut [T]) -> &mut T {
     }
 }
 
+/// Makes room for a repeated block's `count` iterations in one of its
+/// tables, if the memory is there: a count too large to reserve (`1 << 40`,
+/// say) then fails where its nodes are added, with a typed error, instead
+/// of aborting the process here.
+pub fn reserve<T>(table: &mut Vec<T>, count: usize) {
+    let _ = table.try_reserve(count);
+}
+
 /// A repeated node's handle from an exec's node table.
 ///
 /// # Panics

@@ -30,6 +30,11 @@ cuda_graph! {
         init -> lanes -> double;
     }
 
+    /// `x = y + y`: two buffers `rebuild` must keep apart.
+    graph Doubled(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>, n: u32) {
+        add: kernel kernels::Add<<<1, 32>>>(y, y, x, n);
+    }
+
     /// Per layer: a scratch buffer of 0, 1, 2, .. added to `x`, then an IF
     /// (default 1) that adds one; layers in order.
     graph Layers(x: &mut CudaSlice<f32>, layers: u32) {
@@ -181,6 +186,67 @@ fn indexed_nodes_update_and_whole_graph_updates_change_the_count() {
     let got = read(&stream, &x);
     assert_eq!(got.len(), lanes * LANE);
     assert!(got.iter().all(|&v| v == 18.0), "{got:?}");
+}
+
+/// The macro's race check holds after updates: a lane's node may be
+/// narrowed to part of its slice, not pointed at the whole buffer (it would
+/// race with the other lanes); a rebuild may not pass one buffer for two
+/// parameters, one written.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn updates_cannot_void_the_race_check() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(4 * LANE).unwrap();
+    {
+        let graph = Lanes::build(&ctx, &mut x, 4, 2).unwrap();
+        let bound = graph.bound();
+        let mut exec = graph.instantiate().unwrap();
+        let whole = exec.step(1, 0).set_args((bound.x, LANE as u32));
+        assert!(
+            matches!(
+                whole,
+                Err(graph_runtime::GraphError::NodeUpdateRefused {
+                    reason: graph_runtime::error::NodeUpdateRefusal::OtherMemory,
+                    ..
+                })
+            ),
+            "{whole:?}"
+        );
+        let half = LANE / 2;
+        exec.step(1, 0)
+            .set_args((bound.x.slice(LANE..LANE + half), half as u32))
+            .unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let got = read(&stream, &x);
+    for (w, lane) in got.chunks(LANE).enumerate() {
+        for (i, &v) in lane.iter().enumerate() {
+            let want = if w == 1 && i >= LANE / 2 { 2.0 } else { 4.0 };
+            assert_eq!(v, want, "lane {w}, element {i}");
+        }
+    }
+    let (mut a, b) = (
+        stream.alloc_zeros::<f32>(32).unwrap(),
+        stream.clone_htod(&[1.0f32; 32]).unwrap(),
+    );
+    let graph = Doubled::build(&ctx, &mut a, &b, 32).unwrap();
+    let bound = graph.bound();
+    let same = graph.rebuild(bound.x, bound.x, 32);
+    let message = same
+        .as_ref()
+        .err()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        matches!(
+            same,
+            Err(graph_runtime::GraphError::InvalidArguments { .. })
+        ) && message.contains("`x` and `y` overlap"),
+        "{message}"
+    );
+    assert!(graph.rebuild(bound.x, bound.y, 16).is_ok());
 }
 
 /// The graph cache keyed by the count: a miss per count, then updates.

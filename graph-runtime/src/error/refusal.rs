@@ -248,6 +248,15 @@ pub enum NodeUpdateRefusal {
     /// Only kernel, copy and fill nodes can be enabled or disabled.
     #[error("only kernel, copy and fill nodes can be enabled or disabled")]
     NotToggleable,
+    /// In a `cuda_graph!` graph, whose races the macro checked on the
+    /// arguments as written, an update may narrow the memory a kernel node
+    /// uses, not reach other memory (another lane's part, another buffer).
+    #[error(
+        "it would touch memory it was not built with, which the macro's race check did not \
+         cover (an update may narrow a buffer, or write less): build the graph again with \
+         `rebuild` and update the exec with it"
+    )]
+    OtherMemory,
 }
 
 /// Why a declared kernel's launch on a stream was refused

@@ -86,6 +86,14 @@ impl<'a> Exec<'a> {
             if used.write && !used.writable {
                 return Err(GraphError::ReadOnlyWrite { label: label() });
             }
+            // The macro's race check covers the memory the node was built
+            // with (`built_uses`).
+            if !self.registry.built_uses.allows(node.index, used) {
+                return Err(GraphError::NodeUpdateRefused {
+                    label: label(),
+                    reason: crate::error::NodeUpdateRefusal::OtherMemory,
+                });
+            }
             // The same lifetime rules as when the graph was built.
             if let Some(alloc) = used.alloc {
                 let registry = &self.registry;

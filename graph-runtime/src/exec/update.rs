@@ -114,6 +114,10 @@ impl<'a> Exec<'a> {
         // Same topology, so the same nodes; their handles are now the
         // other graph's.
         self.registry.setters.clone_from(&graph.registry.setters);
+        // Per-node updates from now on keep to the other graph's memory.
+        self.registry
+            .built_uses
+            .clone_from(&graph.registry.built_uses);
         // The other graph's bound allocations of other graphs (its memory
         // nodes are this graph's: the update was refused otherwise).
         self.escapes.retain(|(_, role)| *role == Role::Make);

@@ -27,6 +27,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod built_uses;
 mod kernel_node;
 pub(crate) use kernel_node::foreign_device_exec;
 mod operand;
@@ -190,6 +191,11 @@ impl<'a> Graph<'a> {
     /// their node count). A hint: more nodes than reserved still fit.
     pub fn reserve(&mut self, nodes: usize) {
         self.registry.reserve(nodes);
+    }
+
+    /// See `built_uses`: the macro marks the graphs it builds.
+    pub(crate) fn mark_race_checked(&mut self) {
+        self.registry.built_uses.mark_checked();
     }
 
     pub(crate) fn registry(&self) -> &Registry {

@@ -124,6 +124,8 @@ pub(crate) struct Registry {
     /// (the sinks', the edges'), so an exec takes updates only from a
     /// graph whose order matches its own (`Exec::update`).
     pub order: u64,
+    /// The kernel nodes' memory as built, in a graph the macro checked.
+    pub built_uses: super::built_uses::BuiltUses,
 }
 
 impl Registry {

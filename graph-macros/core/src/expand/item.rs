@@ -53,6 +53,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             _ => quote!(#n: #t),
         }
     });
+    let distinct = distinct_rebuild_buffers(def, &slices, &lists, name, rt);
     let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| {
         match (slice_element(&p.ty), list_element(&p.ty)) {
             (Some(elem), _) => {
@@ -362,11 +363,13 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             /// already bound (see [`Self::bound`]); update an exec with it.
             #[allow(clippy::too_many_arguments)]
             pub fn rebuild(&self, #(#rebuild_params),*) -> #rt::Result<Self> {
+                #distinct
                 Self::__build(self.graph.new_sharing()?, #reuse_self #(#param_names),*)
             }
 
             #[allow(unused_variables, unused_mut, clippy::too_many_arguments)]
             fn __build(mut #graph_var: #rt::Graph<'a>, #reuse_param #(#generic_params),*) -> #rt::Result<Self> {
+                #rt::__private::race_checked(&mut #graph_var);
                 #reserve
                 #(#bind_slices)*
                 #(#slots)*
@@ -581,6 +584,49 @@ pub(super) fn list_element(ty: &Type) -> Option<Type> {
         return None;
     };
     type_argument(path, "CudaSlice")
+}
+
+/// `rebuild`'s check that its buffers are as distinct as `build`'s
+/// borrows made them (the race check relies on it): none where no two
+/// buffers could overlap.
+fn distinct_rebuild_buffers(
+    def: &crate::parse::GraphDef,
+    slices: &[(&Ident, Type)],
+    lists: &[(&Ident, Type)],
+    name: &Ident,
+    rt: &Runtime,
+) -> TokenStream {
+    if slices.len() + 2 * lists.len() < 2 {
+        return TokenStream::new();
+    }
+    // Written: a `&mut` slice or list, or an `Escaped` (owned).
+    let writes = |n: &Ident| {
+        def.params
+            .iter()
+            .any(|p| p.name == *n && !matches!(&p.ty, Type::Reference(r) if r.mutability.is_none()))
+    };
+    let buffers = internal("__buffers");
+    let pushes = slices.iter().map(|(n, _)| {
+        let w = writes(n);
+        quote! {
+            #buffers.push(((::core::stringify!(#n), ::core::option::Option::None), #rt::__private::buffer_bytes(&#n), #w));
+        }
+    });
+    let (index, buffer) = (internal("__index"), internal("__buffer"));
+    let list_pushes = lists.iter().map(|(n, _)| {
+        let w = writes(n);
+        quote! {
+            for (#index, #buffer) in #n.iter().enumerate() {
+                #buffers.push(((::core::stringify!(#n), ::core::option::Option::Some(#index)), #rt::__private::buffer_bytes(#buffer), #w));
+            }
+        }
+    });
+    quote! {
+        let mut #buffers = ::std::vec::Vec::new();
+        #(#pushes)*
+        #(#list_pushes)*
+        #rt::__private::distinct_buffers(::core::stringify!(#name), #buffers)?;
+    }
 }
 
 /// The parameter type with every elided reference lifetime made `'a`.

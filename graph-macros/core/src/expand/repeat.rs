@@ -266,10 +266,14 @@ impl Emitter<'_, '_> {
             };
             if hoisted {
                 self.hoist(quote! { let mut #history: #ty = ::std::vec::Vec::new(); });
-                history_decls.extend(quote! { #history.clear(); #history.reserve(#count); });
+                history_decls.extend(quote! {
+                    #history.clear();
+                    #rt::__private::reserve(&mut #history, #count);
+                });
             } else {
                 history_decls.extend(quote! {
-                    let mut #history: #ty = ::std::vec::Vec::with_capacity(#count);
+                    let mut #history: #ty = ::std::vec::Vec::new();
+                    #rt::__private::reserve(&mut #history, #count);
                 });
             }
         }
@@ -286,7 +290,7 @@ impl Emitter<'_, '_> {
                 for _ in 1..chain.len() {
                     table = quote!((*#rt::__private::last(&mut #table)));
                 }
-                history_decls.extend(quote! { #table.reserve(#count); });
+                history_decls.extend(quote! { #rt::__private::reserve(&mut #table, #count); });
             }
         }
         // Item form: the repeated node tables of nodes in blocks nested in
@@ -397,7 +401,9 @@ impl Emitter<'_, '_> {
                 None => add,
                 Some(back) => {
                     let (counter, count) = (self.counter(block), self.block_var("count", block));
-                    quote! { if #counter + #back >= #count { #add } }
+                    // `count - counter` (counter < count here): a huge
+                    // `back` cannot overflow the sum.
+                    quote! { if #count - #counter <= #back { #add } }
                 }
             });
         }
