@@ -264,17 +264,13 @@ impl Emitter<'_, '_> {
                 }
                 _ => quote!(::std::vec::Vec<#rt::Node>),
             };
+            let reserve = quote!(#rt::__private::reserve(&mut #history, #count););
             if hoisted {
                 self.hoist(quote! { let mut #history: #ty = ::std::vec::Vec::new(); });
-                history_decls.extend(quote! {
-                    #history.clear();
-                    #rt::__private::reserve(&mut #history, #count);
-                });
+                history_decls.extend(quote! { #history.clear(); #reserve });
             } else {
-                history_decls.extend(quote! {
-                    let mut #history: #ty = ::std::vec::Vec::new();
-                    #rt::__private::reserve(&mut #history, #count);
-                });
+                history_decls
+                    .extend(quote! { let mut #history: #ty = ::std::vec::Vec::new(); #reserve });
             }
         }
         // The tables of accessor nodes directly in this block: room for
@@ -401,8 +397,7 @@ impl Emitter<'_, '_> {
                 None => add,
                 Some(back) => {
                     let (counter, count) = (self.counter(block), self.block_var("count", block));
-                    // `count - counter` (counter < count here): a huge
-                    // `back` cannot overflow the sum.
+                    // Not `counter + back >= count`, which a huge `back` overflows.
                     quote! { if #count - #counter <= #back { #add } }
                 }
             });
