@@ -4,8 +4,9 @@
 //! that the errors shown are the checker's, not "no method named ..." at
 //! every use. The crate does not compile either way.
 
-use super::item::{list_element, slice_element, with_lifetime, Names};
+use super::item::Names;
 use super::level::internal;
+use super::param_types::{list_element, slice_element, with_lifetime};
 use super::Runtime;
 use crate::parse::{Block, GraphDef, NodeKind, Stmt};
 use proc_macro2::TokenStream;

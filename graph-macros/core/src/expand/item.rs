@@ -4,13 +4,13 @@
 
 use super::asserts::{race_checks, read_only_checks};
 use super::level::{internal, Emitter};
+use super::param_types::{list_element, slice_element, with_lifetime};
 use super::{Moved, Runtime};
 use crate::check::Topology;
 use crate::model::{Kind, Model, Op, Origin, TOP};
 use crate::parse::Param;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use syn::visit_mut::VisitMut;
 use syn::{Ident, Type};
 
 pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStream {
@@ -53,7 +53,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             _ => quote!(#n: #t),
         }
     });
-    let distinct = distinct_rebuild_buffers(def, &slices, &lists, name, rt);
+    let distinct = super::rebuild::distinct_buffers(def, &slices, &lists, name, rt);
     let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| {
         match (slice_element(&p.ty), list_element(&p.ty)) {
             (Some(elem), _) => {
@@ -541,106 +541,4 @@ fn options(model: &Model<'_>, rt: &Runtime) -> TokenStream {
             .device_launch(#device)
             .use_node_priority(#priority)
     }
-}
-
-/// `&CudaSlice<T>` or `&mut CudaSlice<T>` -> `T`.
-pub(super) fn slice_element(ty: &Type) -> Option<Type> {
-    let (path, wanted) = match ty {
-        Type::Reference(reference) => match &*reference.elem {
-            Type::Path(path) => (path, "CudaSlice"),
-            _ => return None,
-        },
-        // An allocation another graph's launch made, taken by value.
-        Type::Path(path) => (path, "Escaped"),
-        _ => return None,
-    };
-    type_argument(path, wanted)
-}
-
-/// `T` of a path type `Name<T>` whose last segment is `wanted`.
-fn type_argument(path: &syn::TypePath, wanted: &str) -> Option<Type> {
-    let last = path.path.segments.last()?;
-    if last.ident != wanted {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first()? {
-        syn::GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    }
-}
-
-/// `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` -> `T`.
-pub(super) fn list_element(ty: &Type) -> Option<Type> {
-    let Type::Reference(reference) = ty else {
-        return None;
-    };
-    let Type::Slice(slice) = &*reference.elem else {
-        return None;
-    };
-    let Type::Path(path) = &*slice.elem else {
-        return None;
-    };
-    type_argument(path, "CudaSlice")
-}
-
-/// `rebuild`'s check that its buffers are as distinct as `build`'s
-/// borrows made them (the race check relies on it): none where no two
-/// buffers could overlap.
-fn distinct_rebuild_buffers(
-    def: &crate::parse::GraphDef,
-    slices: &[(&Ident, Type)],
-    lists: &[(&Ident, Type)],
-    name: &Ident,
-    rt: &Runtime,
-) -> TokenStream {
-    if slices.len() + 2 * lists.len() < 2 {
-        return TokenStream::new();
-    }
-    // Written: a `&mut` slice or list, or an `Escaped` (owned).
-    let writes = |n: &Ident| {
-        def.params
-            .iter()
-            .any(|p| p.name == *n && !matches!(&p.ty, Type::Reference(r) if r.mutability.is_none()))
-    };
-    let buffers = internal("__buffers");
-    let pushes = slices.iter().map(|(n, _)| {
-        let w = writes(n);
-        quote! {
-            #buffers.push(((::core::stringify!(#n), ::core::option::Option::None), #rt::__private::buffer_bytes(&#n), #w));
-        }
-    });
-    let (index, buffer) = (internal("__index"), internal("__buffer"));
-    let list_pushes = lists.iter().map(|(n, _)| {
-        let w = writes(n);
-        quote! {
-            for (#index, #buffer) in #n.iter().enumerate() {
-                #buffers.push(((::core::stringify!(#n), ::core::option::Option::Some(#index)), #rt::__private::buffer_bytes(#buffer), #w));
-            }
-        }
-    });
-    quote! {
-        let mut #buffers = ::std::vec::Vec::new();
-        #(#pushes)*
-        #(#list_pushes)*
-        #rt::__private::distinct_buffers(::core::stringify!(#name), #buffers)?;
-    }
-}
-
-/// The parameter type with every elided reference lifetime made `'a`.
-pub(super) fn with_lifetime(ty: &Type) -> Type {
-    struct AddLifetime;
-    impl VisitMut for AddLifetime {
-        fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-            if r.lifetime.as_ref().is_none_or(|l| l.ident == "_") {
-                r.lifetime = Some(syn::Lifetime::new("'a", proc_macro2::Span::call_site()));
-            }
-            syn::visit_mut::visit_type_reference_mut(self, r);
-        }
-    }
-    let mut ty = ty.clone();
-    AddLifetime.visit_type_mut(&mut ty);
-    ty
 }

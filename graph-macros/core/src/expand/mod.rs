@@ -14,6 +14,8 @@ mod fallback;
 mod item;
 mod level;
 mod owned;
+mod param_types;
+mod rebuild;
 mod repeat;
 mod table;
 mod units;
