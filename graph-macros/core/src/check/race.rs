@@ -181,10 +181,42 @@ fn edge_ends<'m>(model: &'m Model<'_>, a: NodeId, b: NodeId) -> (&'m str, &'m st
     for mine in model.holders(a) {
         let level = model.nodes[mine].level;
         if let Some(&other) = theirs.iter().find(|&&n| model.nodes[n].level == level) {
-            return (&model.nodes[mine].name, &model.nodes[other].name);
+            let (mine_in, other_in) = (regions(model, mine), regions(model, other));
+            // An edge joins members of one region: each end is lifted to
+            // the outermost of its regions that does not hold the other.
+            type Held = [(crate::model::Region, NodeId)];
+            let lift = |node: NodeId, own: &Held, peer: &Held| {
+                own.iter()
+                    .rev()
+                    .find(|entry| !peer.contains(entry))
+                    .map_or(node, |&(_, start)| start)
+            };
+            let (a, b) = (
+                lift(mine, &mine_in, &other_in),
+                lift(other, &other_in, &mine_in),
+            );
+            return (&model.nodes[a].name, &model.nodes[b].name);
         }
     }
     (&model.nodes[a].name, &model.nodes[b].name)
+}
+
+/// The regions (repeated blocks, scopes, placements) holding `node` in its
+/// level, innermost first, each with the node that names it in edges.
+fn regions(model: &Model<'_>, node: NodeId) -> Vec<(crate::model::Region, NodeId)> {
+    use crate::model::Region;
+    let mut out = Vec::new();
+    let mut region = model.nodes[node].region;
+    while let Some(g) = region {
+        let (start, parent) = match g {
+            Region::Scope(s) => (model.scopes[s].alloc, model.scopes[s].region),
+            Region::Repeat(r) => (model.repeats[r].start, model.repeats[r].region),
+            Region::Place(p) => (model.places[p].start, model.places[p].region),
+        };
+        out.push((g, start));
+        region = parent;
+    }
+    out
 }
 
 /// Every buffer access of the graph's nodes, but those `#[disjoint]` leaves
@@ -193,15 +225,14 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
     let mut out = Vec::new();
     for (id, node) in model.nodes.iter().enumerate() {
         let mut add = |operand: &'a Expr, access: Access| {
-            let Some(buffer) = buffer_name(model, operand) else {
-                return;
-            };
-            out.push(Touch {
-                node: id,
-                buffer,
-                operand,
-                access,
-            });
+            for buffer in buffer_names(model, operand) {
+                out.push(Touch {
+                    node: id,
+                    buffer,
+                    operand,
+                    access,
+                });
+            }
         };
         match node.op {
             Op::Kernel(k) => {
@@ -348,6 +379,40 @@ fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
 /// The buffer an operand names: an allocation, a buffer parameter, or a
 /// caller's variable (`&x`); or the buffer a method call reads from
 /// (`x.slice(lo..hi)`, a part of `x`: an access to `x`).
+/// The buffers an operand may reach: the one its form names (`x`, `&x`,
+/// `x.slice(..)`, `xs[i]`), else every buffer named anywhere in it
+/// (`{ x }`, `(x)`, `Buf::slice(x, ..)`, `f(x)`, a macro's tokens), as a
+/// use of the whole buffer: an operand the checker cannot read is taken
+/// to touch all it names, never nothing.
+fn buffer_names(model: &Model<'_>, operand: &Expr) -> Vec<String> {
+    if let Some(name) = buffer_name(model, operand) {
+        return vec![name];
+    }
+    let mut names = Vec::new();
+    let mut stack = vec![quote::ToTokens::to_token_stream(operand)];
+    while let Some(tokens) = stack.pop() {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Group(group) => stack.push(group.stream()),
+                proc_macro2::TokenTree::Ident(ident) => {
+                    let path = Expr::Path(syn::ExprPath {
+                        attrs: Vec::new(),
+                        qself: None,
+                        path: ident.into(),
+                    });
+                    if let Some(name) = buffer_name(model, &path) {
+                        if !names.contains(&name) {
+                            names.push(name);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    names
+}
+
 fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
     if let Some((ident, _)) = place(operand) {
         return Some(ident.to_string());

@@ -564,9 +564,15 @@ fn arg_var(i: usize) -> Ident {
     }
 }
 
-/// The variable holding the bound operand `&x` / `&mut x` (expression form).
+/// The variable holding the bound operand `&x` / `&mut x` (expression form):
+/// mixed-site, so that an operand the user writes `__bound_x` cannot reach
+/// it past the race check, and located at `x` for errors.
 pub fn bound_name(ident: &Ident) -> Ident {
-    format_ident!("__bound_{}", ident, span = ident.span())
+    format_ident!(
+        "__bound_{}",
+        ident,
+        span = Span::mixed_site().located_at(ident.span())
+    )
 }
 
 /// An alloc node's length, converted where it is written (an error about its
