@@ -119,15 +119,19 @@ impl<'a, T> Buf<'a, T> {
 
     /// Elements `range` of this buffer (like cudarc's `CudaSlice::slice`).
     ///
-    /// # Panics
-    /// If `range` is not within the buffer; see [`Buf::try_slice`].
-    #[track_caller]
+    /// A range not within the buffer gives an empty buffer that every node
+    /// and update refuses with [`GraphError::InvalidArguments`](crate::GraphError::InvalidArguments)
+    /// naming the node, instead of a panic: in a repeated block, a count
+    /// too large for the buffer's parts (`x.slice(w * 32..(w + 1) * 32)`
+    /// for one lane too many) is then a build error naming the iteration.
+    /// [`Buf::try_slice`] says None instead.
     pub fn slice(self, range: std::ops::Range<usize>) -> Self {
-        let len = self.len;
-        match self.try_slice(range.clone()) {
-            Some(part) => part,
-            None => panic!("range {range:?} is out of bounds of a buffer of {len} elements"),
-        }
+        self.try_slice(range).unwrap_or(Buf {
+            len: 0,
+            root: crate::ids::OUT_OF_RANGE_ROOT,
+            alloc: None,
+            ..self
+        })
     }
 
     /// Elements `range` of this buffer, or None if out of bounds (like
@@ -166,6 +170,15 @@ impl<'a, T> Buf<'a, T> {
             bytes: (self.ptr, self.ptr.saturating_add(self.num_bytes() as u64)),
         }
     }
+}
+
+/// What nodes and updates say of a buffer `Buf::slice`d past its end.
+pub(crate) const SLICED_OUT_OF_RANGE: &str =
+    "a buffer argument is a `slice` past its buffer's end (or a range that ends before it starts)";
+
+/// Whether a use is of a part sliced past its buffer's end.
+pub(crate) fn sliced_out_of_range(uses: &[BufferUse]) -> bool {
+    uses.iter().any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
 }
 
 /// How a node uses a buffer, for the graph's ownership and ordering checks.
@@ -545,8 +558,14 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "range 2..9 is out of bounds of a buffer of 8 elements")]
-    fn slice_panics_out_of_bounds() {
-        let _ = buf().slice(2..9);
+    fn a_slice_out_of_bounds_is_empty_and_marked_for_refusal() {
+        let (start, end) = (5, 4);
+        for part in [buf().slice(2..9), buf().slice(start..end)] {
+            assert_eq!(part.len(), 0);
+            assert!(super::sliced_out_of_range(&[part.as_use(true)]));
+        }
+        assert!(!super::sliced_out_of_range(&[buf()
+            .slice(8..8)
+            .as_use(true)]));
     }
 }

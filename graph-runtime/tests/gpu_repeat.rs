@@ -249,6 +249,24 @@ fn updates_cannot_void_the_race_check() {
     assert!(graph.rebuild(bound.x, bound.y, 16).is_ok());
 }
 
+/// One lane too many for the buffer: its part is sliced past the end, and
+/// the build fails with a typed error naming that lane's first node.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_lane_sliced_past_the_buffer_fails_the_build_naming_it() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(4 * LANE).unwrap();
+    let built = Lanes::build(&ctx, &mut x, 5, 3);
+    match built {
+        Err(graph_runtime::GraphError::InvalidArguments { label, reason }) => {
+            assert_eq!(label, "step[4][0]");
+            assert!(reason.contains("past its buffer's end"), "{reason}");
+        }
+        other => panic!("{:?}", other.err()),
+    }
+}
+
 /// The graph cache keyed by the count: a miss per count, then updates.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]

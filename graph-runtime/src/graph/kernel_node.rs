@@ -124,6 +124,11 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
+        // Before the bounds: the part's length (0) says nothing.
+        if crate::buffer::sliced_out_of_range(encoded.uses()) {
+            let reason = crate::buffer::SLICED_OUT_OF_RANGE;
+            return Err(GraphError::arguments(&label.to_string(), reason));
+        }
         if let Err(reason) = config
             .validate()
             .and(encoding)

@@ -22,6 +22,16 @@ impl<'a> Graph<'a> {
     ) -> Result<Node> {
         let src = src.endpoint();
         let dst = dst.endpoint();
+        let part = |e: &Endpoint| {
+            e.uses
+                .is_some_and(|u| crate::buffer::sliced_out_of_range(&[u]))
+        };
+        if part(&src) || part(&dst) {
+            return Err(GraphError::arguments(
+                label,
+                crate::buffer::SLICED_OUT_OF_RANGE,
+            ));
+        }
         if src.len != dst.len {
             return Err(GraphError::arguments(
                 label,
@@ -114,6 +124,12 @@ impl<'a> Graph<'a> {
         value: T,
         deps: &[Node],
     ) -> Result<Node> {
+        if crate::buffer::sliced_out_of_range(&[dst.as_use(true)]) {
+            return Err(GraphError::arguments(
+                label,
+                crate::buffer::SLICED_OUT_OF_RANGE,
+            ));
+        }
         if !dst.is_writable() {
             return Err(GraphError::ReadOnlyWrite {
                 label: label.to_string(),
