@@ -24,6 +24,39 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
+/// What a DSL launch dimension may be (`<<<grid, block>>>`): a `u32`, a
+/// pair or a triple of them. Its own trait, so that rustc's error at a
+/// `usize` grid names the fix at the grid's tokens.
+#[diagnostic::on_unimplemented(
+    message = "a launch dimension is a `u32`, `(u32, u32)` or `(u32, u32, u32)`, not `{Self}`",
+    label = "this dimension",
+    note = "convert it where you compute it: `u32::try_from(n.div_ceil(256))` for a value that may not fit, `as u32` for one that does"
+)]
+pub trait LaunchDim {
+    #[doc(hidden)]
+    fn dim(self) -> Dim3;
+}
+
+macro_rules! launch_dims {
+    ($($ty:ty),*) => {$(
+        // The trait's own note names the types; a list of impls is noise.
+        #[diagnostic::do_not_recommend]
+        impl LaunchDim for $ty {
+            fn dim(self) -> Dim3 {
+                self.into()
+            }
+        }
+    )*};
+}
+launch_dims!(u32, (u32, u32), (u32, u32, u32));
+
+#[diagnostic::do_not_recommend]
+impl LaunchDim for Dim3 {
+    fn dim(self) -> Dim3 {
+        self
+    }
+}
+
 /// How a kernel node is launched: `<<<grid, block, shared_mem>>>`. The
 /// same launch as cudarc's [`LaunchConfig`](cudarc::driver::LaunchConfig)
 /// (`From` converts either way), with named dimensions.

@@ -87,7 +87,7 @@ mod stream;
 mod struct_param;
 
 pub use arity::*;
-pub use config::{Dim3, LaunchConfig};
+pub use config::{Dim3, LaunchConfig, LaunchDim};
 pub use counts::{Count, InLen, OutLen, COUNTS};
 pub use encode::ArgEncoder;
 use load::cached_module;

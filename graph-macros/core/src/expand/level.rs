@@ -277,6 +277,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(id);
                 let (grid, block) = (&k.grid, &k.block);
+                // Each dimension converted at its tokens: rustc's error at a
+                // `usize` grid points there and names the fix.
+                let dim = |d: &syn::Expr| {
+                    let rt = rt.at(d.span());
+                    quote_spanned!(d.span()=> #rt::__private::dim(#d))
+                };
+                let (grid, block) = (dim(grid), dim(block));
                 let mut config = quote!(#rt::LaunchConfig::new(#grid, #block));
                 if let Some(smem) = &k.shared_mem {
                     config = quote!(#config.with_shared_mem(#smem));
