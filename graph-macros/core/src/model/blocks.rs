@@ -100,6 +100,48 @@ impl<'a> Lowering<'a, '_> {
         }
     }
 
+    /// A loop variable names its block's iteration only inside the block:
+    /// a kernel, copy or fill operand outside it that names it is refused
+    /// here, naming the block, instead of rustc's "cannot find value".
+    pub(super) fn check_loop_vars_in_scope(&self) {
+        if self.model.repeats.is_empty() {
+            return;
+        }
+        for node in 0..self.model.nodes.len() {
+            if !matches!(
+                self.model.nodes[node].op,
+                Op::Kernel(_) | Op::Copy { .. } | Op::Fill { .. }
+            ) {
+                continue;
+            }
+            let chain = self.model.repeat_chain(node);
+            let in_scope = |ident: &Ident| {
+                chain
+                    .iter()
+                    .any(|&r| self.model.repeats[r].syntax.var == *ident)
+            };
+            let mut reported: Vec<&Ident> = Vec::new();
+            for ident in &self.model.nodes[node].uses {
+                if in_scope(ident)
+                    || self.model.def.params.iter().any(|p| p.name == *ident)
+                    || reported.contains(&ident)
+                {
+                    continue;
+                }
+                let Some(block) = self.model.repeats.iter().find(|r| r.syntax.var == *ident) else {
+                    continue;
+                };
+                reported.push(ident);
+                let label = &block.syntax.label;
+                self.diag.error_with_help(
+                    ident,
+                    format!("`{ident}` is the loop variable of `{label}`, which does not hold `{}`", self.model.nodes[node].name),
+                    format!("a loop variable is in scope inside its own block only: move the node into `{label}`, or use the variable of a block that holds it"),
+                );
+            }
+        }
+    }
+
     /// A kernel or capture that sets a handle is inside the repeated blocks
     /// that declare it (each iteration declares its own; outside, the
     /// handle of no one iteration is meant).

@@ -70,6 +70,7 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
     lowering.check_fragments_placed(def);
     lowering.resolve_handles();
     lowering.check_setters_in_blocks();
+    lowering.check_loop_vars_in_scope();
     lowering.resolve_buffers();
     lowering.resolve_host_uses();
     lowering.resolve_edges();
