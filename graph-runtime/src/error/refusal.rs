@@ -253,8 +253,8 @@ pub enum NodeUpdateRefusal {
     /// uses, not reach other memory (another lane's part, another buffer).
     #[error(
         "it would touch memory it was not built with, which the macro's race check did not \
-         cover (an update may narrow a buffer, or write less): build the graph again with \
-         `rebuild` and update the exec with it"
+         cover (an update may use part of what the node used, or read where it wrote): build \
+         the graph again with `rebuild` and update the exec with it"
     )]
     OtherMemory,
 }

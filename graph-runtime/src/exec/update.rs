@@ -114,10 +114,14 @@ impl<'a> Exec<'a> {
         // Same topology, so the same nodes; their handles are now the
         // other graph's.
         self.registry.setters.clone_from(&graph.registry.setters);
-        // Per-node updates from now on keep to the other graph's memory.
-        self.registry
-            .built_uses
-            .clone_from(&graph.registry.built_uses);
+        // Per-node updates from now on keep to the other graph's memory; a
+        // graph the macro did not check (the builder API's) has none to
+        // keep to, and leaves the spans the macro checked.
+        if graph.registry.built_uses.is_checked() || !self.registry.built_uses.is_checked() {
+            self.registry
+                .built_uses
+                .clone_from(&graph.registry.built_uses);
+        }
         // The other graph's bound allocations of other graphs (its memory
         // nodes are this graph's: the update was refused otherwise).
         self.escapes.retain(|(_, role)| *role == Role::Make);

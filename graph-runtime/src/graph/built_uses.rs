@@ -36,6 +36,11 @@ impl BuiltUses {
         self.checked = true;
     }
 
+    /// Whether the macro checked the graph these uses are of.
+    pub fn is_checked(&self) -> bool {
+        self.checked
+    }
+
     /// Records kernel node `node`'s uses, if the graph is checked.
     pub fn record(&mut self, node: u32, uses: &[BufferUse]) {
         if self.checked {
@@ -51,7 +56,9 @@ impl BuiltUses {
     /// unchecked graph; else an empty span, or one inside a span the node
     /// was built with that it could write if `new` writes.
     pub fn allows(&self, node: u32, new: &BufferUse) -> bool {
-        if !self.checked || new.bytes.0 >= new.bytes.1 {
+        // A read of memory no node may write (bound with `bind`) races
+        // with nothing.
+        if !self.checked || new.bytes.0 >= new.bytes.1 || (!new.write && !new.writable) {
             return true;
         }
         let first = self.uses.partition_point(|u| u.node < node);

@@ -30,7 +30,7 @@ impl From<(u32, u32, u32)> for Dim3 {
 #[diagnostic::on_unimplemented(
     message = "a launch dimension is a `u32`, `(u32, u32)` or `(u32, u32, u32)`, not `{Self}`",
     label = "this dimension",
-    note = "convert it where you compute it: `u32::try_from(n.div_ceil(256))` for a value that may not fit, `as u32` for one that does"
+    note = "convert it where you compute it, `n.div_ceil(256) as u32`, having checked (before the build) that it fits"
 )]
 pub trait LaunchDim {
     #[doc(hidden)]

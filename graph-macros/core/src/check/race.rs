@@ -391,10 +391,14 @@ fn buffer_names(model: &Model<'_>, operand: &Expr) -> Vec<String> {
     let mut names = Vec::new();
     let mut stack = vec![quote::ToTokens::to_token_stream(operand)];
     while let Some(tokens) = stack.pop() {
-        for token in tokens {
+        let tokens: Vec<_> = tokens.into_iter().collect();
+        for (at, token) in tokens.iter().enumerate() {
             match token {
                 proc_macro2::TokenTree::Group(group) => stack.push(group.stream()),
+                // `x.len()`: its length, not its memory.
+                proc_macro2::TokenTree::Ident(_) if is_length_of(&tokens[at + 1..]) => {}
                 proc_macro2::TokenTree::Ident(ident) => {
+                    let ident = ident.clone();
                     let path = Expr::Path(syn::ExprPath {
                         attrs: Vec::new(),
                         qself: None,
@@ -413,12 +417,25 @@ fn buffer_names(model: &Model<'_>, operand: &Expr) -> Vec<String> {
     names
 }
 
+/// Whether `rest`, the tokens after an ident, read its length: `.len()`,
+/// `.num_bytes()`, `.is_empty()`.
+fn is_length_of(rest: &[proc_macro2::TokenTree]) -> bool {
+    use proc_macro2::TokenTree::{Ident, Punct};
+    matches!(rest, [Punct(dot), Ident(method), ..] if dot.as_char() == '.'
+        && ["len", "num_bytes", "is_empty"].iter().any(|m| method == m))
+}
+
 fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
     if let Some((ident, _)) = place(operand) {
         return Some(ident.to_string());
     }
+    // A part of a buffer (`x.slice(a..b)`, as of a list's `xs[i]`); other
+    // calls may return any buffer their arguments name, and are scanned.
     if let Expr::MethodCall(call) = operand {
-        return buffer_name(model, &call.receiver);
+        if call.method == "slice" {
+            return buffer_name(model, &call.receiver);
+        }
+        return None;
     }
     // One buffer of a list (`xs[i]`): the race check sees the list as one.
     if let Expr::Index(index) = operand {
