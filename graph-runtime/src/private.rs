@@ -152,11 +152,6 @@ pub fn buffer_bytes<T>(buffer: &crate::Buf<'_, T>) -> (u64, u64) {
     buffer.as_use(false).bytes
 }
 
-/// A DSL launch dimension (the macro spans the call at its tokens).
-pub fn dim(dim: impl crate::kernel::LaunchDim) -> crate::kernel::Dim3 {
-    dim.dim()
-}
-
 /// Gives a capture node's closure its parameter type (for inference).
 pub fn capture_work<'a, F>(work: F) -> F
 where

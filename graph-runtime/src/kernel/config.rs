@@ -8,6 +8,14 @@ pub struct Dim3 {
     pub z: u32,
 }
 
+impl Dim3 {
+    /// The dimensions `dim` gives (the DSL converts each `<<<grid,
+    /// block>>>` dimension with it, at the dimension's tokens).
+    pub fn of(dim: impl LaunchDim) -> Dim3 {
+        dim.dim()
+    }
+}
+
 impl From<u32> for Dim3 {
     fn from(x: u32) -> Self {
         Dim3 { x, y: 1, z: 1 }

@@ -281,7 +281,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 // `usize` grid points there and names the fix.
                 let dim = |d: &syn::Expr| {
                     let rt = rt.at(d.span());
-                    quote_spanned!(d.span()=> #rt::__private::dim(#d))
+                    quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d))
                 };
                 let (grid, block) = (dim(grid), dim(block));
                 let mut config = quote!(#rt::LaunchConfig::new(#grid, #block));
