@@ -215,21 +215,11 @@ fn holder_in(model: &Model<'_>, repeat: RepeatId, node: NodeId) -> Option<NodeId
 /// The name an edge between `repeat`'s iterations gives the member `at`:
 /// its own, or that of the outermost region of the body holding it.
 fn edge_end<'m>(model: &'m Model<'_>, repeat: RepeatId, at: NodeId) -> &'m str {
-    let mut name = &model.nodes[at].name;
-    let mut region = model.nodes[at].region;
-    while let Some(g) = region {
-        if g == Region::Repeat(repeat) {
-            break;
-        }
-        let (start, parent) = match g {
-            Region::Scope(s) => (model.scopes[s].alloc, model.scopes[s].region),
-            Region::Repeat(r) => (model.repeats[r].start, model.repeats[r].region),
-            Region::Place(p) => (model.places[p].start, model.places[p].region),
-        };
-        name = &model.nodes[start].name;
-        region = parent;
-    }
-    name
+    let held = super::race::regions(model, at);
+    let inside = held
+        .iter()
+        .take_while(|(g, _)| *g != Region::Repeat(repeat));
+    &model.nodes[inside.last().map_or(at, |&(_, start)| start)].name
 }
 
 /// Which members of a block's body reach which of its next iteration's.

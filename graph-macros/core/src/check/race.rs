@@ -203,7 +203,7 @@ fn edge_ends<'m>(model: &'m Model<'_>, a: NodeId, b: NodeId) -> (&'m str, &'m st
 
 /// The regions (repeated blocks, scopes, placements) holding `node` in its
 /// level, innermost first, each with the node that names it in edges.
-fn regions(model: &Model<'_>, node: NodeId) -> Vec<(crate::model::Region, NodeId)> {
+pub(super) fn regions(model: &Model<'_>, node: NodeId) -> Vec<(crate::model::Region, NodeId)> {
     use crate::model::Region;
     let mut out = Vec::new();
     let mut region = model.nodes[node].region;
