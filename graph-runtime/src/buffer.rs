@@ -172,13 +172,24 @@ impl<'a, T> Buf<'a, T> {
     }
 }
 
-/// What nodes and updates say of a buffer `Buf::slice`d past its end.
-pub(crate) const SLICED_OUT_OF_RANGE: &str =
-    "a buffer argument is a `slice` past its buffer's end (or a range that ends before it starts)";
-
-/// Whether a use is of a part sliced past its buffer's end.
-pub(crate) fn sliced_out_of_range(uses: &[BufferUse]) -> bool {
-    uses.iter().any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
+/// Refuses, for node `label`, a use of a part sliced past its buffer's end
+/// (`Buf::slice`): every node and update checks it before the lengths,
+/// which the empty part would misreport.
+pub(crate) fn refuse_out_of_range<'u>(
+    label: impl std::fmt::Display,
+    uses: impl IntoIterator<Item = &'u BufferUse>,
+) -> crate::Result<()> {
+    match uses
+        .into_iter()
+        .any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
+    {
+        true => Err(crate::GraphError::arguments(
+            &label.to_string(),
+            "a buffer argument is a `slice` past its buffer's end (or a range that ends before \
+             it starts)",
+        )),
+        false => Ok(()),
+    }
 }
 
 /// How a node uses a buffer, for the graph's ownership and ordering checks.
@@ -562,10 +573,8 @@ mod tests {
         let (start, end) = (5, 4);
         for part in [buf().slice(2..9), buf().slice(start..end)] {
             assert_eq!(part.len(), 0);
-            assert!(super::sliced_out_of_range(&[part.as_use(true)]));
+            assert!(super::refuse_out_of_range("n", &[part.as_use(true)]).is_err());
         }
-        assert!(!super::sliced_out_of_range(&[buf()
-            .slice(8..8)
-            .as_use(true)]));
+        assert!(super::refuse_out_of_range("n", &[buf().slice(8..8).as_use(true)]).is_ok());
     }
 }

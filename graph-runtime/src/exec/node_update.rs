@@ -69,12 +69,7 @@ impl<'a> Exec<'a> {
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
         let label = || self.node_label(node);
-        if crate::buffer::sliced_out_of_range(encoded.uses()) {
-            return Err(GraphError::arguments(
-                &label(),
-                crate::buffer::SLICED_OUT_OF_RANGE,
-            ));
-        }
+        crate::buffer::refuse_out_of_range(label(), encoded.uses())?;
         if let Err(reason) = config
             .validate()
             .and(encoding)

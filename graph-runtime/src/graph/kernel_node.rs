@@ -125,10 +125,7 @@ impl<'a> Graph<'a> {
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {
         // Before the bounds: the part's length (0) says nothing.
-        if crate::buffer::sliced_out_of_range(encoded.uses()) {
-            let reason = crate::buffer::SLICED_OUT_OF_RANGE;
-            return Err(GraphError::arguments(&label.to_string(), reason));
-        }
+        crate::buffer::refuse_out_of_range(label, encoded.uses())?;
         if let Err(reason) = config
             .validate()
             .and(encoding)

@@ -420,10 +420,7 @@ impl<'a> Graph<'a> {
         uses: &[BufferUse],
     ) -> Result<Vec<u32>> {
         let registry = &self.registry;
-        if crate::buffer::sliced_out_of_range(uses) {
-            let reason = crate::buffer::SLICED_OUT_OF_RANGE;
-            return Err(GraphError::arguments(&label.to_string(), reason));
-        }
+        crate::buffer::refuse_out_of_range(label, uses)?;
         for u in uses {
             if u.root != self.resource_id {
                 return Err(GraphError::ForeignHandle {

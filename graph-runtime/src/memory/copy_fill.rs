@@ -22,16 +22,7 @@ impl<'a> Graph<'a> {
     ) -> Result<Node> {
         let src = src.endpoint();
         let dst = dst.endpoint();
-        let part = |e: &Endpoint| {
-            e.uses
-                .is_some_and(|u| crate::buffer::sliced_out_of_range(&[u]))
-        };
-        if part(&src) || part(&dst) {
-            return Err(GraphError::arguments(
-                label,
-                crate::buffer::SLICED_OUT_OF_RANGE,
-            ));
-        }
+        crate::buffer::refuse_out_of_range(label, src.uses.iter().chain(&dst.uses))?;
         if src.len != dst.len {
             return Err(GraphError::arguments(
                 label,
@@ -124,12 +115,7 @@ impl<'a> Graph<'a> {
         value: T,
         deps: &[Node],
     ) -> Result<Node> {
-        if crate::buffer::sliced_out_of_range(&[dst.as_use(true)]) {
-            return Err(GraphError::arguments(
-                label,
-                crate::buffer::SLICED_OUT_OF_RANGE,
-            ));
-        }
+        crate::buffer::refuse_out_of_range(label, &[dst.as_use(true)])?;
         if !dst.is_writable() {
             return Err(GraphError::ReadOnlyWrite {
                 label: label.to_string(),
