@@ -41,6 +41,14 @@ impl BuiltUses {
         self.checked
     }
 
+    /// Makes room for about `nodes` more nodes' uses (one each), if the
+    /// graph is checked: a build of known size does not grow the table.
+    pub fn reserve(&mut self, nodes: usize) {
+        if self.checked {
+            let _ = self.uses.try_reserve(nodes);
+        }
+    }
+
     /// Records kernel node `node`'s uses, if the graph is checked.
     pub fn record(&mut self, node: u32, uses: &[BufferUse]) {
         if self.checked {

@@ -157,7 +157,6 @@ impl<'a> Graph<'a> {
         for handle in encoded.conds() {
             self.registry.setters.push((handle.raw(), node.index));
         }
-        self.registry.built_uses.record(node.index, encoded.uses());
         if !encoded.execs().is_empty() {
             lock(&self.resources)
                 .device_targets

@@ -347,6 +347,10 @@ impl<'a> Graph<'a> {
             holder: self.holder,
         };
         registry.push_node(label, (raw, kind), place, deps, allocs_before);
+        // Under the one `&mut` of the registry a node takes.
+        if kind == NodeKind::Kernel {
+            registry.built_uses.record(index, uses);
+        }
         if let Some(kinds) = edges {
             registry.note_edge_kinds(index, kinds);
         }
@@ -420,7 +424,8 @@ impl<'a> Graph<'a> {
         uses: &[BufferUse],
     ) -> Result<Vec<u32>> {
         let registry = &self.registry;
-        crate::buffer::refuse_out_of_range(label, uses)?;
+        // (Parts sliced past their buffer's end were refused by the
+        // callers, before their lengths: here their root is foreign.)
         for u in uses {
             if u.root != self.resource_id {
                 return Err(GraphError::ForeignHandle {

@@ -181,6 +181,7 @@ impl Registry {
         let _ = self.nodes.try_reserve(nodes);
         let _ = self.labels.try_reserve(nodes * 8);
         let _ = self.dep_list.try_reserve(nodes * 2);
+        self.built_uses.reserve(nodes);
     }
 
     /// The device address of the allocation made by the alloc node
