@@ -103,8 +103,9 @@ pub fn race_checked(graph: &mut Graph<'_>) {
 /// bytes; whether the graph may write it.
 ///
 /// # Errors
-/// [`GraphError::InvalidArguments`] naming the two parameters.
-pub fn distinct_buffers(graph: &str, mut buffers: Vec<RebuildBuffer>) -> Result<()> {
+/// [`GraphError::Unsupported`] ([`Unsupported::OverlappingRebuildBuffers`])
+/// naming the two parameters.
+pub fn distinct_buffers(mut buffers: Vec<RebuildBuffer>) -> Result<()> {
     buffers.retain(|(_, bytes, _)| bytes.0 < bytes.1);
     buffers.sort_unstable_by_key(|(_, bytes, _)| bytes.0);
     let name = |(param, index): (&str, Option<usize>)| match index {
@@ -123,14 +124,13 @@ pub fn distinct_buffers(graph: &str, mut buffers: Vec<RebuildBuffer>) -> Result<
             _ => None,
         };
         if let Some(j) = clash {
-            return Err(GraphError::arguments(
-                &format!("{graph}::rebuild"),
-                format!(
-                    "`{}` and `{}` overlap, and the graph writes one of them: the macro's race \
-                     check took them for distinct buffers",
-                    name(buffers[j].0),
-                    name(buffers[i].0)
-                ),
+            return Err(GraphError::unsupported(
+                "rebuild",
+                None,
+                Unsupported::OverlappingRebuildBuffers {
+                    first: name(buffers[j].0),
+                    second: name(buffers[i].0),
+                },
             ));
         }
         if any.is_none_or(|(reach, _)| end > reach) {
@@ -264,7 +264,7 @@ mod tests {
     use super::*;
 
     fn refused(buffers: Vec<RebuildBuffer>) -> Option<String> {
-        distinct_buffers("G", buffers).err().map(|e| e.to_string())
+        distinct_buffers(buffers).err().map(|e| e.to_string())
     }
 
     #[test]

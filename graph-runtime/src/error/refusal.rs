@@ -123,6 +123,13 @@ pub enum Unsupported {
         "dependency `{dependency}` is in another graph level (a conditional body is its own graph)"
     )]
     DependencyInOtherLevel { dependency: String },
+    /// Two `rebuild` arguments that overlap where the graph writes one:
+    /// the macro's race check, made on distinct parameters, would not hold.
+    #[error(
+        "`{first}` and `{second}` overlap, and the graph writes one of them: the macro's race \
+         check took them for distinct buffers; pass buffers that do not overlap"
+    )]
+    OverlappingRebuildBuffers { first: String, second: String },
     /// A free node given a buffer that is not a graph allocation.
     #[error("only graph allocations can be freed by a free node")]
     FreeOfBoundBuffer,

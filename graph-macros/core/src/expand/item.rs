@@ -53,7 +53,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             _ => quote!(#n: #t),
         }
     });
-    let distinct = super::rebuild::distinct_buffers(model, &slices, &lists, name, rt);
+    let distinct = super::rebuild::distinct_buffers(model, &slices, &lists, rt);
     let generic_params = params.iter().zip(&def.params).map(|((n, t), p)| {
         match (slice_element(&p.ty), list_element(&p.ty)) {
             (Some(elem), _) => {

@@ -14,7 +14,6 @@ pub(super) fn distinct_buffers(
     model: &crate::model::Model<'_>,
     slices: &[(&Ident, Type)],
     lists: &[(&Ident, Type)],
-    name: &Ident,
     rt: &Runtime,
 ) -> TokenStream {
     let def = model.def;
@@ -63,6 +62,6 @@ pub(super) fn distinct_buffers(
         #(#pushes)*
         #(#list_pushes)*
         #(#device_pushes)*
-        #rt::__private::distinct_buffers(::core::stringify!(#name), #buffers)?;
+        #rt::__private::distinct_buffers(#buffers)?;
     }
 }
