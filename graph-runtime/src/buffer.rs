@@ -172,21 +172,27 @@ impl<'a, T> Buf<'a, T> {
     }
 }
 
+/// Why a use of a part sliced past its buffer's end is refused.
+pub(crate) const OUT_OF_RANGE: &str = "a buffer argument is a `slice` past its buffer's end \
+                                       (or a range that ends before it starts)";
+
+/// Whether a use is of a part sliced past its buffer's end (`Buf::slice`).
+pub(crate) fn any_out_of_range<'u>(uses: impl IntoIterator<Item = &'u BufferUse>) -> bool {
+    uses.into_iter()
+        .any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
+}
+
 /// Refuses, for node `label`, a use of a part sliced past its buffer's end
-/// (`Buf::slice`): every node and update checks it before the lengths,
-/// which the empty part would misreport.
+/// (`Buf::slice`): every node, update and stream launch checks it before
+/// the lengths, which the empty part would misreport.
 pub(crate) fn refuse_out_of_range<'u>(
     label: impl std::fmt::Display,
     uses: impl IntoIterator<Item = &'u BufferUse>,
 ) -> crate::Result<()> {
-    match uses
-        .into_iter()
-        .any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
-    {
+    match any_out_of_range(uses) {
         true => Err(crate::GraphError::arguments(
             &label.to_string(),
-            "a buffer argument is a `slice` past its buffer's end (or a range that ends before \
-             it starts)",
+            OUT_OF_RANGE,
         )),
         false => Ok(()),
     }

@@ -398,6 +398,11 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
         let mut encoded = ArgEncoder::default();
         let encoding = A::encode(&args, &mut encoded)
             .and_then(|()| encoded.check_aliasing(self.kernel.is_no_alias()));
+        // Before the bounds, which the part's length (0) would misreport.
+        if crate::buffer::any_out_of_range(encoded.uses()) {
+            let reason = crate::buffer::OUT_OF_RANGE.to_string();
+            return Err(refused(LaunchRefusal::Arguments(reason)));
+        }
         config
             .validate()
             .and(encoding)

@@ -103,6 +103,17 @@ fn a_stream_launch_refuses_what_a_kernel_node_refuses() {
     let set = kernels::SetCondition::load(&ctx).unwrap();
     let reason = refused(set.on(&stream).launch(LaunchConfig::new(1, 1), (handle, 1)));
     assert_eq!(reason, LaunchRefusal::GraphOnlyArgument);
+    // A part sliced past the buffer's end, named as such (not as a length
+    // past an empty buffer), even with a count of 0.
+    for count in [0, 10] {
+        let mut launch = scale.on(&stream);
+        let xb = launch.bind_mut(&mut x);
+        let reason = refused(launch.launch(config, (xb.slice(90..110), 2.0, count)));
+        assert!(
+            argument_check(&reason, "past its buffer's end"),
+            "{reason:?}"
+        );
+    }
     // Nothing ran: x is still all zero.
     assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 0.0));
 }
