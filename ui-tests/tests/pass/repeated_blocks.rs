@@ -20,6 +20,18 @@ cuda_graph! {
         init -> lanes -> done;
     }
 
+    /// Names an operand binds itself (`let`, a closure's parameter) may be
+    /// those of another block's loop variable: they are not that variable.
+    pub graph LocalNames(x: &mut CudaSlice<f32>, width: usize) {
+        #[disjoint(x)]
+        lanes: for w in 0..width {
+            step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * 32..(w + 1) * 32), 32u32);
+        }
+        first: fill { let w = 0usize; x.slice(w * 32..(w + 1) * 32) } = 0.0f32;
+        second: fill (|w: usize| x.slice(w * 32..(w + 1) * 32))(1) = 0.0f32;
+        lanes -> first -> second;
+    }
+
     /// A scratch buffer per iteration, and a conditional per iteration.
     pub graph PerIteration(x: &mut CudaSlice<f32>, layers: u32) {
         layer: for l in 0..layers {

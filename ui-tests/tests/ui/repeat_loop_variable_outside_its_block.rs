@@ -1,6 +1,7 @@
 // A loop variable names its block's iteration inside the block only: an
-// operand of a node outside it (here, in the enclosing block, or after the
-// block) that names it is refused, naming the block.
+// operand or launch configuration of a node outside it (here, in the
+// enclosing block, or after the block) that names it is refused, naming the
+// block.
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 
@@ -16,7 +17,8 @@ cuda_graph! {
             stage -> last;
         }
         after: fill x.slice(w * 32..(w + 1) * 32) = 0.0f32;
-        lane -> after;
+        grid: kernel kernels::AddOne<<<w as u32 + 1, 32>>>(x, 32u32);
+        lane -> after -> grid;
     }
 }
 

@@ -124,6 +124,7 @@ impl<'a> Lowering<'a, '_> {
             for ident in &self.model.nodes[node].uses {
                 if in_scope(ident)
                     || self.model.def.params.iter().any(|p| p.name == *ident)
+                    || self.model.nodes[node].bound.contains(ident)
                     || reported.contains(&ident)
                 {
                     continue;

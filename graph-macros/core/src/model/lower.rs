@@ -2,11 +2,10 @@
 //! handles from the syntax tree, registering labels.
 
 use super::attrs::{graph_attrs, node_attrs};
+use super::operand_idents::{bound_idents, operand_idents};
 use super::*;
 use crate::diag::Diagnostics;
 use crate::parse::{self, Block, GraphDef, NodeStmt, Stmt};
-use proc_macro2::{TokenStream, TokenTree};
-use quote::ToTokens;
 use std::collections::HashMap;
 use syn::Ident;
 
@@ -190,6 +189,7 @@ impl<'a> Lowering<'a, '_> {
             region: ctx.region,
             attrs,
             uses: operand_idents(&op),
+            bound: bound_idents(&op),
             handle: None,
             bodies: Vec::new(),
             buffer: None,
@@ -367,66 +367,9 @@ pub(super) fn region_node<'a>(
         region: ctx.region,
         attrs: NodeAttrs::default(),
         uses: Vec::new(),
+        bound: Vec::new(),
         handle: None,
         bodies: Vec::new(),
         buffer: None,
-    }
-}
-
-/// The identifiers a node's operands name: single-segment paths, not field
-/// names (`x.buf`) nor path segments (`m::buf`).
-fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
-    let mut tokens = TokenStream::new();
-    match *op {
-        Op::Kernel(k) => k.args.to_tokens(&mut tokens),
-        Op::Copy { src, dst } => {
-            src.to_tokens(&mut tokens);
-            dst.to_tokens(&mut tokens);
-        }
-        Op::Fill { dst, value } => {
-            dst.to_tokens(&mut tokens);
-            value.to_tokens(&mut tokens);
-        }
-        Op::Host { closure, .. } => closure.to_tokens(&mut tokens),
-        Op::Child { graph } => graph.to_tokens(&mut tokens),
-        Op::Record { event } | Op::Wait { event } => event.to_tokens(&mut tokens),
-        Op::Capture {
-            stream, closure, ..
-        } => {
-            stream.to_tokens(&mut tokens);
-            closure.body.to_tokens(&mut tokens);
-        }
-        Op::Empty
-        | Op::Alloc { .. }
-        | Op::Free { .. }
-        | Op::If { .. }
-        | Op::While { .. }
-        | Op::Switch { .. } => {}
-    }
-    let mut out = Vec::new();
-    collect_idents(tokens, &mut out);
-    out
-}
-
-fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
-    let mut prev_punct: Option<char> = None;
-    let mut iter = tokens.into_iter().peekable();
-    while let Some(tt) = iter.next() {
-        match tt {
-            TokenTree::Ident(ident) => {
-                let next_is_path =
-                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
-                if !matches!(prev_punct, Some('.') | Some(':')) && !next_is_path {
-                    out.push(ident);
-                }
-                prev_punct = None;
-            }
-            TokenTree::Punct(p) => prev_punct = Some(p.as_char()),
-            TokenTree::Group(g) => {
-                collect_idents(g.stream(), out);
-                prev_punct = None;
-            }
-            TokenTree::Literal(_) => prev_punct = None,
-        }
     }
 }

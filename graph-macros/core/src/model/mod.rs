@@ -13,6 +13,7 @@ mod fragment;
 mod host;
 mod lower;
 mod op;
+mod operand_idents;
 mod resolve;
 
 pub use lower::lower;
@@ -283,8 +284,12 @@ pub struct Node<'a> {
     /// The innermost of the two: the region this node is a member of.
     pub region: Option<Region>,
     pub attrs: NodeAttrs,
-    /// Identifiers the node's operands name (buffers, handles, captures).
+    /// Identifiers the node's operands name (buffers, handles, captures),
+    /// and a kernel's launch configuration.
     pub uses: Vec<Ident>,
+    /// Identifiers the operands bind themselves (`let`, closure
+    /// parameters, `for`): they name no loop variable of another block.
+    pub bound: Vec<Ident>,
     /// Conditional nodes: the handle and the body levels, in source order.
     pub handle: Option<HandleId>,
     pub bodies: Vec<LevelId>,

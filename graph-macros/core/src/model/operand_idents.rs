@@ -1,0 +1,190 @@
+//! The identifiers a node's operands name, and those they bind
+//! themselves: the checks that a loop variable is used inside its block
+//! and that a kernel sets only the handles it may read them.
+
+use super::Op;
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::Ident;
+
+/// The tokens of a node's operands (a kernel's launch configuration too).
+fn operand_tokens(op: &Op<'_>) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    match *op {
+        Op::Kernel(k) => {
+            k.grid.to_tokens(&mut tokens);
+            k.block.to_tokens(&mut tokens);
+            k.shared_mem.to_tokens(&mut tokens);
+            k.args.to_tokens(&mut tokens);
+        }
+        Op::Copy { src, dst } => {
+            src.to_tokens(&mut tokens);
+            dst.to_tokens(&mut tokens);
+        }
+        Op::Fill { dst, value } => {
+            dst.to_tokens(&mut tokens);
+            value.to_tokens(&mut tokens);
+        }
+        Op::Host { closure, .. } => closure.to_tokens(&mut tokens),
+        Op::Child { graph } => graph.to_tokens(&mut tokens),
+        Op::Record { event } | Op::Wait { event } => event.to_tokens(&mut tokens),
+        Op::Capture {
+            stream, closure, ..
+        } => {
+            stream.to_tokens(&mut tokens);
+            closure.body.to_tokens(&mut tokens);
+        }
+        Op::Empty
+        | Op::Alloc { .. }
+        | Op::Free { .. }
+        | Op::If { .. }
+        | Op::While { .. }
+        | Op::Switch { .. } => {}
+    }
+    tokens
+}
+
+/// The identifiers a node's operands name: single-segment paths, not field
+/// names (`x.buf`) nor path segments (`m::buf`).
+pub(super) fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_idents(operand_tokens(op), &mut out);
+    out
+}
+
+fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
+    let mut prev_punct: Option<char> = None;
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        match tt {
+            TokenTree::Ident(ident) => {
+                let next_is_path =
+                    matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                if !matches!(prev_punct, Some('.') | Some(':')) && !next_is_path {
+                    out.push(ident);
+                }
+                prev_punct = None;
+            }
+            TokenTree::Punct(p) => prev_punct = Some(p.as_char()),
+            TokenTree::Group(g) => {
+                collect_idents(g.stream(), out);
+                prev_punct = None;
+            }
+            TokenTree::Literal(_) => prev_punct = None,
+        }
+    }
+}
+
+/// The identifiers the operands bind: the patterns after `let` and `for`
+/// and a closure's parameters. (A hint for one diagnostic, not name
+/// resolution: a name bound anywhere in the operands counts as bound.)
+pub(super) fn bound_idents(op: &Op<'_>) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_bound(operand_tokens(op), &mut out);
+    out
+}
+
+fn collect_bound(tokens: TokenStream, out: &mut Vec<Ident>) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Ident(kw) if kw == "let" || kw == "for" => {
+                // The pattern: up to `=` (let), `in` (for) or `:` (a type).
+                let end = if kw == "let" { "=" } else { "in" };
+                i += 1;
+                while i < tokens.len() && !is_token(&tokens[i], end) && !is_token(&tokens[i], ":") {
+                    pattern_idents(&tokens[i], out);
+                    i += 1;
+                }
+            }
+            // A closure's parameters: `|` where an expression starts
+            // (first, or after punctuation or `move`), up to the next `|`.
+            TokenTree::Punct(p) if p.as_char() == '|' && starts_expression(&tokens[..i]) => {
+                i += 1;
+                // Each parameter's type, from `:` to `,`, binds nothing.
+                let mut in_type = false;
+                while i < tokens.len() && !is_token(&tokens[i], "|") {
+                    if is_token(&tokens[i], ":") || is_token(&tokens[i], ",") {
+                        in_type = is_token(&tokens[i], ":");
+                    } else if !in_type {
+                        pattern_idents(&tokens[i], out);
+                    }
+                    i += 1;
+                }
+            }
+            TokenTree::Group(g) => collect_bound(g.stream(), out),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Whether an expression may start after `before` (so a `|` opens a
+/// closure rather than or-ing two operands).
+fn starts_expression(before: &[TokenTree]) -> bool {
+    match before.last() {
+        None => true,
+        Some(TokenTree::Punct(p)) => p.as_char() != '|' || before.len() == 1,
+        Some(TokenTree::Ident(ident)) => ident == "move" || ident == "return",
+        Some(TokenTree::Group(g)) => g.delimiter() == Delimiter::None,
+        Some(TokenTree::Literal(_)) => false,
+    }
+}
+
+fn is_token(tt: &TokenTree, text: &str) -> bool {
+    match tt {
+        TokenTree::Punct(p) => text.len() == 1 && text.starts_with(p.as_char()),
+        TokenTree::Ident(ident) => ident == text,
+        _ => false,
+    }
+}
+
+/// The names a pattern token binds (`mut`, `ref` and paths' segments
+/// aside: `Some(s)` binds `s`, not `Some`; over-counting is harmless).
+fn pattern_idents(tt: &TokenTree, out: &mut Vec<Ident>) {
+    match tt {
+        TokenTree::Ident(ident) if ident != "mut" && ident != "ref" => out.push(ident.clone()),
+        TokenTree::Group(g) => g.stream().into_iter().for_each(|t| pattern_idents(&t, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bound(tokens: TokenStream) -> Vec<String> {
+        let mut out = Vec::new();
+        collect_bound(tokens, &mut out);
+        out.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn lets_closures_and_fors_bind_their_patterns_only() {
+        use quote::quote;
+        assert_eq!(
+            bound(quote!({
+                let mut s = 3;
+                x.slice(s..)
+            })),
+            ["s"]
+        );
+        assert_eq!(
+            bound(quote!({
+                let (a, ref b): (u32, u32) = t;
+                a
+            })),
+            ["a", "b"]
+        );
+        assert_eq!(
+            bound(quote!(f(|s: usize| s + w, move |(i, j)| i))),
+            ["s", "i", "j"]
+        );
+        assert_eq!(bound(quote!({ for k in 0..n {} })), ["k"]);
+        // Or-ing operands and an empty closure bind nothing.
+        assert!(bound(quote!(a | b)).is_empty());
+        assert!(bound(quote!((a) | b || c)).is_empty());
+        assert!(bound(quote!(f(|| w))).is_empty());
+    }
+}
