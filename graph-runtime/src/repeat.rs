@@ -44,14 +44,22 @@ mod sealed {
 /// The count of the repeated block `label`, or an error naming it.
 ///
 /// # Errors
-/// [`GraphError::InvalidArguments`] for a negative count.
+/// [`GraphError::InvalidArguments`] for a negative count, or one past the
+/// nodes a graph can hold (`u32::MAX`: a block of more iterations would
+/// run until memory failed, rather than fail at once).
 pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
-    count.to_count().ok_or_else(|| {
-        GraphError::arguments(
-            label,
-            format!("its count is {count}: a repeated block runs 0 or more times"),
-        )
-    })
+    let reason = match count.to_count() {
+        Some(n) if n <= crate::graph::MAX_NODES => return Ok(n),
+        // Past a `usize` (a `u128`) is past the most nodes too.
+        None if count.to_string().starts_with('-') => {
+            format!("its count is {count}: a repeated block runs 0 or more times")
+        }
+        _ => format!(
+            "its count is {count}, more than the {} nodes a graph holds",
+            crate::graph::MAX_NODES
+        ),
+    };
+    Err(GraphError::arguments(label, reason))
 }
 
 /// A reusable buffer for the labels of repeated nodes (`step[3][17]`),
@@ -297,6 +305,22 @@ pub fn node_at<N: Copy>(node: Option<&N>, label: &str, indices: &[usize]) -> N {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_past_the_nodes_a_graph_holds_or_negative_are_refused() {
+        let reason = |result: Result<usize>| match result {
+            Err(GraphError::InvalidArguments { label, reason }) => format!("{label}: {reason}"),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(count("chain", 5u8).unwrap(), 5);
+        assert_eq!(count("chain", 0i64).unwrap(), 0);
+        assert_eq!(
+            reason(count("chain", 1u64 << 40)),
+            "chain: its count is 1099511627776, more than the 4294967295 nodes a graph holds"
+        );
+        assert!(reason(count("chain", u128::MAX)).contains("more than the"));
+        assert!(reason(count("chain", -1i32)).contains("runs 0 or more times"));
+    }
 
     #[test]
     fn deps_keep_order_and_kinds_past_the_inline_part() {

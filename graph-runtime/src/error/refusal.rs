@@ -130,6 +130,9 @@ pub enum Unsupported {
          check took them for distinct buffers; pass buffers that do not overlap"
     )]
     OverlappingRebuildBuffers { first: String, second: String },
+    /// A node past the most a graph holds (its index would not fit).
+    #[error("the graph already holds the most nodes a graph can, {most}")]
+    TooManyNodes { most: usize },
     /// A free node given a buffer that is not a graph allocation.
     #[error("only graph allocations can be freed by a free node")]
     FreeOfBoundBuffer,

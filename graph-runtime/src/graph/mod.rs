@@ -30,6 +30,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 mod built_uses;
 mod kernel_node;
 pub(crate) use kernel_node::foreign_device_exec;
+
+/// The most nodes a graph holds: node indices are `u32`, and `u32::MAX`
+/// marks "none" (a node of no conditional body, an unset handle).
+pub(crate) const MAX_NODES: usize = u32::MAX as usize;
 mod operand;
 mod raw;
 mod registry;
@@ -267,6 +271,13 @@ impl<'a> Graph<'a> {
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
         let _entered = self.owner.enter()?;
+        if self.registry.nodes.len() >= MAX_NODES {
+            return Err(GraphError::unsupported(
+                "add a node",
+                Some(&label.to_string()),
+                Unsupported::TooManyNodes { most: MAX_NODES },
+            ));
+        }
         self.check_deps(label, deps)?;
         let allocs_before = self.check_uses(label, deps, uses)?;
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
