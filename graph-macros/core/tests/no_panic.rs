@@ -74,6 +74,7 @@ const VOCABULARY: &[&str] = &[
     "u8",
     "for",
     "in",
+    "let",
     "..",
     "i",
     "w",
@@ -83,6 +84,7 @@ const VOCABULARY: &[&str] = &[
 ];
 
 const VALID: &[&str] = &[
+    "graph B(x: &mut CudaSlice<f32>, n: usize) { #[disjoint(x)] l: for w in 0..n { s: kernel k::K<<<w as u32 + 1, 32>>>(x.slice(w..w + 1)); } a: fill { let w = 0usize; x.slice(w..) } = 0.0f32; b: fill (|w: usize| x.slice(w..))(1) = 0.0f32; l -> a -> b; }",
     "#[cfg(feature = \"x\")] #[crate_path = ::rt] graph G(x: &mut CudaSlice<f32>) { k: kernel k::K<<<1, 32>>>(x); }",
     "#[crate_path = crate::rt] graph(ctx) { k: kernel k::K<<<1, 32>>>(&mut x); }",
     "graph G(x: &T, n: u32) { cond go; s: kernel k::SET<<<1, 1>>>(go); i: if go { a: kernel k::K<<<1, 32>>>(x); } else { b: empty; } s -> i; }",
