@@ -3,6 +3,16 @@ use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
+    /// A launch configuration reads host values only: the length of an
+    /// allocation already freed uses none of its memory.
+    graph ConfigReadsLength(x: &mut CudaSlice<f32>, n: usize) {
+        scratch: alloc f32[n];
+        zero: fill scratch = 0.0f32;
+        done: free scratch;
+        after: kernel kernels::AddOne<<<(scratch.len() as u32).div_ceil(32), 32>>>(x, 32u32);
+        scratch -> zero -> done -> after;
+    }
+
     graph Memory(x: &CudaSlice<f32>, n: u32) {
         a: alloc f32[n];
         b: alloc f32[n];

@@ -121,7 +121,8 @@ impl<'a> Lowering<'a, '_> {
                     .any(|&r| self.model.repeats[r].syntax.var == *ident)
             };
             let mut reported: Vec<&Ident> = Vec::new();
-            for ident in &self.model.nodes[node].uses {
+            let node_ref = &self.model.nodes[node];
+            for ident in node_ref.uses.iter().chain(&node_ref.config_uses) {
                 if in_scope(ident)
                     || self.model.def.params.iter().any(|p| p.name == *ident)
                     || self.model.nodes[node].bound.contains(ident)

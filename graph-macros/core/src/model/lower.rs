@@ -2,7 +2,7 @@
 //! handles from the syntax tree, registering labels.
 
 use super::attrs::{graph_attrs, node_attrs};
-use super::operand_idents::{bound_idents, operand_idents};
+use super::operand_idents::{bound_idents, config_idents, operand_idents};
 use super::*;
 use crate::diag::Diagnostics;
 use crate::parse::{self, Block, GraphDef, NodeStmt, Stmt};
@@ -189,6 +189,7 @@ impl<'a> Lowering<'a, '_> {
             region: ctx.region,
             attrs,
             uses: operand_idents(&op),
+            config_uses: config_idents(&op),
             bound: bound_idents(&op),
             handle: None,
             bodies: Vec::new(),
@@ -367,6 +368,7 @@ pub(super) fn region_node<'a>(
         region: ctx.region,
         attrs: NodeAttrs::default(),
         uses: Vec::new(),
+        config_uses: Vec::new(),
         bound: Vec::new(),
         handle: None,
         bodies: Vec::new(),

@@ -284,9 +284,11 @@ pub struct Node<'a> {
     /// The innermost of the two: the region this node is a member of.
     pub region: Option<Region>,
     pub attrs: NodeAttrs,
-    /// Identifiers the node's operands name (buffers, handles, captures),
-    /// and a kernel's launch configuration.
+    /// Identifiers the node's operands name (buffers, handles, captures).
     pub uses: Vec<Ident>,
+    /// Identifiers a kernel's launch configuration names (host values:
+    /// checked only for loop variables outside their block).
+    pub config_uses: Vec<Ident>,
     /// Identifiers the operands bind themselves (`let`, closure
     /// parameters, `for`): they name no loop variable of another block.
     pub bound: Vec<Ident>,

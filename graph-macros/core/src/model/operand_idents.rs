@@ -3,20 +3,16 @@
 //! and that a kernel sets only the handles it may read them.
 
 use super::Op;
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::Ident;
 
-/// The tokens of a node's operands (a kernel's launch configuration too).
+/// The tokens of a node's operands (not a kernel's launch configuration,
+/// which reads host values only: `buf.len()` there uses no memory).
 fn operand_tokens(op: &Op<'_>) -> TokenStream {
     let mut tokens = TokenStream::new();
     match *op {
-        Op::Kernel(k) => {
-            k.grid.to_tokens(&mut tokens);
-            k.block.to_tokens(&mut tokens);
-            k.shared_mem.to_tokens(&mut tokens);
-            k.args.to_tokens(&mut tokens);
-        }
+        Op::Kernel(k) => k.args.to_tokens(&mut tokens),
         Op::Copy { src, dst } => {
             src.to_tokens(&mut tokens);
             dst.to_tokens(&mut tokens);
@@ -44,11 +40,30 @@ fn operand_tokens(op: &Op<'_>) -> TokenStream {
     tokens
 }
 
+/// A kernel's launch configuration tokens (none for other nodes).
+fn config_tokens(op: &Op<'_>) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    if let Op::Kernel(k) = op {
+        k.grid.to_tokens(&mut tokens);
+        k.block.to_tokens(&mut tokens);
+        k.shared_mem.to_tokens(&mut tokens);
+    }
+    tokens
+}
+
 /// The identifiers a node's operands name: single-segment paths, not field
 /// names (`x.buf`) nor path segments (`m::buf`).
 pub(super) fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
     let mut out = Vec::new();
     collect_idents(operand_tokens(op), &mut out);
+    out
+}
+
+/// The identifiers a kernel's launch configuration names, as
+/// [`operand_idents`].
+pub(super) fn config_idents(op: &Op<'_>) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_idents(config_tokens(op), &mut out);
     out
 }
 
@@ -75,45 +90,83 @@ fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
     }
 }
 
-/// The identifiers the operands bind: the patterns after `let` and `for`
-/// and a closure's parameters. (A hint for one diagnostic, not name
-/// resolution: a name bound anywhere in the operands counts as bound.)
+/// The identifiers the operands bind: the patterns after `let` and `for`,
+/// of match arms, and a closure's parameters. (A hint for one diagnostic,
+/// not name resolution: a name bound anywhere in the operands counts as
+/// bound.)
 pub(super) fn bound_idents(op: &Op<'_>) -> Vec<Ident> {
     let mut out = Vec::new();
     collect_bound(operand_tokens(op), &mut out);
+    collect_bound(config_tokens(op), &mut out);
     out
 }
 
 fn collect_bound(tokens: TokenStream, out: &mut Vec<Ident>) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    // Where an expression starts after a closure's parameters (`|a| |b|`).
+    let mut expr_start = 0;
+    // Where the current match arm's pattern starts (after `,` or a block).
+    let mut arm_start = 0;
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i] {
+            // `for<'a>` is a bound's lifetimes, not a loop.
+            TokenTree::Ident(kw) if kw == "for" && is_token(tokens.get(i + 1), "<") => {}
             TokenTree::Ident(kw) if kw == "let" || kw == "for" => {
-                // The pattern: up to `=` (let), `in` (for) or `:` (a type).
+                // The pattern: up to `=` (let), `in` (for) or the `:` of a
+                // type (not a path's `::`).
                 let end = if kw == "let" { "=" } else { "in" };
                 i += 1;
-                while i < tokens.len() && !is_token(&tokens[i], end) && !is_token(&tokens[i], ":") {
+                while i < tokens.len() && !is_token(Some(&tokens[i]), end) {
+                    if is_path_separator(&tokens, i) {
+                        i += 2;
+                        continue;
+                    }
+                    if is_token(Some(&tokens[i]), ":") {
+                        break;
+                    }
                     pattern_idents(&tokens[i], out);
                     i += 1;
                 }
+                continue;
             }
-            // A closure's parameters: `|` where an expression starts
-            // (first, or after punctuation or `move`), up to the next `|`.
-            TokenTree::Punct(p) if p.as_char() == '|' && starts_expression(&tokens[..i]) => {
+            // A closure's parameters: `|` where an expression starts, up to
+            // the next `|`; each parameter's type (`:` to `,`) binds nothing.
+            TokenTree::Punct(p)
+                if p.as_char() == '|' && (i == expr_start || starts_expression(&tokens[..i])) =>
+            {
                 i += 1;
-                // Each parameter's type, from `:` to `,`, binds nothing.
                 let mut in_type = false;
-                while i < tokens.len() && !is_token(&tokens[i], "|") {
-                    if is_token(&tokens[i], ":") || is_token(&tokens[i], ",") {
-                        in_type = is_token(&tokens[i], ":");
+                while i < tokens.len() && !is_token(Some(&tokens[i]), "|") {
+                    if is_path_separator(&tokens, i) {
+                        i += 2;
+                        continue;
+                    }
+                    if is_token(Some(&tokens[i]), ":") || is_token(Some(&tokens[i]), ",") {
+                        in_type = is_token(Some(&tokens[i]), ":");
                     } else if !in_type {
                         pattern_idents(&tokens[i], out);
                     }
                     i += 1;
                 }
+                expr_start = i + 1;
             }
-            TokenTree::Group(g) => collect_bound(g.stream(), out),
+            // A match arm: its pattern, up to an `if` guard.
+            TokenTree::Punct(p) if p.as_char() == '=' && is_token(tokens.get(i + 1), ">") => {
+                for tt in tokens[arm_start..i]
+                    .iter()
+                    .take_while(|tt| !is_token(Some(tt), "if"))
+                {
+                    pattern_idents(tt, out);
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == ',' => arm_start = i + 1,
+            TokenTree::Group(g) => {
+                collect_bound(g.stream(), out);
+                if g.delimiter() == Delimiter::Brace {
+                    arm_start = i + 1;
+                }
+            }
             _ => {}
         }
         i += 1;
@@ -132,10 +185,16 @@ fn starts_expression(before: &[TokenTree]) -> bool {
     }
 }
 
-fn is_token(tt: &TokenTree, text: &str) -> bool {
+/// Whether `tokens[i]` opens a path's `::`.
+fn is_path_separator(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(&tokens[i], TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == Spacing::Joint)
+        && is_token(tokens.get(i + 1), ":")
+}
+
+fn is_token(tt: Option<&TokenTree>, text: &str) -> bool {
     match tt {
-        TokenTree::Punct(p) => text.len() == 1 && text.starts_with(p.as_char()),
-        TokenTree::Ident(ident) => ident == text,
+        Some(TokenTree::Punct(p)) => text.len() == 1 && text.starts_with(p.as_char()),
+        Some(TokenTree::Ident(ident)) => ident == text,
         _ => false,
     }
 }
@@ -186,5 +245,22 @@ mod tests {
         assert!(bound(quote!(a | b)).is_empty());
         assert!(bound(quote!((a) | b || c)).is_empty());
         assert!(bound(quote!(f(|| w))).is_empty());
+        // Match arms, path patterns, closures returning closures, `for<'a>`.
+        assert_eq!(
+            bound(quote!(match o {
+                Some(w) if w > 0 => w,
+                None => 0,
+            })),
+            ["Some", "w", "None"]
+        );
+        assert_eq!(
+            bound(quote!({
+                let core::option::Option::Some(w) = o else { 0 };
+                w
+            })),
+            ["core", "option", "Option", "Some", "w"]
+        );
+        assert_eq!(bound(quote!((|_a: usize| |w: usize| w)(0)(1))), ["_a", "w"]);
+        assert!(bound(quote!(f::<for<'a> fn(&'a u8)>(x, y))).is_empty());
     }
 }
