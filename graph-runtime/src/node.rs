@@ -4,6 +4,10 @@ use crate::kernel::{Dim3, KernelArgs, LaunchConfig};
 use cudarc::driver::sys;
 use std::marker::PhantomData;
 
+/// The most nodes a graph holds: node indices are `u32`, and `u32::MAX`
+/// marks "none" (a node of no conditional body, an unset handle).
+pub(crate) const MAX_NODES: usize = u32::MAX as usize;
+
 /// The kind of a node, as CUDA sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -49,14 +49,14 @@ mod sealed {
 /// run until memory failed, rather than fail at once).
 pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
     let reason = match count.to_count() {
-        Some(n) if n <= crate::graph::MAX_NODES => return Ok(n),
+        Some(n) if n <= crate::node::MAX_NODES => return Ok(n),
         // Past a `usize` (a `u128`) is past the most nodes too.
         None if count.to_string().starts_with('-') => {
             format!("its count is {count}: a repeated block runs 0 or more times")
         }
         _ => format!(
             "its count is {count}, more than the {} nodes a graph holds",
-            crate::graph::MAX_NODES
+            crate::node::MAX_NODES
         ),
     };
     Err(GraphError::arguments(label, reason))

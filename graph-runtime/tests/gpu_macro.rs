@@ -70,7 +70,9 @@ cuda_graph! {
         decide -> branch;
     }
 
-    /// Attributes: a disabled node, a priority, programmatic edges.
+    /// Attributes: a disabled node, a priority, a programmatic edge. (A
+    /// node after a programmatic edge cannot be disabled: `third` follows
+    /// a full one; `LaunchOrderChain` has launch-order edges.)
     #[use_node_priority]
     graph Attributes(x: &mut CudaSlice<f32>, n: u32) {
         #[priority(1)]
@@ -79,7 +81,7 @@ cuda_graph! {
         #[disabled]
         third: kernel kernels::PdlAddOne<<<n.div_ceil(256), 256>>>(x, n);
         fourth: kernel kernels::Scale<<<n.div_ceil(256), 256>>>(x, 10.0f32, n);
-        first -(programmatic)-> second -(launch_order)-> third -> fourth;
+        first -(programmatic)-> second -> third -> fourth;
     }
 
     /// Kernel nodes keep a failure and later nodes settle it: a build whose

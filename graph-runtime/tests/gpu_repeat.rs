@@ -263,6 +263,38 @@ fn a_lane_sliced_past_the_buffer_fails_the_build_naming_it() {
     }
 }
 
+/// A free and a capture refuse a part sliced past its buffer's end as
+/// such, as kernel, copy and fill nodes do (not as a buffer of no graph).
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn frees_and_captures_refuse_parts_past_the_end_as_such() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(100).unwrap();
+    let mut g = graph_runtime::Graph::new(&ctx).unwrap();
+    let xb = g.bind_mut(&mut x);
+    let (alloc, a) = g.add_alloc::<f32>("a", 10, &[]).unwrap();
+    let past_the_end = |result: graph_runtime::Result<graph_runtime::Node>, node: &str| match result
+    {
+        Err(graph_runtime::GraphError::InvalidArguments { label, reason }) => {
+            assert_eq!(label, node);
+            assert!(reason.contains("past its buffer's end"), "{reason}");
+        }
+        other => panic!("{node}: {other:?}"),
+    };
+    past_the_end(g.add_free("free", a.slice(0..1000), &[alloc]), "free");
+    let capture_stream = ctx.new_stream().unwrap();
+    // SAFETY: the work queues nothing.
+    let captured = unsafe {
+        g.add_capture("cap", &capture_stream, &[], |cap| {
+            let _ = cap.write(xb.slice(90..110));
+            Ok(())
+        })
+    };
+    past_the_end(captured, "cap");
+    g.add_free("free", a, &[alloc]).unwrap();
+}
+
 /// The graph cache keyed by the count: a miss per count, then updates.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]

@@ -67,7 +67,8 @@ pub const PDL_SOURCE: &str = with_pdl!(include_str!("../cuda/pdl.cu"));
 ///   programmatic edge into this kernel has completed and its writes are
 ///   visible; a no-op without such an edge. Every thread of a PDL-aware
 ///   kernel calls it, unconditionally, before touching memory a
-///   predecessor touches (so the kernel completes after its predecessors).
+///   predecessor touches, setting a conditional handle or launching a
+///   graph (so the kernel acts and completes after its predecessors).
 /// - `pdl_trigger()` (`griddepcontrol.launch_dependents`): lets the kernels
 ///   after this one's `-(programmatic)->` edges launch before it finishes
 ///   (they still wait for its completion in `pdl_wait()`).

@@ -143,7 +143,7 @@ snapshot!(
         third: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
         fourth: kernel kernels::PdlAddOne<<<1, 32>>>(x, n);
         tmp: alloc f32[n];
-        first -(programmatic)-> second -(launch_order)-> third;
+        first -> second -(programmatic)-> third;
         #[launch_order]
         third -> fourth;
     }

@@ -199,6 +199,9 @@ impl<'a> Graph<'a> {
             (Ok(()), Err(e)) => return Err(fail("cuStreamEndCapture", e)),
             (Ok(()), Ok(graph)) => graph,
         };
+        // (After the capture ended: a part past its buffer's end had an
+        // empty view, which no length can reach past.)
+        crate::buffer::refuse_out_of_range(label, &uses)?;
         let mut host_copy = false;
         if let Some(reason) = refusal(captured.raw, self.is_body(), &mut host_copy)
             .map_err(|e| GraphError::driver("cuGraphGetNodes", e.0, Some(label)))?

@@ -130,9 +130,13 @@ pub enum Unsupported {
          check took them for distinct buffers; pass buffers that do not overlap"
     )]
     OverlappingRebuildBuffers { first: String, second: String },
-    /// A node past the most a graph holds (its index would not fit).
-    #[error("the graph already holds the most nodes a graph can, {most}")]
-    TooManyNodes { most: usize },
+    /// A node past what a graph's records hold (its index, its label's
+    /// bytes or its dependencies would not fit their `u32` positions).
+    #[error(
+        "the graph is full: a graph holds at most {most} nodes, {most} bytes of labels and \
+         {most} dependencies"
+    )]
+    GraphFull { most: usize },
     /// A free node given a buffer that is not a graph allocation.
     #[error("only graph allocations can be freed by a free node")]
     FreeOfBoundBuffer,
@@ -258,6 +262,13 @@ pub enum NodeUpdateRefusal {
     /// Only kernel, copy and fill nodes can be enabled or disabled.
     #[error("only kernel, copy and fill nodes can be enabled or disabled")]
     NotToggleable,
+    /// Disabling a kernel after a programmatic or launch-order edge: it
+    /// completes after the kernel before the edge only by waiting for it.
+    #[error(
+        "it follows a programmatic dependent launch edge: disabled, it would not wait for the \
+         kernel before it, and the nodes after it could run while that kernel does"
+    )]
+    FollowsProgrammaticEdge,
     /// In a `cuda_graph!` graph, whose races the macro checked on the
     /// arguments as written, an update may narrow the memory a kernel node
     /// uses, not reach other memory (another lane's part, another buffer).

@@ -162,6 +162,16 @@ impl<'a> Exec<'a> {
                 reason: crate::error::NodeUpdateRefusal::NotToggleable,
             });
         }
+        // A kernel after a programmatic edge completes after the kernel
+        // before it only by waiting for it: disabled, it waits for nothing,
+        // and what the graph ordered after that kernel through it (a free
+        // of its memory, a node racing with it) could run while it runs.
+        if !enabled && self.registry.follows_programmatic_edge(node.index as usize) {
+            return Err(GraphError::NodeUpdateRefused {
+                label,
+                reason: crate::error::NodeUpdateRefusal::FollowsProgrammaticEdge,
+            });
+        }
         let _guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated from.

@@ -30,10 +30,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 mod built_uses;
 mod kernel_node;
 pub(crate) use kernel_node::foreign_device_exec;
-
-/// The most nodes a graph holds: node indices are `u32`, and `u32::MAX`
-/// marks "none" (a node of no conditional body, an unset handle).
-pub(crate) const MAX_NODES: usize = u32::MAX as usize;
 mod operand;
 mod raw;
 mod registry;
@@ -197,6 +193,30 @@ impl<'a> Graph<'a> {
         self.registry.reserve(nodes);
     }
 
+    /// What a repeated block of a generated builder calls before its
+    /// loop: makes room for the `nodes` its iterations will add (a guess
+    /// when blocks around it repeat: that each of their iterations repeats
+    /// this one's count), refusing nodes past the most a graph holds,
+    /// naming the block: `0..65536` lanes of `0..65536` steps fail at once
+    /// rather than once memory runs out.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidArguments`] naming `block`.
+    #[doc(hidden)]
+    pub fn __reserve_repeated(&mut self, block: &str, nodes: usize) -> Result<()> {
+        let most = crate::node::MAX_NODES;
+        if nodes > most - self.node_count().min(most) {
+            return Err(GraphError::arguments(
+                block,
+                format!(
+                    "its iterations would add about {nodes} nodes, past the {most} a graph holds"
+                ),
+            ));
+        }
+        self.reserve(nodes);
+        Ok(())
+    }
+
     /// See `built_uses`: the macro marks the graphs it builds.
     pub(crate) fn mark_race_checked(&mut self) {
         self.registry.built_uses.mark_checked();
@@ -271,12 +291,8 @@ impl<'a> Graph<'a> {
         params: &mut sys::CUgraphNodeParams,
     ) -> Result<Node> {
         let _entered = self.owner.enter()?;
-        if self.registry.nodes.len() >= MAX_NODES {
-            return Err(GraphError::unsupported(
-                "add a node",
-                Some(&label.to_string()),
-                Unsupported::TooManyNodes { most: MAX_NODES },
-            ));
+        if !self.registry.has_room(label, deps.len()) {
+            return Err(graph_full(label));
         }
         self.check_deps(label, deps)?;
         let allocs_before = self.check_uses(label, deps, uses)?;
@@ -513,4 +529,16 @@ pub(crate) fn zeroed_params(type_: sys::CUgraphNodeType) -> sys::CUgraphNodePara
     let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
     params.type_ = type_;
     params
+}
+
+/// A node past what a graph's records hold.
+#[cold]
+fn graph_full(label: NodeLabel<'_>) -> GraphError {
+    GraphError::unsupported(
+        "add a node",
+        Some(&label.to_string()),
+        Unsupported::GraphFull {
+            most: crate::node::MAX_NODES,
+        },
+    )
 }

@@ -244,6 +244,15 @@ impl Registry {
         );
     }
 
+    /// Whether node `index` has an incoming programmatic or launch-order
+    /// edge (it completes after that kernel only by waiting for it).
+    pub fn follows_programmatic_edge(&self, index: usize) -> bool {
+        let (start, end) = self.nodes[index].deps;
+        self.edge_kinds
+            .iter()
+            .any(|&(at, _)| (start..end).contains(&at))
+    }
+
     /// The dependency indices of node `index`.
     pub fn deps(&self, index: usize) -> &[u32] {
         let (start, end) = self.nodes[index].deps;
@@ -343,6 +352,21 @@ impl Registry {
     }
 
     /// Appends `text` to the labels, returning where it is.
+    /// Whether one more node with `label` and `deps` dependencies fits the
+    /// records, whose positions are `u32`s (a node past them would wrap
+    /// its index, label or dependencies onto another node's).
+    pub fn has_room(&self, label: NodeLabel<'_>, deps: usize) -> bool {
+        const MOST: usize = crate::node::MAX_NODES;
+        let (text, indices) = match label {
+            NodeLabel::Plain(text) => (text.len(), 0),
+            NodeLabel::Indexed(name, indices) => (name.len(), indices.len()),
+        };
+        self.nodes.len() < MOST
+            && text <= MOST - self.labels.len().min(MOST)
+            && indices <= MOST - self.label_indices.len().min(MOST)
+            && deps <= MOST - self.dep_list.len().min(MOST)
+    }
+
     fn push_label(&mut self, text: &str) -> (u32, u32) {
         let start = self.labels.len() as u32;
         self.labels.push_str(text);

@@ -180,12 +180,15 @@ impl<A> KernelDecl<A> {
     /// # Safety
     /// Every thread of the kernel executes `griddepcontrol.wait` (`pdl_wait()`
     /// of the `kernels` crate's PDL prelude), a thread that touches no
-    /// memory of the nodes before it too, and before it reads or writes any
-    /// memory that a node before it touches. That wait returns once every
-    /// predecessor grid has completed and its writes are visible; so the
-    /// kernel completes only after its predecessors, which the graph's
-    /// memory checks rely on (a free ordered after it is ordered after
-    /// them).
+    /// memory of the nodes before it too, and before any effect another
+    /// node could see or race with: reading or writing memory a node before
+    /// it touches, setting a conditional handle, launching a graph from the
+    /// device. That wait returns once every predecessor grid has completed
+    /// and its writes are visible; so the kernel completes only after its
+    /// predecessors, and acts only after them, which the graph's checks rely
+    /// on (a free ordered after it is ordered after them; two setters of a
+    /// handle joined through it are ordered). (The runtime refuses to
+    /// disable such a kernel: disabled, it would wait for nothing.)
     pub const unsafe fn pdl_aware(mut self) -> Self {
         self.pdl_aware = true;
         self
@@ -293,7 +296,7 @@ pub trait KernelDef {
 /// A kernel that may follow a programmatic dependent launch edge says so
 /// with `unsafe pdl_aware`: its promise adds that every thread waits on its
 /// predecessors (`griddepcontrol.wait`), unconditionally, before touching
-/// their memory. This
+/// their memory, setting a conditional handle or launching a graph. This
 /// implements [`PdlAware`] and marks the [`KernelDecl`]:
 ///
 /// ```
@@ -372,8 +375,9 @@ macro_rules! declare_kernel {
 ///
 /// # Safety
 /// As for [`KernelDecl::pdl_aware`]: every thread of the kernel waits on its
-/// predecessors, unconditionally, before touching their memory (so the
-/// kernel completes after them). `cuda_graph!` trusts this
+/// predecessors, unconditionally, before touching their memory, setting a
+/// conditional handle or launching a graph (so the kernel acts and
+/// completes after them). `cuda_graph!` trusts this
 /// trait at compile time (the runtime checks the declaration again).
 pub unsafe trait PdlAware: KernelDef {
     /// What `cuda_graph!` names after a programmatic edge, so that rustc's

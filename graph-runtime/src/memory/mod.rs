@@ -267,6 +267,7 @@ impl<'a> Graph<'a> {
                 Unsupported::MemoryNodeInBody,
             ));
         }
+        crate::buffer::refuse_out_of_range(label, &[buffer.as_use(true)])?;
         let alloc = match buffer.as_use(true) {
             BufferUse {
                 alloc: Some(alloc),

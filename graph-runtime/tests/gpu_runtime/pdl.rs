@@ -257,3 +257,45 @@ fn edges_reach_the_driver_with_their_kind() {
         assert_eq!(driver_edge_data(&g), [want; 3], "{kind:?}");
     }
 }
+
+/// A kernel after a programmatic or launch-order edge completes after the
+/// kernel before it only by waiting for it: disabling it is refused (what
+/// follows it would no longer follow that kernel); the first kernel, and
+/// kernels after full edges, may be disabled, and the chain then skips them.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_kernel_after_a_programmatic_edge_cannot_be_disabled() {
+    use graph_runtime::error::NodeUpdateRefusal;
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let kernel = kernels::PdlAddOne::load(&ctx).unwrap();
+    let n = 32u32;
+    for kind in KINDS {
+        let mut x = stream.alloc_zeros::<f32>(n as usize).unwrap();
+        {
+            let config = LaunchConfig::new(1, n);
+            let (g, nodes, _) = chain(&ctx, &kernel, config, &mut x, kind, 3, |xb| (xb, n));
+            let mut exec = g.instantiate().unwrap();
+            let refused = exec.set_enabled(nodes[1].node(), false);
+            if kind == EdgeKind::Full {
+                refused.unwrap();
+            } else {
+                match refused {
+                    Err(GraphError::NodeUpdateRefused {
+                        label,
+                        reason: NodeUpdateRefusal::FollowsProgrammaticEdge,
+                    }) => assert_eq!(label, "step1"),
+                    other => panic!("{kind:?}: {other:?}"),
+                }
+            }
+            // The first node follows no edge; enabling is always allowed.
+            exec.set_enabled(nodes[0].node(), false).unwrap();
+            exec.set_enabled(nodes[1].node(), true).unwrap();
+            exec.launch(&stream).unwrap();
+            sync(&stream);
+        }
+        // Nodes 1 and 2 ran.
+        let got = stream.clone_dtoh(&x).unwrap();
+        assert!(got.iter().all(|v| *v == 2.0), "{kind:?}: {got:?}");
+    }
+}

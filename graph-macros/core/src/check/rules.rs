@@ -1,7 +1,7 @@
 //! Local rules: which node kinds and attributes are allowed where.
 
 use crate::diag::Diagnostics;
-use crate::model::{Kind, Model, Op, Origin, TOP};
+use crate::model::{Kind, Model, NodeId, Op, Origin, TOP};
 use crate::parse::EdgeKind;
 
 /// Methods of a generated exec type: a node with an accessor may not take
@@ -44,11 +44,13 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
         .iter()
         .flat_map(|l| &l.edges)
         .map(|e| (e.kind, e.tokens.as_ref(), e.from, e.to));
+    let mut disabled_reported: Vec<NodeId> = Vec::new();
     for (kind, tokens, from, to) in edges.chain(carried) {
         {
             if kind == EdgeKind::Full {
                 continue;
             }
+            check_disabled_after_programmatic(model, from, to, &mut disabled_reported, diag);
             let Some(tokens) = tokens else { continue };
             for end in [from, to] {
                 let node = &model.nodes[end];
@@ -67,6 +69,43 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
             }
         }
     }
+}
+
+/// A kernel after a programmatic edge completes after the kernel before
+/// it only because it waits for it (`griddepcontrol.wait`): disabled, it
+/// waits for nothing, and the nodes after it, which the checks order
+/// after that kernel through it, could run (or free its memory) while it
+/// runs.
+fn check_disabled_after_programmatic(
+    model: &Model<'_>,
+    from: NodeId,
+    to: NodeId,
+    reported: &mut Vec<NodeId>,
+    diag: &Diagnostics,
+) {
+    let node = &model.nodes[to];
+    let Some(span) = node.attrs.disabled else {
+        return;
+    };
+    if reported.contains(&to) {
+        return;
+    }
+    reported.push(to);
+    diag.error_at(
+        span,
+        crate::diag::with_help(
+            format!(
+                "`{}` follows a programmatic dependent launch edge from `{}`, so it cannot be \
+                 `#[disabled]`: disabled, it would not wait for `{}`, and the nodes after it \
+                 could run while `{}` does",
+                node.name, model.nodes[from].name, model.nodes[from].name, model.nodes[from].name
+            ),
+            format!(
+                "join `{}` to `{}` with `->`, or leave `{}` enabled",
+                model.nodes[from].name, node.name, node.name
+            ),
+        ),
+    );
 }
 
 /// A loop variable is a variable of the builder: it must not hide a

@@ -336,7 +336,7 @@ impl Emitter<'_, '_> {
                 nodes = quote!(#nodes.saturating_mul(#count - #counter));
                 outer = self.model.repeats[parent].parent;
             }
-            quote! { #g.reserve(#nodes); }
+            quote! { #g.__reserve_repeated(#label, #nodes)?; }
         });
         quote! {
             let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;
