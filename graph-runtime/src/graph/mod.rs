@@ -27,6 +27,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+mod ancestry;
 mod built_uses;
 mod kernel_node;
 pub(crate) use kernel_node::foreign_device_exec;
