@@ -30,6 +30,17 @@ cuda_graph! {
         init -> lanes -> double;
     }
 
+    /// Lanes `overlap` elements into the next lane's part, which their
+    /// `#[disjoint(x)]` claim denies: checked when built.
+    graph Overlapping(x: &mut CudaSlice<f32>, width: usize, overlap: usize) {
+        #[disjoint(x)]
+        lanes: for w in 0..width {
+            zero: fill x.slice(w * LANE..(w + 1) * LANE) = 0.0f32;
+            step: kernel kernels::AddOne<<<1, 32>>>(x.slice(w * LANE..(w + 1) * LANE + overlap), LANE as u32);
+            zero -> step;
+        }
+    }
+
     /// `x = y + y`: two buffers `rebuild` must keep apart.
     graph Doubled(x: &mut CudaSlice<f32>, y: &CudaSlice<f32>, n: u32) {
         add: kernel kernels::Add<<<1, 32>>>(y, y, x, n);
@@ -261,6 +272,46 @@ fn a_lane_sliced_past_the_buffer_fails_the_build_naming_it() {
         }
         other => panic!("{:?}", other.err()),
     }
+}
+
+/// A `#[disjoint(x)]` claim is checked once the block is built: lanes that
+/// reach one element into the next lane's part fail the build, naming a
+/// node of each; lanes apart, or one lane alone, build and run.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_wrong_disjoint_claim_fails_the_build_naming_both_iterations() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(4 * LANE).unwrap();
+    match Overlapping::build(&ctx, &mut x, 3, 1) {
+        Err(graph_runtime::GraphError::Unordered {
+            label,
+            rule: graph_runtime::error::OrderRule::DisjointIterationsOverlap { other, block },
+        }) => {
+            assert_eq!(block, "lanes");
+            let mut pair = [label, other];
+            pair.sort();
+            // Lane 0's kernel reaches lane 1's fill, or lane 1's its kernel.
+            assert!(
+                pair == ["step[0]", "zero[1]"] || pair == ["step[0]", "step[1]"],
+                "{pair:?}"
+            );
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    for (width, overlap) in [(3, 0), (1, 1)] {
+        Overlapping::build(&ctx, &mut x, width, overlap)
+            .unwrap()
+            .instantiate()
+            .unwrap()
+            .launch(&stream)
+            .unwrap();
+    }
+    stream.synchronize().unwrap();
+    // Lane 0 of the last build zeroed its 32 elements and added one;
+    // element 32, lane 1's, holds the build before's 1.
+    let got = read(&stream, &x);
+    assert!(got[..=LANE].iter().all(|&v| v == 1.0), "{got:?}");
 }
 
 /// A free and a capture refuse a part sliced past its buffer's end as

@@ -32,6 +32,14 @@ pub enum OrderRule {
          not ordered before the free)"
     )]
     UseAfterFree { allocation: String, free: String },
+    /// Two iterations of a `#[disjoint]` block touch the same memory, one
+    /// of them writing, and nothing orders them.
+    #[error(
+        "touches memory that `{other}`, of another iteration of `{block}`, touches too, one of \
+         them writing; `{block}` is `#[disjoint(..)]`, but its iterations are not: give each \
+         its own part (slice by the loop variable), or order them (`a[i-1] -> a`)"
+    )]
+    DisjointIterationsOverlap { other: String, block: String },
     /// A free node not ordered after a node that uses the allocation.
     #[error(
         "frees `{allocation}` while `{user}` may still use it; make `{user}` a dependency of \

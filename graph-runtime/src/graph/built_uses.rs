@@ -60,6 +60,20 @@ impl BuiltUses {
         }
     }
 
+    /// The uses of nodes `first..end`, in node order: (node, bytes,
+    /// written).
+    pub fn of_nodes(
+        &self,
+        first: u32,
+        end: u32,
+    ) -> impl Iterator<Item = (u32, (u64, u64), bool)> + '_ {
+        let lo = self.uses.partition_point(|u| u.node < first);
+        let hi = self.uses.partition_point(|u| u.node < end);
+        self.uses[lo..hi.max(lo)]
+            .iter()
+            .map(|u| (u.node, u.bytes, u.write))
+    }
+
     /// Whether an update of `node` may make `new` use: always in an
     /// unchecked graph; else an empty span, or one inside a span the node
     /// was built with that it could write if `new` writes.

@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 mod ancestry;
 mod built_uses;
+mod disjoint;
 mod kernel_node;
 pub(crate) use kernel_node::foreign_device_exec;
 mod operand;
@@ -375,10 +376,9 @@ impl<'a> Graph<'a> {
             holder: self.holder,
         };
         registry.push_node(label, (raw, kind), place, deps, allocs_before);
-        // Under the one `&mut` of the registry a node takes.
-        if kind == NodeKind::Kernel {
-            registry.built_uses.record(index, uses);
-        }
+        // Under the one `&mut` of the registry a node takes. (Every kind:
+        // a `#[disjoint]` block's check reads copies' and fills' too.)
+        registry.built_uses.record(index, uses);
         if let Some(kinds) = edges {
             registry.note_edge_kinds(index, kinds);
         }

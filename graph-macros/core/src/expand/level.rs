@@ -1,7 +1,7 @@
 //! Statements that build one graph level (the top graph or a conditional
 //! body) into a `graph_runtime::Graph` variable.
 
-use super::repeat::{edge_kind, Dep};
+use super::repeat_deps::{edge_kind, Dep};
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};

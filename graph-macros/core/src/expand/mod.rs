@@ -17,6 +17,7 @@ mod owned;
 mod param_types;
 mod rebuild;
 mod repeat;
+mod repeat_deps;
 mod table;
 mod units;
 
