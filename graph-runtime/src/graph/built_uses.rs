@@ -15,10 +15,10 @@ use crate::buffer::BufferUse;
 /// One buffer use of a kernel node as built: its node, byte span, and
 /// whether the node may write it.
 #[derive(Debug, Clone, Copy)]
-struct BuiltUse {
-    node: u32,
-    bytes: (u64, u64),
-    write: bool,
+pub(super) struct BuiltUse {
+    pub node: u32,
+    pub bytes: (u64, u64),
+    pub write: bool,
 }
 
 /// The kernel nodes' uses of a graph the macro checked (none recorded for
@@ -60,18 +60,11 @@ impl BuiltUses {
         }
     }
 
-    /// The uses of nodes `first..end`, in node order: (node, bytes,
-    /// written).
-    pub fn of_nodes(
-        &self,
-        first: u32,
-        end: u32,
-    ) -> impl Iterator<Item = (u32, (u64, u64), bool)> + '_ {
+    /// The uses of nodes `first..end`, in node order.
+    pub(super) fn of_nodes(&self, first: u32, end: u32) -> &[BuiltUse] {
         let lo = self.uses.partition_point(|u| u.node < first);
         let hi = self.uses.partition_point(|u| u.node < end);
-        self.uses[lo..hi.max(lo)]
-            .iter()
-            .map(|u| (u.node, u.bytes, u.write))
+        &self.uses[lo..hi.max(lo)]
     }
 
     /// Whether an update of `node` may make `new` use: always in an

@@ -50,43 +50,60 @@ impl Graph<'_> {
 /// Two nodes of different iterations (their starts in `starts`) whose
 /// spans overlap, one of them writing, if there are any.
 fn overlap_between_iterations(built: &BuiltUses, starts: &[u32]) -> Option<(u32, u32)> {
-    let (&first, &end) = (starts.first()?, starts.last()?);
-    let iterations = starts.len() - 1;
-    let uses = built.of_nodes(first, end);
-    // Each iteration's hull of writes and of everything it touches.
-    let mut hulls: Vec<[Option<Span>; 2]> = vec![[None, None]; iterations];
-    let mut spans = Vec::new();
-    let mut k = 0;
-    for (node, bytes, write) in uses {
-        while k + 1 < iterations && node >= starts[k + 1] {
+    // Fewer than two iterations overlap no other.
+    let iterations = starts.len().checked_sub(1).filter(|&n| n >= 2)?;
+    let uses = built.of_nodes(starts[0], starts[iterations]);
+    // Each iteration's hulls, of everything it touches and of its writes
+    // (empty while start >= end). One tight pass: this is the cost every
+    // build of a `#[disjoint]` block pays.
+    const EMPTY: (u64, u64) = (u64::MAX, 0);
+    let mut hulls: Vec<[(u64, u64); 2]> = vec![[EMPTY; 2]; iterations];
+    let (mut k, mut next) = (0, starts[1]);
+    for u in uses {
+        while u.node >= next && k + 1 < iterations {
             k += 1;
+            next = starts[k + 1];
         }
-        if bytes.0 >= bytes.1 {
-            continue;
-        }
-        let span = Span {
-            bytes,
-            write,
-            iteration: k,
-            node,
-        };
-        spans.push(span);
-        for (slot, counts) in hulls[k].iter_mut().zip([true, write]) {
-            if counts {
-                let hull = slot.get_or_insert(Span {
-                    write: false,
-                    ..span
-                });
-                hull.bytes = (hull.bytes.0.min(bytes.0), hull.bytes.1.max(bytes.1));
+        if u.bytes.0 < u.bytes.1 {
+            let [any, written] = &mut hulls[k];
+            *any = (any.0.min(u.bytes.0), any.1.max(u.bytes.1));
+            if u.write {
+                *written = (written.0.min(u.bytes.0), written.1.max(u.bytes.1));
             }
         }
     }
-    let mut hulls: Vec<Span> = hulls
-        .into_iter()
-        .flat_map(|[any, write]| [any, write.map(|w| Span { write: true, ..w })])
-        .flatten()
-        .collect();
-    first_overlap(&mut hulls)?;
+    let mut hull_spans: Vec<Span> = Vec::with_capacity(2 * iterations);
+    for (iteration, pair) in hulls.into_iter().enumerate() {
+        for (bytes, write) in pair.into_iter().zip([false, true]) {
+            if bytes.0 < bytes.1 {
+                let node = 0;
+                hull_spans.push(Span {
+                    bytes,
+                    write,
+                    iteration,
+                    node,
+                });
+            }
+        }
+    }
+    first_overlap(&mut hull_spans)?;
+    // Hulls overlap: every span, with its node.
+    let mut spans: Vec<Span> = Vec::new();
+    let mut k = 0;
+    for u in uses {
+        while k + 1 < iterations && u.node >= starts[k + 1] {
+            k += 1;
+        }
+        if u.bytes.0 < u.bytes.1 {
+            let (bytes, write, iteration, node) = (u.bytes, u.write, k, u.node);
+            spans.push(Span {
+                bytes,
+                write,
+                iteration,
+                node,
+            });
+        }
+    }
     first_overlap(&mut spans)
 }
 
