@@ -33,6 +33,9 @@ pub struct Buf<'a, T> {
     writable: bool,
     root: u64,
     alloc: Option<AllocRef>,
+    /// Made by `slice`: a part, which a `#[disjoint]` block's check
+    /// compares (a whole buffer may be indexed into: on trust).
+    part: bool,
     _borrow: Borrow<'a, T>,
 }
 
@@ -89,6 +92,7 @@ impl<'a, T> Buf<'a, T> {
             writable,
             root,
             alloc,
+            part: false,
             _borrow: PhantomData,
         }
     }
@@ -143,6 +147,7 @@ impl<'a, T> Buf<'a, T> {
         Some(Buf {
             ptr: self.ptr + (range.start * std::mem::size_of::<T>()) as u64,
             len: range.end - range.start,
+            part: true,
             ..self
         })
     }
@@ -157,6 +162,7 @@ impl<'a, T> Buf<'a, T> {
             writable: self.writable,
             root: self.root,
             alloc: self.alloc,
+            part: self.part,
             _borrow: PhantomData,
         }
     }
@@ -168,6 +174,7 @@ impl<'a, T> Buf<'a, T> {
             write,
             writable: self.writable,
             bytes: (self.ptr, self.ptr.saturating_add(self.num_bytes() as u64)),
+            part: self.part,
         }
     }
 }
@@ -207,6 +214,8 @@ pub(crate) struct BufferUse {
     pub writable: bool,
     /// The device addresses it spans, [start, end).
     pub bytes: (u64, u64),
+    /// A part of a buffer (`Buf::slice`), not a whole one.
+    pub part: bool,
 }
 
 /// A bound cudarc slice, tracked at every launch.

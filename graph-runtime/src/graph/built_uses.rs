@@ -19,6 +19,8 @@ pub(super) struct BuiltUse {
     pub node: u32,
     pub bytes: (u64, u64),
     pub write: bool,
+    /// A part (`Buf::slice`), which a `#[disjoint]` block's check compares.
+    pub part: bool,
 }
 
 /// The kernel nodes' uses of a graph the macro checked (none recorded for
@@ -56,6 +58,7 @@ impl BuiltUses {
                 node,
                 bytes: u.bytes,
                 write: u.write,
+                part: u.part,
             }));
         }
     }
@@ -97,6 +100,7 @@ mod tests {
             write,
             writable: true,
             bytes,
+            part: false,
         }
     }
 

@@ -1,13 +1,16 @@
 //! A repeated block's `#[disjoint(..)]` claim, checked when the graph is
 //! built. The macro takes the claim on trust at compile time (it cannot
 //! know what `x.slice(w * 32..)` spans for each `w`); once the block is
-//! built, each iteration's spans are known: two iterations of a block
-//! whose iterations nothing orders that touch one byte, one of them
-//! writing, race, and the build is refused naming both nodes.
+//! built, the parts each iteration was given are known: two iterations of
+//! a block whose iterations nothing orders whose parts share one byte,
+//! one of them writing, race, and the build is refused naming both nodes.
+//! Only parts (`Buf::slice`) are compared: a whole buffer passed to each
+//! iteration with an index (`mark(visits, w)`) touches what the kernel
+//! makes of the index, which stays on trust.
 //!
 //! Cheap on the common path: one pass over the block's recorded spans
-//! makes each iteration's hull (of its writes, and of all it touches);
-//! only hulls that overlap send the check through every span.
+//! makes each iteration's hulls (of the parts it reads, and of those it
+//! writes); only hulls that overlap send the check through every span.
 
 use super::built_uses::BuiltUses;
 use super::*;
@@ -53,7 +56,10 @@ fn overlap_between_iterations(built: &BuiltUses, starts: &[u32]) -> Option<(u32,
     // Fewer than two iterations overlap no other.
     let iterations = starts.len().checked_sub(1).filter(|&n| n >= 2)?;
     let uses = built.of_nodes(starts[0], starts[iterations]);
-    // Each iteration's hulls, of everything it touches and of its writes
+    if !uses.iter().any(|u| u.part) {
+        return None;
+    }
+    // Each iteration's hulls, of the parts it reads and of those it writes
     // (empty while start >= end). One tight pass: this is the cost every
     // build of a `#[disjoint]` block pays.
     const EMPTY: (u64, u64) = (u64::MAX, 0);
@@ -64,12 +70,9 @@ fn overlap_between_iterations(built: &BuiltUses, starts: &[u32]) -> Option<(u32,
             k += 1;
             next = starts[k + 1];
         }
-        if u.bytes.0 < u.bytes.1 {
-            let [any, written] = &mut hulls[k];
-            *any = (any.0.min(u.bytes.0), any.1.max(u.bytes.1));
-            if u.write {
-                *written = (written.0.min(u.bytes.0), written.1.max(u.bytes.1));
-            }
+        if u.part && u.bytes.0 < u.bytes.1 {
+            let hull = &mut hulls[k][usize::from(u.write)];
+            *hull = (hull.0.min(u.bytes.0), hull.1.max(u.bytes.1));
         }
     }
     let mut hull_spans: Vec<Span> = Vec::with_capacity(2 * iterations);
@@ -94,7 +97,7 @@ fn overlap_between_iterations(built: &BuiltUses, starts: &[u32]) -> Option<(u32,
         while k + 1 < iterations && u.node >= starts[k + 1] {
             k += 1;
         }
-        if u.bytes.0 < u.bytes.1 {
+        if u.part && u.bytes.0 < u.bytes.1 {
             let (bytes, write, iteration, node) = (u.bytes, u.write, k, u.node);
             spans.push(Span {
                 bytes,
@@ -159,7 +162,12 @@ mod tests {
     use super::*;
     use crate::buffer::BufferUse;
 
+    /// Parts (`Buf::slice`) of nodes: (node, bytes, written).
     fn recorded(nodes: &[(u32, (u64, u64), bool)]) -> BuiltUses {
+        whole_or_parts(nodes, true)
+    }
+
+    fn whole_or_parts(nodes: &[(u32, (u64, u64), bool)], part: bool) -> BuiltUses {
         let mut built = BuiltUses::default();
         built.mark_checked();
         for &(node, bytes, write) in nodes {
@@ -171,6 +179,7 @@ mod tests {
                     write,
                     writable: true,
                     bytes,
+                    part,
                 }],
             );
         }
@@ -219,5 +228,8 @@ mod tests {
         // A read of another lane's written part races too.
         let read = recorded(&[(0, (0, 32), true), (1, (16, 48), false)]);
         assert!(overlap_between_iterations(&read, &[0, 1, 2]).is_some());
+        // Whole buffers, each lane indexing into it, stay on trust.
+        let whole = whole_or_parts(&[(0, (0, 32), true), (1, (0, 32), true)], false);
+        assert_eq!(overlap_between_iterations(&whole, &[0, 1, 2]), None);
     }
 }

@@ -196,26 +196,24 @@ impl<'a> Graph<'a> {
     }
 
     /// What a repeated block of a generated builder calls before its
-    /// loop: makes room for the `nodes` its iterations will add (a guess
-    /// when blocks around it repeat: that each of their iterations repeats
-    /// this one's count), refusing nodes past the most a graph holds,
-    /// naming the block: `0..65536` lanes of `0..65536` steps fail at once
-    /// rather than once memory runs out.
+    /// loop: refuses, naming the block, the `nodes` its iterations add
+    /// when they pass the most a graph holds (`0..u32::MAX` iterations of
+    /// two nodes fail at once, not once memory runs out), and makes room
+    /// for `guess` nodes (with the blocks around it: that each of their
+    /// iterations repeats this one's count; a hint, never refused).
     ///
     /// # Errors
     /// [`GraphError::InvalidArguments`] naming `block`.
     #[doc(hidden)]
-    pub fn __reserve_repeated(&mut self, block: &str, nodes: usize) -> Result<()> {
+    pub fn __reserve_repeated(&mut self, block: &str, nodes: usize, guess: usize) -> Result<()> {
         let most = crate::node::MAX_NODES;
         if nodes > most - self.node_count().min(most) {
             return Err(GraphError::arguments(
                 block,
-                format!(
-                    "its iterations would add about {nodes} nodes, past the {most} a graph holds"
-                ),
+                format!("its iterations would add {nodes} nodes, past the {most} a graph holds"),
             ));
         }
-        self.reserve(nodes);
+        self.reserve(guess);
         Ok(())
     }
 

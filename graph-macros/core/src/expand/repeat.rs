@@ -303,14 +303,15 @@ impl Emitter<'_, '_> {
         // grow once rather than by doubling from lane to lane.
         let reserve = (per_iteration > 0).then(|| {
             let per_iteration = proc_macro2::Literal::usize_unsuffixed(per_iteration);
-            let mut nodes = quote!(#count.saturating_mul(#per_iteration));
+            let own = quote!(#count.saturating_mul(#per_iteration));
+            let mut nodes = own.clone();
             let mut outer = repeat.parent;
             while let Some(parent) = outer {
                 let (count, counter) = (self.block_var("count", parent), self.counter(parent));
                 nodes = quote!(#nodes.saturating_mul(#count - #counter));
                 outer = self.model.repeats[parent].parent;
             }
-            quote! { #g.__reserve_repeated(#label, #nodes)?; }
+            quote! { #g.__reserve_repeated(#label, #own, #nodes)?; }
         });
         let claim = self.disjoint_claim(block, g, &count, &label);
         let (claim_decl, claim_start, claim_check) = (claim[0].clone(), &claim[1], &claim[2]);
