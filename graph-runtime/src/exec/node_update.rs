@@ -69,7 +69,10 @@ impl<'a> Exec<'a> {
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
         let label = || self.node_label(node);
-        crate::buffer::refuse_out_of_range(label(), encoded.uses())?;
+        // Spelled only for an error: a repeated node's label is made.
+        let lazy_label =
+            std::fmt::from_fn(|f| f.write_str(&self.registry().label(node.index as usize)));
+        crate::buffer::refuse_out_of_range(lazy_label, encoded.uses())?;
         if let Err(reason) = config
             .validate()
             .and(encoding)
@@ -155,10 +158,10 @@ impl<'a> Exec<'a> {
     /// [`GraphError::Driver`] when the driver refuses.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
         let (raw, kind) = self.node_handle(node)?;
-        let label = self.node_label(node);
+        let label = || self.node_label(node);
         if !kind.can_be_disabled() {
             return Err(GraphError::NodeUpdateRefused {
-                label,
+                label: label(),
                 reason: crate::error::NodeUpdateRefusal::NotToggleable,
             });
         }
@@ -168,7 +171,7 @@ impl<'a> Exec<'a> {
         // of its memory, a node racing with it) could run while it runs.
         if !enabled && self.registry.follows_programmatic_edge(node.index as usize) {
             return Err(GraphError::NodeUpdateRefused {
-                label,
+                label: label(),
                 reason: crate::error::NodeUpdateRefusal::FollowsProgrammaticEdge,
             });
         }
@@ -176,7 +179,7 @@ impl<'a> Exec<'a> {
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
         // SAFETY: the node belongs to the graph this exec was instantiated from.
         unsafe { result::node_set_enabled(self.raw, raw, enabled) }
-            .op_at("cuGraphNodeSetEnabled", &label)
+            .map_err(|e| GraphError::driver("cuGraphNodeSetEnabled", e.0, Some(&label())))
     }
 }
 
