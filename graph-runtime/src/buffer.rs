@@ -179,10 +179,6 @@ impl<'a, T> Buf<'a, T> {
     }
 }
 
-/// Why a use of a part sliced past its buffer's end is refused.
-pub(crate) const OUT_OF_RANGE: &str = "a buffer argument is a `slice` past its buffer's end \
-                                       (or a range that ends before it starts)";
-
 /// Whether a use is of a part sliced past its buffer's end (`Buf::slice`).
 pub(crate) fn any_out_of_range<'u>(uses: impl IntoIterator<Item = &'u BufferUse>) -> bool {
     uses.into_iter()
@@ -199,7 +195,7 @@ pub(crate) fn refuse_out_of_range<'u>(
     match any_out_of_range(uses) {
         true => Err(crate::GraphError::arguments(
             &label.to_string(),
-            OUT_OF_RANGE,
+            crate::error::ArgumentRefusal::PartPastEnd,
         )),
         false => Ok(()),
     }

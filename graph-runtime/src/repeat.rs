@@ -3,7 +3,7 @@
 //! dependency lists assembled per iteration, and the node tables of typed
 //! accessors. Used by generated code; not a stable API.
 
-use crate::error::{GraphError, Result};
+use crate::error::{ArgumentRefusal, GraphError, Result};
 use crate::node::{EdgeKind, Node};
 
 /// A repeated block's count: an integer evaluated when the graph is built.
@@ -48,18 +48,25 @@ mod sealed {
 /// nodes a graph can hold (`u32::MAX`: a block of more iterations would
 /// run until memory failed, rather than fail at once).
 pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
-    let reason = match count.to_count() {
-        Some(n) if n <= crate::node::MAX_NODES => return Ok(n),
-        // Past a `usize` (a `u128`) is past the most nodes too.
-        None if count.to_string().starts_with('-') => {
-            format!("its count is {count}: a repeated block runs 0 or more times")
-        }
-        _ => format!(
-            "its count is {count}, more than the {} nodes a graph holds",
-            crate::node::MAX_NODES
-        ),
-    };
-    Err(GraphError::arguments(label, reason))
+    match count.to_count() {
+        Some(n) if n <= crate::node::MAX_NODES => Ok(n),
+        _ => Err(GraphError::arguments(label, refused_count(count))),
+    }
+}
+
+/// Why `count` (an integer of at most 128 bits, negative or past the
+/// nodes a graph holds) is refused. Its decimal spelling parses into an
+/// `i128` (negative) or a `u128` (past `usize` is past the most nodes too).
+#[cold]
+fn refused_count(count: impl std::fmt::Display) -> ArgumentRefusal {
+    let spelled = count.to_string();
+    match spelled.parse::<i128>() {
+        Ok(count) if count < 0 => ArgumentRefusal::NegativeCount { count },
+        _ => ArgumentRefusal::CountPastMostNodes {
+            count: spelled.parse().unwrap_or(u128::MAX),
+            most: crate::node::MAX_NODES,
+        },
+    }
 }
 
 /// A reusable buffer for the labels of repeated nodes (`step[3][17]`),
@@ -309,17 +316,39 @@ mod tests {
     #[test]
     fn counts_past_the_nodes_a_graph_holds_or_negative_are_refused() {
         let reason = |result: Result<usize>| match result {
-            Err(GraphError::InvalidArguments { label, reason }) => format!("{label}: {reason}"),
+            Err(GraphError::InvalidArguments { label, reason }) if label == "chain" => reason,
             other => panic!("{other:?}"),
         };
+        let most = crate::node::MAX_NODES;
         assert_eq!(count("chain", 5u8).unwrap(), 5);
         assert_eq!(count("chain", 0i64).unwrap(), 0);
+        let past = reason(count("chain", 1u64 << 40));
         assert_eq!(
-            reason(count("chain", 1u64 << 40)),
-            "chain: its count is 1099511627776, more than the 4294967295 nodes a graph holds"
+            past,
+            ArgumentRefusal::CountPastMostNodes {
+                count: 1 << 40,
+                most
+            }
         );
-        assert!(reason(count("chain", u128::MAX)).contains("more than the"));
-        assert!(reason(count("chain", -1i32)).contains("runs 0 or more times"));
+        assert_eq!(
+            past.to_string(),
+            "its count is 1099511627776, more than the 4294967295 nodes a graph holds"
+        );
+        assert_eq!(
+            reason(count("chain", u128::MAX)),
+            ArgumentRefusal::CountPastMostNodes {
+                count: u128::MAX,
+                most
+            }
+        );
+        assert_eq!(
+            reason(count("chain", i128::MIN)),
+            ArgumentRefusal::NegativeCount { count: i128::MIN }
+        );
+        assert_eq!(
+            reason(count("chain", -1i32)),
+            ArgumentRefusal::NegativeCount { count: -1 }
+        );
     }
 
     #[test]

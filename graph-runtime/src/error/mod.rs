@@ -1,11 +1,13 @@
 //! One error type for the runtime. Every variant says which operation failed
 //! and, where a node is involved, its label; refusals (calls the runtime
 //! turned down before the driver saw them) carry a typed reason
-//! ([`OrderRule`], [`Unsupported`], [`StreamRefusal`], [`AllocationState`],
-//! [`NodeUpdateRefusal`], [`LaunchRefusal`]), so that programs match on
-//! what went wrong.
+//! ([`ArgumentRefusal`], [`OrderRule`], [`Unsupported`], [`StreamRefusal`],
+//! [`AllocationState`], [`NodeUpdateRefusal`], [`LaunchRefusal`]), so that
+//! programs match on what went wrong.
 
+mod arguments;
 mod refusal;
+pub use arguments::ArgumentRefusal;
 pub use refusal::{
     AllocationState, LaunchRefusal, NodeUpdateRefusal, OrderRule, StreamRefusal, Unsupported,
 };
@@ -66,9 +68,12 @@ pub enum GraphError {
     /// count or index past a buffer's end, lengths that differ, a written
     /// buffer that aliases another under `no_alias`, one edge kind per
     /// dependency, a repeated block's count. Nothing was added or changed;
-    /// `reason` is the check's message.
+    /// `reason` is the check, with the values it compared.
     #[error("node `{label}`: {reason}")]
-    InvalidArguments { label: String, reason: String },
+    InvalidArguments {
+        label: String,
+        reason: ArgumentRefusal,
+    },
 
     /// A node writes (or fills) a buffer bound read-only (`bind`).
     #[error("node `{label}` writes a buffer that was bound read-only; bind it with `bind_mut`")]
@@ -327,10 +332,10 @@ impl GraphError {
     }
 
     /// Node `label`'s arguments fail a check (`reason`).
-    pub(crate) fn arguments(label: &str, reason: impl Into<String>) -> Self {
+    pub(crate) fn arguments(label: &str, reason: ArgumentRefusal) -> Self {
         GraphError::InvalidArguments {
             label: label.to_string(),
-            reason: reason.into(),
+            reason,
         }
     }
 

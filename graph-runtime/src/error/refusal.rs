@@ -294,9 +294,9 @@ pub enum NodeUpdateRefusal {
 #[non_exhaustive]
 pub enum LaunchRefusal {
     /// The arguments or the launch configuration fail the checks a
-    /// kernel node makes (the check's message).
+    /// kernel node makes.
     #[error("{0}")]
-    Arguments(String),
+    Arguments(super::ArgumentRefusal),
     /// A buffer argument not bound by this launch (a graph's, another
     /// launch's, or of another context or `CudaContext` value).
     #[error(

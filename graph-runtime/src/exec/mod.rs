@@ -8,7 +8,9 @@
 //! cudarc's per-slice event tracking for the slices the graph binds.
 
 use crate::buffer::{lock, BoundMut, Buf, ResourceSet, SharedResources};
-use crate::error::{AllocationState, DriverResultExt, GraphError, Result, Unsupported};
+use crate::error::{
+    AllocationState, ArgumentRefusal, DriverResultExt, GraphError, Result, Unsupported,
+};
 use crate::escape::{EscapeState, Escaped, Role};
 use crate::fault::HostFaults;
 use crate::graph::{with_kernel_params, AllocOrigin, Graph, RawGraph, Registry, SharedRegistry};

@@ -65,7 +65,7 @@ impl<'a> Exec<'a> {
         function: sys::CUfunction,
         config: &LaunchConfig,
         encoded: &ArgEncoder<'a>,
-        encoding: std::result::Result<(), String>,
+        encoding: std::result::Result<(), ArgumentRefusal>,
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node)?;
         let label = || self.node_label(node);

@@ -120,7 +120,7 @@ impl<'a> Graph<'a> {
         label: NodeLabel<'_>,
         function: &cudarc::driver::CudaFunction,
         config: &LaunchConfig,
-        (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), String>),
+        (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), ArgumentRefusal>),
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> Result<Node> {

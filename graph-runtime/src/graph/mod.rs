@@ -12,7 +12,7 @@
 //! accessed concurrently from multiple threads."
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
-use crate::error::{DriverResultExt, GraphError, OrderRule, Result, Unsupported};
+use crate::error::{ArgumentRefusal, DriverResultExt, GraphError, OrderRule, Result, Unsupported};
 use crate::fault::HostFaults;
 use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
@@ -210,7 +210,7 @@ impl<'a> Graph<'a> {
         if nodes > most - self.node_count().min(most) {
             return Err(GraphError::arguments(
                 block,
-                format!("its iterations would add {nodes} nodes, past the {most} a graph holds"),
+                ArgumentRefusal::IterationsPastMostNodes { nodes, most },
             ));
         }
         self.reserve(guess);
@@ -299,11 +299,10 @@ impl<'a> Graph<'a> {
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
             return Err(GraphError::arguments(
                 &label.to_string(),
-                format!(
-                    "one edge kind is needed per dependency ({} kinds for {} dependencies)",
-                    edges.map_or(0, <[EdgeKind]>::len),
-                    deps.len()
-                ),
+                ArgumentRefusal::EdgeKinds {
+                    kinds: edges.map_or(0, <[EdgeKind]>::len),
+                    dependencies: deps.len(),
+                },
             ));
         }
         let registry = &self.registry;

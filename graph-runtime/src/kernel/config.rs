@@ -1,5 +1,7 @@
 //! Launch configuration: grid and block dimensions, dynamic shared memory.
 
+use crate::error::ArgumentRefusal;
+
 /// Grid or block dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dim3 {
@@ -120,7 +122,7 @@ impl LaunchConfig {
 
     /// Rejects what the driver would reject, with a clear message.
     #[inline]
-    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), ArgumentRefusal> {
         let (g, b) = (self.grid, self.block);
         let threads = u64::from(b.x) * u64::from(b.y) * u64::from(b.z);
         if g.x != 0 && g.y != 0 && g.z != 0 && threads != 0 && threads <= 1024 {
@@ -131,20 +133,25 @@ impl LaunchConfig {
 
     /// Why `validate` refused the configuration (kept off the hot path).
     #[cold]
-    fn invalid_reason(&self) -> std::result::Result<(), String> {
+    fn invalid_reason(&self) -> std::result::Result<(), ArgumentRefusal> {
         let (g, b) = (self.grid, self.block);
         if g.x == 0 || g.y == 0 || g.z == 0 {
-            return Err(format!("grid {}x{}x{} has a zero dimension", g.x, g.y, g.z));
+            return Err(ArgumentRefusal::ZeroGrid {
+                x: g.x,
+                y: g.y,
+                z: g.z,
+            });
         }
         if b.x == 0 || b.y == 0 || b.z == 0 {
-            return Err(format!(
-                "block {}x{}x{} has a zero dimension",
-                b.x, b.y, b.z
-            ));
+            return Err(ArgumentRefusal::ZeroBlock {
+                x: b.x,
+                y: b.y,
+                z: b.z,
+            });
         }
         let threads = u64::from(b.x) * u64::from(b.y) * u64::from(b.z);
         if threads > 1024 {
-            return Err(format!("block of {threads} threads exceeds CUDA's 1024"));
+            return Err(ArgumentRefusal::TooManyThreads { threads });
         }
         Ok(())
     }

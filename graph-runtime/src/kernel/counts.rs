@@ -48,13 +48,13 @@ pub const COUNTS: usize = 4;
 
 /// Refuses a count number past [`COUNTS`] (a declaration's mistake: every
 /// launch of the kernel is refused).
-fn count_number(c: usize, index: usize) -> std::result::Result<(), String> {
+fn count_number(c: usize, index: usize) -> std::result::Result<(), ArgumentRefusal> {
     match c < COUNTS {
         true => Ok(()),
-        false => Err(format!(
-            "argument {index} names count {c}, but a kernel has counts 0 to {}",
-            COUNTS - 1
-        )),
+        false => Err(ArgumentRefusal::NoSuchCount {
+            argument: index,
+            count: c,
+        }),
     }
 }
 
@@ -67,7 +67,7 @@ unsafe impl<const C: usize> KernelParam for Count<C> {
         arg: &u32,
         index: usize,
         out: &mut ArgEncoder<'_>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         count_number(C, index)?;
         out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.counts_mut().counts[C], u64::from(*arg), index);
@@ -81,7 +81,7 @@ fn tie_to_count(
     (c, plus): (usize, usize),
     len: usize,
     index: usize,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), ArgumentRefusal> {
     count_number(c, index)?;
     at_least(index, len, plus)?;
     let room = (len - plus) as u64;
@@ -101,7 +101,7 @@ unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for InLen
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         tie_to_count(out, (C, PLUS), arg.len(), index)?;
         out.push_buffer(arg, false);
         Ok(())
@@ -118,7 +118,7 @@ unsafe impl<T: 'static, const C: usize, const PLUS: usize> KernelParam for OutLe
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         writable(arg, index)?;
         tie_to_count(out, (C, PLUS), arg.len(), index)?;
         out.push_buffer(arg, true);

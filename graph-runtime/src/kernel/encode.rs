@@ -198,42 +198,44 @@ impl<'a> ArgEncoder<'a> {
     /// Checks the arguments' bounds for a launch with `config`: every
     /// [`Len`] and [`Index`] argument within every [`In`]/[`Out`] buffer,
     /// and an [`OutPerBlock`] buffer for every block.
-    pub(crate) fn check_bounds(&self, config: &LaunchConfig) -> std::result::Result<(), String> {
+    pub(crate) fn check_bounds(
+        &self,
+        config: &LaunchConfig,
+    ) -> std::result::Result<(), ArgumentRefusal> {
         if self.overflow {
-            return Err(format!(
-                "the kernel's arguments take more than the {} bytes a node holds",
-                VALUE_WORDS * 8
-            ));
+            return Err(ArgumentRefusal::ArgumentsTooLarge);
         }
         if self.too_many_uses {
-            return Err(format!(
-                "the kernel's arguments pass more than {MAX_PARAMS} buffers (struct fields included)"
-            ));
+            return Err(ArgumentRefusal::TooManyBuffers { most: MAX_PARAMS });
         }
         let b = &self.bounds;
         let (shortest, buffer) = b.shortest;
         if b.count.0 > shortest {
-            return Err(format!(
-                "length argument {} is {} but buffer argument {buffer} has {shortest} elements",
-                b.count.1, b.count.0
-            ));
+            return Err(ArgumentRefusal::LengthPastBuffer {
+                argument: b.count.1,
+                length: b.count.0,
+                buffer,
+                elements: shortest,
+            });
         }
         if b.index_end.0 > shortest {
-            return Err(format!(
-                "index argument {} is {} but buffer argument {buffer} has {shortest} elements",
-                b.index_end.1,
-                b.index_end.0 - 1
-            ));
+            return Err(ArgumentRefusal::IndexPastBuffer {
+                argument: b.index_end.1,
+                index: b.index_end.0 - 1,
+                buffer,
+                elements: shortest,
+            });
         }
         if let Some(counts) = &b.counts {
             for (&(count, at), &(room, plus, buffer)) in counts.counts.iter().zip(&counts.buffers) {
                 if count > room {
-                    return Err(format!(
-                        "count argument {at} is {count} but buffer argument {buffer} has {} elements, \
-                         and the kernel touches {} of them",
-                        room + plus,
-                        if plus == 0 { format!("{count}") } else { format!("{count} + {plus}") }
-                    ));
+                    return Err(ArgumentRefusal::CountPastBuffer {
+                        argument: at,
+                        count,
+                        buffer,
+                        elements: room + plus,
+                        plus,
+                    });
                 }
             }
         }
@@ -244,10 +246,11 @@ impl<'a> ArgEncoder<'a> {
             .saturating_mul(u64::from(g.y))
             .saturating_mul(u64::from(g.z));
         if blocks > b.per_block.0 {
-            return Err(format!(
-                "buffer argument {} has {} elements, one per block, but the launch has {blocks} blocks",
-                b.per_block.1, b.per_block.0
-            ));
+            return Err(ArgumentRefusal::FewerElementsThanBlocks {
+                buffer: b.per_block.1,
+                elements: b.per_block.0,
+                blocks,
+            });
         }
         Ok(())
     }
@@ -265,7 +268,10 @@ impl<'a> ArgEncoder<'a> {
     /// For a kernel declared `no_alias` ([`KernelDecl::no_alias`]): no
     /// buffer it writes overlaps another buffer argument (the kernel may
     /// read one element while another thread writes it).
-    pub(crate) fn check_aliasing(&self, no_alias: bool) -> std::result::Result<(), String> {
+    pub(crate) fn check_aliasing(
+        &self,
+        no_alias: bool,
+    ) -> std::result::Result<(), ArgumentRefusal> {
         if !no_alias {
             return Ok(());
         }
@@ -278,11 +284,7 @@ impl<'a> ArgEncoder<'a> {
                     && a.bytes.0 < a.bytes.1
                     && b.bytes.0 < b.bytes.1;
                 if overlap && (a.write || b.write) {
-                    return Err(
-                        "two of the kernel's buffer arguments overlap and it writes one of them, \
-                         but it is declared `no_alias`: pass buffers that do not overlap"
-                            .to_string(),
-                    );
+                    return Err(ArgumentRefusal::OverlapUnderNoAlias);
                 }
             }
         }
@@ -311,20 +313,15 @@ impl<'a> ArgEncoder<'a> {
         &mut self,
         index: usize,
         layout: &[Option<(usize, usize)>],
-        fields: impl FnOnce(&mut ArgEncoder<'a>) -> std::result::Result<(), String>,
-    ) -> std::result::Result<(), String> {
+        fields: impl FnOnce(&mut ArgEncoder<'a>) -> std::result::Result<(), ArgumentRefusal>,
+    ) -> std::result::Result<(), ArgumentRefusal> {
         let mut inner = ArgEncoder::default();
         fields(&mut inner)?;
         if inner.overflow || inner.len != layout.len() {
-            return Err(format!(
-                "argument {index}: a struct parameter holds at most {MAX_PARAMS} fields of {} bytes in all",
-                VALUE_WORDS * 8
-            ));
+            return Err(ArgumentRefusal::StructTooLarge { argument: index });
         }
         if !inner.conds().is_empty() || !inner.execs().is_empty() {
-            return Err(format!(
-                "argument {index}: a struct parameter cannot hold conditional handles or execs"
-            ));
+            return Err(ArgumentRefusal::StructHoldsHandles { argument: index });
         }
         let (words, starts) = inner.values();
         // Each value's bytes, in order, from the start of its first word.
@@ -333,9 +330,10 @@ impl<'a> ArgEncoder<'a> {
         let mut largest = 1;
         for (field, (&start, place)) in starts.iter().zip(layout).enumerate() {
             let Some((size, align)) = *place else {
-                return Err(format!(
-                    "argument {index}: field {field} has a type a struct parameter cannot hold"
-                ));
+                return Err(ArgumentRefusal::StructFieldType {
+                    argument: index,
+                    field,
+                });
             };
             largest = largest.max(align);
             packed.resize(packed.len().next_multiple_of(align.max(1)), 0);

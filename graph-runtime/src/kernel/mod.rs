@@ -5,7 +5,7 @@
 
 use crate::buffer::DeviceTarget;
 use crate::buffer::{Buf, BufferUse};
-use crate::error::{DriverResultExt, GraphError, Result};
+use crate::error::{ArgumentRefusal, DriverResultExt, GraphError, Result};
 use crate::handle::CondHandle;
 use crate::handle::DeviceExec;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
@@ -80,7 +80,7 @@ pub struct WritingParameter;
 mod arity;
 mod config;
 mod counts;
-mod encode;
+pub(crate) mod encode;
 mod load;
 mod params;
 mod stream;

@@ -37,7 +37,7 @@ pub unsafe trait KernelParam: 'static {
         arg: &Self::Arg<'a>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String>;
+    ) -> std::result::Result<(), ArgumentRefusal>;
 }
 
 macro_rules! scalar_params {
@@ -46,7 +46,7 @@ macro_rules! scalar_params {
         unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
             const FIELD: Option<(usize, usize)> = Some((std::mem::size_of::<$t>(), std::mem::align_of::<$t>()));
-            fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
+            fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), ArgumentRefusal> {
                 out.push_scalar(arg.to_ne_bytes());
                 Ok(())
             }
@@ -125,7 +125,7 @@ unsafe impl<T: 'static> KernelParam for In<T> {
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_buffer(arg, false);
         out.bound_buffer(arg.len(), index);
         Ok(())
@@ -133,12 +133,18 @@ unsafe impl<T: 'static> KernelParam for In<T> {
 }
 
 /// `buf` must have at least `n` elements.
-pub(super) fn at_least(arg: usize, len: usize, n: usize) -> std::result::Result<(), String> {
+pub(super) fn at_least(
+    arg: usize,
+    len: usize,
+    n: usize,
+) -> std::result::Result<(), ArgumentRefusal> {
     match len >= n {
         true => Ok(()),
-        false => Err(format!(
-            "buffer argument {arg} has {len} elements; the kernel touches its first {n}"
-        )),
+        false => Err(ArgumentRefusal::ShorterThanTouched {
+            buffer: arg,
+            elements: len,
+            touched: n,
+        }),
     }
 }
 
@@ -151,7 +157,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         at_least(index, arg.len(), N)?;
         out.push_buffer(arg, false);
         Ok(())
@@ -159,12 +165,13 @@ unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
 }
 
 /// Refuses a read-only binding where the kernel writes.
-pub(super) fn writable(arg: &Buf<'_, impl Sized>, index: usize) -> std::result::Result<(), String> {
+pub(super) fn writable(
+    arg: &Buf<'_, impl Sized>,
+    index: usize,
+) -> std::result::Result<(), ArgumentRefusal> {
     match arg.is_writable() {
         true => Ok(()),
-        false => Err(format!(
-            "argument {index} is written by the kernel, but its buffer was bound read-only; bind it with `bind_mut`"
-        )),
+        false => Err(ArgumentRefusal::WrittenButReadOnly { argument: index }),
     }
 }
 
@@ -177,7 +184,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         writable(arg, index)?;
         at_least(index, arg.len(), N)?;
         out.push_buffer(arg, true);
@@ -195,7 +202,7 @@ unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         writable(arg, index)?;
         out.push_buffer(arg, true);
         lower(&mut out.bounds.per_block, arg.len() as u64, index);
@@ -212,7 +219,7 @@ unsafe impl KernelParam for Len {
         arg: &u32,
         index: usize,
         out: &mut ArgEncoder<'_>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.bounds.count, u64::from(*arg), index);
         Ok(())
@@ -232,7 +239,7 @@ unsafe impl KernelParam for Index {
         arg: &u32,
         index: usize,
         out: &mut ArgEncoder<'_>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_scalar(arg.to_ne_bytes());
         raise(&mut out.bounds.index_end, u64::from(*arg) + 1, index);
         Ok(())
@@ -250,7 +257,7 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
         arg: &Buf<'a, T>,
         index: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         writable(arg, index)?;
         out.push_buffer(arg, true);
         out.bound_buffer(arg.len(), index);
@@ -266,7 +273,11 @@ unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
     type Arg<'a> = T;
     const FIELD: Option<(usize, usize)> =
         Some((std::mem::size_of::<T>(), std::mem::align_of::<T>()));
-    fn encode(arg: &T, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
+    fn encode(
+        arg: &T,
+        _: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_bytes(bytemuck::bytes_of(arg));
         Ok(())
     }
@@ -278,7 +289,11 @@ unsafe impl<T: bytemuck::Pod, const N: usize> KernelParam for [T; N] {
     type Arg<'a> = [T; N];
     const FIELD: Option<(usize, usize)> =
         Some((std::mem::size_of::<[T; N]>(), std::mem::align_of::<T>()));
-    fn encode(arg: &[T; N], _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), String> {
+    fn encode(
+        arg: &[T; N],
+        _: usize,
+        out: &mut ArgEncoder<'_>,
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_bytes(bytemuck::cast_slice(arg.as_slice()));
         Ok(())
     }
@@ -291,7 +306,7 @@ unsafe impl KernelParam for Cond {
         arg: &CondHandle,
         _: usize,
         out: &mut ArgEncoder<'_>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_scalar(arg.raw().to_ne_bytes());
         out.push_cond(*arg);
         Ok(())
@@ -305,7 +320,7 @@ unsafe impl KernelParam for ExecParam {
         arg: &DeviceExec<'a>,
         _: usize,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), ArgumentRefusal> {
         out.push_scalar(arg.raw().to_ne_bytes());
         out.push_exec(arg.target());
         Ok(())
@@ -326,7 +341,7 @@ pub trait KernelArgs: 'static + sealed::Sealed {
     fn encode<'a>(
         args: &Self::Args<'a>,
         out: &mut ArgEncoder<'a>,
-    ) -> std::result::Result<(), String>;
+    ) -> std::result::Result<(), ArgumentRefusal>;
 }
 
 macro_rules! tuple_args {
@@ -335,7 +350,7 @@ macro_rules! tuple_args {
         impl<$($p: KernelParam),*> KernelArgs for ($($p,)*) {
             type Args<'a> = ($($p::Arg<'a>,)*);
             #[allow(unused_variables)]
-            fn encode<'a>(args: &Self::Args<'a>, out: &mut ArgEncoder<'a>) -> std::result::Result<(), String> {
+            fn encode<'a>(args: &Self::Args<'a>, out: &mut ArgEncoder<'a>) -> std::result::Result<(), ArgumentRefusal> {
                 $($p::encode(&args.$i, $i, out)?;)*
                 Ok(())
             }
@@ -393,7 +408,7 @@ mod tests {
     }
 
     /// Encodes `args` for a launch of 1 x 32 and checks the bounds.
-    fn check<A: KernelArgs>(args: A::Args<'static>) -> std::result::Result<(), String> {
+    fn check<A: KernelArgs>(args: A::Args<'static>) -> std::result::Result<(), ArgumentRefusal> {
         let mut encoded = ArgEncoder::default();
         A::encode(&args, &mut encoded)?;
         encoded.check_bounds(&LaunchConfig::new(1, 32))
@@ -414,21 +429,47 @@ mod tests {
         // Longer buffers are fine; each count checks only its own buffers.
         check::<Csr>((buf(100, false), buf(40, false), buf(10, true), 10, 40)).unwrap();
         let err = check::<Csr>((buf(10, false), buf(40, false), buf(10, true), 10, 40));
+        let offsets = ArgumentRefusal::CountPastBuffer {
+            argument: 3,
+            count: 10,
+            buffer: 0,
+            elements: 10,
+            plus: 1,
+        };
+        assert_eq!(err.as_ref().unwrap_err(), &offsets);
         assert_eq!(
-            err.unwrap_err(),
+            offsets.to_string(),
             "count argument 3 is 10 but buffer argument 0 has 10 elements, and the kernel touches 10 + 1 of them"
         );
         let err = check::<Csr>((buf(11, false), buf(39, false), buf(10, true), 10, 40));
+        let values = ArgumentRefusal::CountPastBuffer {
+            argument: 4,
+            count: 40,
+            buffer: 1,
+            elements: 39,
+            plus: 0,
+        };
+        assert_eq!(err.as_ref().unwrap_err(), &values);
         assert_eq!(
-            err.unwrap_err(),
+            values.to_string(),
             "count argument 4 is 40 but buffer argument 1 has 39 elements, and the kernel touches 40 of them"
         );
         // A buffer shorter than its PLUS fails whatever the count.
         let err = check::<Csr>((buf(0, false), buf(40, false), buf(10, true), 0, 40));
-        assert!(err.unwrap_err().contains("touches its first 1"));
+        assert_eq!(
+            err.unwrap_err(),
+            ArgumentRefusal::ShorterThanTouched {
+                buffer: 0,
+                elements: 0,
+                touched: 1
+            }
+        );
         // OutLen writes: a read-only buffer is refused.
         let err = check::<Csr>((buf(11, false), buf(40, false), buf(10, false), 10, 40));
-        assert!(err.unwrap_err().contains("bound read-only"));
+        assert_eq!(
+            err.unwrap_err(),
+            ArgumentRefusal::WrittenButReadOnly { argument: 2 }
+        );
     }
 
     crate::kernel_struct! {
@@ -474,7 +515,12 @@ mod tests {
         let err = encoded.check_bounds(&LaunchConfig::new(1, 32)).unwrap_err();
         assert_eq!(
             err,
-            "length argument 0 is 101 but buffer argument 0 has 100 elements"
+            ArgumentRefusal::LengthPastBuffer {
+                argument: 0,
+                length: 101,
+                buffer: 0,
+                elements: 100
+            }
         );
         const { assert!(!<Mixed<'static> as KernelParam>::WRITES) };
         assert!(!Mixed::__field_writes("a") && !Mixed::__field_writes("nope"));
@@ -509,7 +555,7 @@ mod tests {
         <(Twelve<'static>, Out<f32>, Len) as KernelArgs>::encode(&(twelve, b, 100), &mut encoded)
             .unwrap();
         let err = encoded.check_bounds(&LaunchConfig::new(1, 32)).unwrap_err();
-        assert!(err.contains("more than 12 buffers"), "{err}");
+        assert_eq!(err, ArgumentRefusal::TooManyBuffers { most: 12 });
     }
 
     #[test]
@@ -524,15 +570,24 @@ mod tests {
         // Reads may overlap; a write may not overlap anything.
         check((whole, whole, tail.slice(0..0))).unwrap();
         check((head, head, tail)).unwrap();
-        assert!(check((whole, head, tail)).is_err());
-        assert!(check((head, tail, tail)).is_err());
+        let overlap = Err(ArgumentRefusal::OverlapUnderNoAlias);
+        assert_eq!(check((whole, head, tail)), overlap);
+        assert_eq!(check((head, tail, tail)), overlap);
     }
 
     #[test]
     fn a_count_past_the_last_number_is_refused() {
         let err = check::<(InLen<f32, 4>, Count<4>)>((buf(8, false), 8));
+        let err = err.unwrap_err();
         assert_eq!(
-            err.unwrap_err(),
+            err,
+            ArgumentRefusal::NoSuchCount {
+                argument: 0,
+                count: 4
+            }
+        );
+        assert_eq!(
+            err.to_string(),
             "argument 0 names count 4, but a kernel has counts 0 to 3"
         );
     }

@@ -400,7 +400,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             .and_then(|()| encoded.check_aliasing(self.kernel.is_no_alias()));
         // Before the bounds, which the part's length (0) would misreport.
         if crate::buffer::any_out_of_range(encoded.uses()) {
-            let reason = crate::buffer::OUT_OF_RANGE.to_string();
+            let reason = crate::error::ArgumentRefusal::PartPastEnd;
             return Err(refused(LaunchRefusal::Arguments(reason)));
         }
         config

@@ -70,7 +70,7 @@ macro_rules! kernel_struct {
                 arg: &$name<'a>,
                 index: usize,
                 out: &mut $crate::kernel::ArgEncoder<'a>,
-            ) -> ::core::result::Result<(), ::std::string::String> {
+            ) -> ::core::result::Result<(), $crate::error::ArgumentRefusal> {
                 out.encode_struct(
                     index,
                     &[$(<$ty as $crate::kernel::KernelParam>::FIELD),*],

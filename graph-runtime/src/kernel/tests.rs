@@ -6,18 +6,21 @@ use super::*;
 #[test]
 fn launch_config_validation() {
     assert!(LaunchConfig::new(1, 32).validate().is_ok());
-    assert!(LaunchConfig::new(0, 32)
-        .validate()
-        .unwrap_err()
-        .contains("grid 0x1x1"));
-    assert!(LaunchConfig::new(1, (32, 0))
-        .validate()
-        .unwrap_err()
-        .contains("block 32x0x1"));
-    assert!(LaunchConfig::new(1, (64, 32))
-        .validate()
-        .unwrap_err()
-        .contains("2048 threads"));
+    let refused = |config: LaunchConfig| config.validate().unwrap_err();
+    assert_eq!(
+        refused(LaunchConfig::new(0, 32)),
+        ArgumentRefusal::ZeroGrid { x: 0, y: 1, z: 1 }
+    );
+    assert_eq!(
+        refused(LaunchConfig::new(1, (32, 0))),
+        ArgumentRefusal::ZeroBlock { x: 32, y: 0, z: 1 }
+    );
+    let many = refused(LaunchConfig::new(1, (64, 32)));
+    assert_eq!(many, ArgumentRefusal::TooManyThreads { threads: 2048 });
+    assert_eq!(
+        many.to_string(),
+        "block of 2048 threads exceeds CUDA's 1024"
+    );
     assert_eq!(LaunchConfig::for_elements(1000, 256).grid, Dim3::from(4));
 }
 
@@ -67,7 +70,11 @@ fn arguments_past_a_nodes_room_are_refused() {
     let big = [0u64; 30];
     <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
     let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
-    assert!(err.contains("256 bytes"), "{err}");
+    assert_eq!(err, ArgumentRefusal::ArgumentsTooLarge);
+    assert!(
+        err.to_string().contains("the 256 bytes a node holds"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -26,10 +26,10 @@ impl<'a> Graph<'a> {
         if src.len != dst.len {
             return Err(GraphError::arguments(
                 label,
-                format!(
-                    "copies {} elements into a destination of {}",
-                    src.len, dst.len
-                ),
+                crate::error::ArgumentRefusal::CopyLengths {
+                    elements: src.len,
+                    destination: dst.len,
+                },
             ));
         }
         for (host, owned) in [&src, &dst]

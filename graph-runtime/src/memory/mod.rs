@@ -133,7 +133,7 @@ impl<'a> Graph<'a> {
         if bytes == 0 {
             return Err(GraphError::arguments(
                 label,
-                "allocates 0 bytes: an allocation holds at least one byte",
+                crate::error::ArgumentRefusal::EmptyAllocation,
             ));
         }
         // Refuse what can never fit here, where the error can name the node

@@ -3,6 +3,7 @@
 use graph_runtime::kernel::KernelDef;
 
 use crate::common::{gpu, sync};
+use graph_runtime::error::ArgumentRefusal;
 use graph_runtime::kernel::{KernelDecl, Len, Out};
 use graph_runtime::{cudarc, Graph, GraphError, Kernel, LaunchConfig};
 
@@ -81,15 +82,26 @@ fn bad_input_is_rejected_before_the_driver() {
         )
         .unwrap_err();
     assert!(
-        err.to_string()
-            .contains("node `zero_grid`: grid 0x1x1 has a zero dimension"),
-        "{err}"
+        matches!(&err, GraphError::InvalidArguments {
+            label,
+            reason: ArgumentRefusal::ZeroGrid { x: 0, y: 1, z: 1 },
+        } if label == "zero_grid"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "node `zero_grid`: grid 0x1x1 has a zero dimension"
     );
     let err = g.add_copy("mismatch", yb, xb, &[]).unwrap_err();
     assert!(
-        err.to_string()
-            .contains("copies 257 elements into a destination of 256"),
-        "{err}"
+        matches!(&err, GraphError::InvalidArguments {
+            label,
+            reason: ArgumentRefusal::CopyLengths {
+                elements: 257,
+                destination: 256
+            },
+        } if label == "mismatch"),
+        "{err:?}"
     );
     let err = g
         .add_copy("read_only", xb, yb.slice(0..N as usize), &[])

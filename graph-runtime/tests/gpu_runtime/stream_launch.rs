@@ -4,7 +4,7 @@
 
 use crate::common::{escaping_iota, gpu, graph_memory_lock, own_context, sync};
 use graph_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use graph_runtime::error::LaunchRefusal;
+use graph_runtime::error::{ArgumentRefusal, LaunchRefusal};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 
@@ -20,9 +20,12 @@ fn refused(result: graph_runtime::Result<()>) -> LaunchRefusal {
     }
 }
 
-/// Whether `reason` is an argument check whose message holds `text`.
-fn argument_check(reason: &LaunchRefusal, text: &str) -> bool {
-    matches!(reason, LaunchRefusal::Arguments(message) if message.contains(text))
+/// The argument check that refused a launch; panics on any other refusal.
+fn argument_check(reason: LaunchRefusal) -> ArgumentRefusal {
+    match reason {
+        LaunchRefusal::Arguments(check) => check,
+        other => panic!("expected an argument check, got {other:?}"),
+    }
 }
 
 #[test]
@@ -66,15 +69,23 @@ fn a_stream_launch_refuses_what_a_kernel_node_refuses() {
     let mut launch = scale.on(&stream);
     let xb = launch.bind_mut(&mut x);
     let reason = refused(launch.launch(config, (xb, 2.0, 101)));
-    assert!(
-        argument_check(&reason, "length argument 2 is 101"),
-        "{reason:?}"
+    assert_eq!(
+        argument_check(reason),
+        ArgumentRefusal::LengthPastBuffer {
+            argument: 2,
+            length: 101,
+            buffer: 0,
+            elements: 100
+        }
     );
     // A write through a read-only binding.
     let mut launch = scale.on(&stream);
     let rb = launch.bind(&ro);
     let reason = refused(launch.launch(config, (rb, 2.0, 100)));
-    assert!(argument_check(&reason, "bound read-only"), "{reason:?}");
+    assert_eq!(
+        argument_check(reason),
+        ArgumentRefusal::WrittenButReadOnly { argument: 0 }
+    );
     // A buffer bound by another launch, then by a graph.
     let mut first = scale.on(&stream);
     let xb = first.bind_mut(&mut x);
@@ -96,7 +107,10 @@ fn a_stream_launch_refuses_what_a_kernel_node_refuses() {
     let mut launch = scale.on(&stream);
     let xb = launch.bind_mut(&mut x);
     let reason = refused(launch.launch(LaunchConfig::new(0, 128), (xb, 2.0, 100)));
-    assert!(argument_check(&reason, "zero dimension"), "{reason:?}");
+    assert_eq!(
+        argument_check(reason),
+        ArgumentRefusal::ZeroGrid { x: 0, y: 1, z: 1 }
+    );
     // A conditional handle is a graph's.
     let mut g = Graph::new(&ctx).unwrap();
     let handle = g.cond_handle(Some(0)).unwrap();
@@ -109,10 +123,7 @@ fn a_stream_launch_refuses_what_a_kernel_node_refuses() {
         let mut launch = scale.on(&stream);
         let xb = launch.bind_mut(&mut x);
         let reason = refused(launch.launch(config, (xb.slice(90..110), 2.0, count)));
-        assert!(
-            argument_check(&reason, "past its buffer's end"),
-            "{reason:?}"
-        );
+        assert_eq!(argument_check(reason), ArgumentRefusal::PartPastEnd);
     }
     // Nothing ran: x is still all zero.
     assert!(stream.clone_dtoh(&x).unwrap().iter().all(|v| *v == 0.0));

@@ -7,7 +7,7 @@ struct Untracked;
 
 impl KernelArgs for Untracked {
     type Args<'a> = (Buf<'a, f32>,);
-    fn encode<'a>(args: &(Buf<'a, f32>,), out: &mut ArgEncoder<'a>) -> Result<(), String> {
+    fn encode<'a>(args: &(Buf<'a, f32>,), out: &mut ArgEncoder<'a>) -> Result<(), graph_runtime::error::ArgumentRefusal> {
         <u64 as KernelParam>::encode(&args.0.device_ptr(), 0, out)
     }
 }

@@ -7,7 +7,7 @@ struct RawAddress;
 
 impl KernelParam for RawAddress {
     type Arg<'a> = u64;
-    fn encode<'a>(arg: &u64, index: usize, out: &mut ArgEncoder<'a>) -> Result<(), String> {
+    fn encode<'a>(arg: &u64, index: usize, out: &mut ArgEncoder<'a>) -> Result<(), graph_runtime::error::ArgumentRefusal> {
         <u64 as KernelParam>::encode(arg, index, out)
     }
 }
