@@ -149,9 +149,11 @@ impl<'a> Graph<'a> {
         mut build: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
     ) -> Result<Node> {
         if handle.level() != self.level {
-            return Err(GraphError::ForeignHandle {
-                what: format!("the conditional handle of node `{label}` (create it on the graph that holds the node)"),
-            });
+            return Err(GraphError::foreign(
+                crate::error::Foreign::ConditionalHandleOfOtherLevel,
+                Some(label),
+                "add a conditional node",
+            ));
         }
         let (type_, size) = match kind {
             Conditional::If { with_else } => (

@@ -304,9 +304,11 @@ impl<'a> Graph<'a> {
         let registry = &self.registry;
         for new in uses {
             if new.graph != self.instance {
-                return Err(GraphError::ForeignHandle {
-                    what: format!("the host buffer used by node `{label}`"),
-                });
+                return Err(GraphError::foreign(
+                    crate::error::Foreign::HostBuffer,
+                    Some(label),
+                    "add a node",
+                ));
             }
             for &(buffer, node, write) in &registry.host_uses {
                 if buffer == new.buffer
@@ -348,8 +350,12 @@ impl<'a> Graph<'a> {
             return Ok(buffer.clone());
         }
         let rebinding = &self.registry().host_rebinding;
-        let foreign = || GraphError::ForeignHandle {
-            what: "the host buffer passed to `host_buffer`".to_string(),
+        let foreign = || {
+            GraphError::foreign(
+                crate::error::Foreign::HostBuffer,
+                None,
+                "Graph::host_buffer",
+            )
         };
         let id = rebinding
             .renamed
@@ -429,11 +435,11 @@ impl<'a> Graph<'a> {
             };
             let label = clone.registry.label(*node as usize).to_string();
             let Some(f) = maker(made.clone().into_any()) else {
-                return Err(GraphError::ForeignHandle {
-                    what: format!(
-                        "the host buffer of node `{label}` (its memory has another type)"
-                    ),
-                });
+                return Err(GraphError::foreign(
+                    crate::error::Foreign::HostBufferOfOtherType,
+                    Some(&label),
+                    "Graph::try_clone",
+                ));
             };
             let raw = clone.registry.nodes[*node as usize].raw;
             crate::user_object::rebind_host_node(clone, raw, &label, f)?;
@@ -470,9 +476,11 @@ impl<'a> Exec<'a> {
     /// launch failed.
     pub fn host_data<'e, T: Pod>(&'e mut self, buffer: &'e HostBuf<T>) -> Result<&'e mut [T]> {
         if buffer.graph != self.original_graph() {
-            return Err(GraphError::ForeignHandle {
-                what: "the host buffer passed to `host_data`".to_string(),
-            });
+            return Err(GraphError::foreign(
+                crate::error::Foreign::HostBuffer,
+                None,
+                "Exec::host_data",
+            ));
         }
         // An exec instantiated before the buffer existed holds no claim to
         // it (it took no one-exec slot for it): a later exec of the graph

@@ -111,20 +111,15 @@ macro_rules! expect_refused {
 }
 pub(crate) use expect_refused;
 
-/// Asserts `err` is [`GraphError::ForeignHandle`], and, for `Some(label)`,
-/// that its text names that node.
+/// Asserts `err` is [`GraphError::ForeignHandle`] naming node `label`
+/// (`None`: naming an operation, where no node is involved).
 #[track_caller]
 pub(crate) fn expect_foreign(err: &GraphError, label: Option<&str>) {
     assert!(
         matches!(err, GraphError::ForeignHandle { .. }),
         "expected ForeignHandle, got {err:?}"
     );
-    if let Some(label) = label {
-        assert!(
-            err.to_string().contains(&format!("`{label}`")),
-            "the error does not name `{label}`: {err}"
-        );
-    }
+    assert_eq!(err.label(), label, "{err:?}");
 }
 
 /// Asserts `result` is `Err(GraphError::Poisoned)`.

@@ -123,9 +123,11 @@ impl<'a> Graph<'a> {
             // Its capture would make nodes of another context. (Any value
             // of this one: captured work reaches the graph's buffers only
             // through views nothing tracks.)
-            return Err(GraphError::ForeignHandle {
-                what: format!("the capture stream of node `{label}` (another context's)"),
-            });
+            return Err(GraphError::foreign(
+                crate::error::Foreign::StreamOfOtherContext,
+                Some(label),
+                "add_capture",
+            ));
         }
         self.check_setters(label, deps, sets)?;
         let tracking = stream.context().is_managing_stream_synchronization();

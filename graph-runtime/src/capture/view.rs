@@ -101,7 +101,7 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// a stream of another context; the driver's, when the stream cannot
     /// join (one in another capture, say).
     pub fn fork(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
-        self.same_context(stream, "fork")?;
+        self.same_context(stream, "Capture::fork")?;
         stream
             .join(self.stream)
             .map_err(|e| super::captured("fork (cuStreamWaitEvent)", e))?;
@@ -115,7 +115,7 @@ impl<'c, 'a> Capture<'c, 'a> {
     /// # Errors
     /// The driver's, as for [`Capture::fork`].
     pub fn join(&self, stream: &Arc<CudaStream>) -> crate::Result<()> {
-        self.same_context(stream, "join")?;
+        self.same_context(stream, "Capture::join")?;
         self.stream
             .join(stream)
             .map_err(|e| super::captured("join (cuStreamWaitEvent)", e))
@@ -124,13 +124,15 @@ impl<'c, 'a> Capture<'c, 'a> {
     }
 
     /// Refuses a stream of another context than the capture's.
-    fn same_context(&self, stream: &CudaStream, operation: &str) -> crate::Result<()> {
+    fn same_context(&self, stream: &CudaStream, operation: &'static str) -> crate::Result<()> {
         if stream.context().cu_ctx() == self.stream.context().cu_ctx() {
             return Ok(());
         }
-        Err(crate::GraphError::ForeignHandle {
-            what: format!("the stream passed to `Capture::{operation}` (another context's)"),
-        })
+        Err(crate::GraphError::foreign(
+            crate::error::Foreign::StreamOfOtherContext,
+            None,
+            operation,
+        ))
     }
 
     /// A view of `buf` that the captured work reads.

@@ -9,7 +9,8 @@ mod arguments;
 mod refusal;
 pub use arguments::ArgumentRefusal;
 pub use refusal::{
-    AllocationState, LaunchRefusal, NodeUpdateRefusal, OrderRule, StreamRefusal, Unsupported,
+    AllocationState, Foreign, LaunchRefusal, NodeUpdateRefusal, OrderRule, StreamRefusal,
+    Unsupported,
 };
 
 use cudarc::driver::sys::{self, CUresult};
@@ -213,16 +214,32 @@ pub enum GraphError {
         reason: LaunchRefusal,
     },
 
-    /// A handle (node, buffer, conditional handle) was used with a graph it
-    /// does not belong to.
-    #[error("{what} belongs to another graph")]
-    ForeignHandle { what: String },
+    /// A handle (node, buffer, conditional handle, stream, ...) was used
+    /// with a graph, exec or context it does not belong to: `what`, used by
+    /// node `label` or, where there is none, passed to `operation`.
+    #[error(
+        "{what}{} belongs to another graph{}",
+        used_at(.label, .operation),
+        .what.hint()
+    )]
+    ForeignHandle {
+        what: Foreign,
+        label: Option<String>,
+        operation: &'static str,
+    },
 }
 
 fn more_faults(more: usize) -> String {
     match more {
         0 => String::new(),
         n => format!(" (and {n} more host-node panic(s))"),
+    }
+}
+
+fn used_at(label: &Option<String>, operation: &str) -> String {
+    match label {
+        Some(label) => format!(" of node `{label}`"),
+        None => format!(" passed to `{operation}`"),
     }
 }
 
@@ -297,7 +314,8 @@ impl GraphError {
             | GraphError::Update { label, .. }
             | GraphError::CaptureWork { label, .. }
             | GraphError::Unsupported { label, .. }
-            | GraphError::TooLarge { label, .. } => label.as_deref(),
+            | GraphError::TooLarge { label, .. }
+            | GraphError::ForeignHandle { label, .. } => label.as_deref(),
             _ => None,
         }
     }
@@ -336,6 +354,17 @@ impl GraphError {
         GraphError::InvalidArguments {
             label: label.to_string(),
             reason,
+        }
+    }
+
+    /// `what`, used by node `label` or passed to `operation`, is another
+    /// graph's, exec's or context's.
+    #[cold]
+    pub(crate) fn foreign(what: Foreign, label: Option<&str>, operation: &'static str) -> Self {
+        GraphError::ForeignHandle {
+            what,
+            label: label.map(str::to_string),
+            operation,
         }
     }
 
@@ -474,6 +503,47 @@ mod tests {
         );
         let driver = GraphError::driver("cuGraphAddNode", CUresult::CUDA_ERROR_INVALID_VALUE, None);
         assert_eq!(driver.at_node("k").label(), Some("k"));
+        let arguments = GraphError::arguments(
+            "step[4]",
+            ArgumentRefusal::LengthPastBuffer {
+                argument: 1,
+                length: 33,
+                buffer: 0,
+                elements: 32,
+            },
+        );
+        assert_eq!(arguments.label(), Some("step[4]"));
+        assert_eq!(
+            arguments.to_string(),
+            "node `step[4]`: length argument 1 is 33 but buffer argument 0 has 32 elements"
+        );
+    }
+
+    #[test]
+    fn foreign_handles_name_their_node_or_operation_then_what_would_do() {
+        let of_node = GraphError::foreign(Foreign::Buffer, Some("lane"), "add a node");
+        assert_eq!(of_node.label(), Some("lane"));
+        assert_eq!(
+            of_node.to_string(),
+            "a buffer of node `lane` belongs to another graph"
+        );
+        let handle = GraphError::foreign(
+            Foreign::ConditionalHandleOfOtherLevel,
+            Some("branch"),
+            "add a conditional node",
+        );
+        assert_eq!(
+            handle.to_string(),
+            "the conditional handle of node `branch` belongs to another graph (create the \
+             handle on the graph that holds the conditional node)"
+        );
+        let passed = GraphError::foreign(Foreign::NotBoundMut, None, "Exec::bound_mut");
+        assert_eq!(passed.label(), None);
+        assert_eq!(
+            passed.to_string(),
+            "the buffer passed to `Exec::bound_mut` belongs to another graph (it must be a \
+             slice this exec's graph bound with `bind_mut`)"
+        );
     }
 
     #[test]

@@ -350,3 +350,101 @@ pub enum LaunchRefusal {
     )]
     BufferStreamCapturing,
 }
+
+/// What a call was given that is another graph's, exec's or context's
+/// ([`GraphError::ForeignHandle`](super::GraphError::ForeignHandle)).
+/// `Display` names it; [`Foreign::hint`] says what would do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Foreign {
+    /// A node of another graph (or exec).
+    #[error("a node")]
+    Node,
+    /// A dependency of another graph, or of none.
+    #[error("a dependency")]
+    Dependency,
+    /// A buffer bound by another graph (or launch), or of no graph.
+    #[error("a buffer")]
+    Buffer,
+    /// An allocation another graph makes, or one it does not know.
+    #[error("an allocation")]
+    Allocation,
+    /// A conditional handle of another graph.
+    #[error("the conditional handle")]
+    ConditionalHandle,
+    /// A conditional handle of another graph or level of this one: a
+    /// conditional node's handle is made on the graph that holds the node.
+    #[error("the conditional handle")]
+    ConditionalHandleOfOtherLevel,
+    /// A host buffer of another graph.
+    #[error("the host buffer")]
+    HostBuffer,
+    /// A clone's host buffer whose memory has another type.
+    #[error("the host buffer")]
+    HostBufferOfOtherType,
+    /// An event of another context.
+    #[error("the event")]
+    Event,
+    /// A child graph of another context, or of another `CudaContext`
+    /// value.
+    #[error("the child graph")]
+    ChildGraph,
+    /// A device exec of another context, or of another `CudaContext`
+    /// value.
+    #[error("the device exec")]
+    DeviceExec,
+    /// A stream of another context, or of another `CudaContext` value of
+    /// the exec's.
+    #[error("the stream")]
+    Stream,
+    /// A stream of another context than the graph's (a capture's).
+    #[error("the stream")]
+    StreamOfOtherContext,
+    /// A buffer `Exec::take_escaped` cannot take: it must be an
+    /// allocation the exec makes and leaves live.
+    #[error("the buffer")]
+    NotEscaping,
+    /// A buffer `Exec::bound_mut` cannot lend: it must be a slice the
+    /// exec's graph bound with `bind_mut`.
+    #[error("the buffer")]
+    NotBoundMut,
+    /// A buffer `Exec::buffer` cannot lend: it must be a buffer the
+    /// exec's graph owns (`Graph::add_buffer`).
+    #[error("the buffer")]
+    NotOwned,
+}
+
+impl Foreign {
+    /// What the call takes instead, where more than "this graph's" helps
+    /// (empty, or a parenthesis with a leading space).
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Foreign::ConditionalHandleOfOtherLevel => {
+                " (create the handle on the graph that holds the conditional node)"
+            }
+            Foreign::HostBufferOfOtherType => " (its memory has another type)",
+            Foreign::Event | Foreign::StreamOfOtherContext => " (it is of another context)",
+            Foreign::ChildGraph | Foreign::DeviceExec => {
+                " (it is of another context, or of another `CudaContext` value of the graph's)"
+            }
+            Foreign::Stream => {
+                " (it is of another context, or of another `CudaContext` value of the exec's: \
+                 clone one `Arc<CudaContext>`)"
+            }
+            Foreign::NotEscaping => {
+                " (it must be an allocation this exec makes and leaves live: an alloc node of \
+                 its graph without a free node, and no auto-free-on-launch, from its start)"
+            }
+            Foreign::NotBoundMut => " (it must be a slice this exec's graph bound with `bind_mut`)",
+            Foreign::NotOwned => {
+                " (it must be a buffer this exec's graph owns: `Graph::add_buffer`)"
+            }
+            Foreign::Node
+            | Foreign::Dependency
+            | Foreign::Buffer
+            | Foreign::Allocation
+            | Foreign::ConditionalHandle
+            | Foreign::HostBuffer => "",
+        }
+    }
+}

@@ -9,7 +9,7 @@
 
 use crate::buffer::{lock, BoundMut, Buf, ResourceSet, SharedResources};
 use crate::error::{
-    AllocationState, ArgumentRefusal, DriverResultExt, GraphError, Result, Unsupported,
+    AllocationState, ArgumentRefusal, DriverResultExt, Foreign, GraphError, Result, Unsupported,
 };
 use crate::escape::{EscapeState, Escaped, Role};
 use crate::fault::HostFaults;
@@ -374,12 +374,7 @@ impl<'a> Exec<'a> {
     /// this exec makes and leaves live; [`GraphError::AllocationRefused`]
     /// before a launch made it, or once it was taken.
     pub fn take_escaped<T>(&mut self, buf: Buf<'a, T>) -> Result<Escaped<T>> {
-        let not_ours = || GraphError::ForeignHandle {
-            what: "the buffer passed to `take_escaped` (it must be an allocation this exec \
-                       makes and leaves live: an alloc node of its graph without a free node, \
-                       and no auto-free-on-launch, from its start)"
-                .to_string(),
-        };
+        let not_ours = || GraphError::foreign(Foreign::NotEscaping, None, "Exec::take_escaped");
         let alloc = buf.as_use(false).alloc.ok_or_else(not_ours)?;
         let info = self
             .registry
@@ -476,12 +471,7 @@ impl<'a> Exec<'a> {
     /// [`GraphError::BufferLent`] while a `BoundMut` of another exec that
     /// shares the graph's bindings lives.
     pub fn bound_mut<T: 'static>(&mut self, buf: Buf<'a, T>) -> Result<BoundMut<'_, 'a, T>> {
-        let foreign = || {
-            GraphError::ForeignHandle {
-            what: "the buffer passed to `bound_mut` (it must be a slice this exec's graph bound with `bind_mut`)"
-                .to_string(),
-        }
-        };
+        let foreign = || GraphError::foreign(Foreign::NotBoundMut, None, "Exec::bound_mut");
         if buf.as_use(false).root != self.resource_id || buf.as_use(false).alloc.is_some() {
             return Err(foreign());
         }

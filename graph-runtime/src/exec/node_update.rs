@@ -2,6 +2,7 @@
 //! and the typed accessors `cuda_graph!` generates over them.
 
 use super::*;
+use crate::error::Foreign;
 
 impl<'a> Exec<'a> {
     pub(super) fn registry(&self) -> &Registry {
@@ -13,10 +14,9 @@ impl<'a> Exec<'a> {
     pub(super) fn node_handle(
         &self,
         node: Node,
+        operation: &'static str,
     ) -> Result<(sys::CUgraphNode, crate::node::NodeKind)> {
-        let foreign = || GraphError::ForeignHandle {
-            what: "a node passed to an exec".to_string(),
-        };
+        let foreign = || GraphError::foreign(Foreign::Node, None, operation);
         if !self.instances.contains(&node.graph) {
             return Err(foreign());
         }
@@ -67,7 +67,7 @@ impl<'a> Exec<'a> {
         encoded: &ArgEncoder<'a>,
         encoding: std::result::Result<(), ArgumentRefusal>,
     ) -> Result<()> {
-        let (raw, _) = self.node_handle(node)?;
+        let (raw, _) = self.node_handle(node, "Exec::set_kernel_args")?;
         let label = || self.node_label(node);
         // Spelled only for an error: a repeated node's label is made.
         let lazy_label =
@@ -81,11 +81,9 @@ impl<'a> Exec<'a> {
             return Err(GraphError::arguments(&label(), reason));
         }
         for used in encoded.uses() {
-            let foreign = || GraphError::ForeignHandle {
-                what: format!("a buffer passed to node `{}`", label()),
-            };
+            let foreign = |what| GraphError::foreign(what, Some(&label()), "Exec::set_kernel_args");
             if used.root != self.resource_id {
-                return Err(foreign());
+                return Err(foreign(Foreign::Buffer));
             }
             if used.write && !used.writable {
                 return Err(GraphError::ReadOnlyWrite { label: label() });
@@ -103,7 +101,7 @@ impl<'a> Exec<'a> {
                 let registry = &self.registry;
                 if alloc.graph != self.instances[0] || alloc.index as usize >= registry.allocs.len()
                 {
-                    return Err(foreign());
+                    return Err(foreign(Foreign::Allocation));
                 }
                 if let Some(rule) = registry.alloc_use_error(node.index as usize, alloc.index) {
                     return Err(GraphError::unordered(&label(), rule));
@@ -125,7 +123,10 @@ impl<'a> Exec<'a> {
             .iter()
             .any(|target| !target.is_of(&self.ctx))
         {
-            return Err(crate::graph::foreign_device_exec(&label()));
+            return Err(crate::graph::foreign_device_exec(
+                &label(),
+                "Exec::set_kernel_args",
+            ));
         }
         if !encoded.execs().is_empty() {
             lock(&self.resources)
@@ -157,7 +158,7 @@ impl<'a> Exec<'a> {
     /// node the driver cannot disable (only kernel, copy and fill nodes can be);
     /// [`GraphError::Driver`] when the driver refuses.
     pub fn set_enabled(&mut self, node: Node, enabled: bool) -> Result<()> {
-        let (raw, kind) = self.node_handle(node)?;
+        let (raw, kind) = self.node_handle(node, "Exec::set_enabled")?;
         let label = || self.node_label(node);
         if !kind.can_be_disabled() {
             return Err(GraphError::NodeUpdateRefused {

@@ -142,7 +142,7 @@ impl<'a> Graph<'a> {
             .iter()
             .any(|target| !target.is_of(&self.ctx))
         {
-            return Err(foreign_device_exec(&label.to_string()));
+            return Err(foreign_device_exec(&label.to_string(), "add_kernel"));
         }
         // A null context means the current one, which `add_raw` binds to
         // the graph's context before adding (as hand-written driver code
@@ -201,9 +201,11 @@ impl<'a> Graph<'a> {
             Some(info) if node.graph == self.instance => {
                 Ok((info.raw, registry.label(node.index as usize).to_string()))
             }
-            _ => Err(GraphError::ForeignHandle {
-                what: "a node".to_string(),
-            }),
+            _ => Err(GraphError::foreign(
+                crate::error::Foreign::Node,
+                None,
+                "Graph::set_priority",
+            )),
         }
     }
 }
@@ -212,13 +214,8 @@ impl<'a> Graph<'a> {
 /// tracked at the graph's launches, are tracked by that value (see
 /// `Graph::bind`).
 #[cold]
-pub(crate) fn foreign_device_exec(label: &str) -> GraphError {
-    GraphError::ForeignHandle {
-        what: format!(
-            "the device exec passed to node `{label}` (of another context, or of another \
-             `CudaContext` value of the graph's)"
-        ),
-    }
+pub(crate) fn foreign_device_exec(label: &str, operation: &'static str) -> GraphError {
+    GraphError::foreign(crate::error::Foreign::DeviceExec, Some(label), operation)
 }
 
 /// A programmatic edge into a kernel that does not wait on its predecessor

@@ -12,7 +12,9 @@
 //! accessed concurrently from multiple threads."
 
 use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
-use crate::error::{ArgumentRefusal, DriverResultExt, GraphError, OrderRule, Result, Unsupported};
+use crate::error::{
+    ArgumentRefusal, DriverResultExt, Foreign, GraphError, OrderRule, Result, Unsupported,
+};
 use crate::fault::HostFaults;
 use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
@@ -399,9 +401,11 @@ impl<'a> Graph<'a> {
         let registry = &self.registry;
         for handle in handles {
             if handle.graph() != self.instance {
-                return Err(GraphError::ForeignHandle {
-                    what: format!("the conditional handle set by node `{label}`"),
-                });
+                return Err(GraphError::foreign(
+                    Foreign::ConditionalHandle,
+                    Some(label),
+                    "add a node",
+                ));
             }
             for &(raw, other) in &registry.setters {
                 if raw == handle.raw()
@@ -423,9 +427,11 @@ impl<'a> Graph<'a> {
         let registry = &self.registry;
         for dep in deps {
             if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
-                return Err(GraphError::ForeignHandle {
-                    what: format!("a dependency of node `{label}`"),
-                });
+                return Err(GraphError::foreign(
+                    Foreign::Dependency,
+                    Some(&label.to_string()),
+                    "add a node",
+                ));
             }
             if dep.level != self.level {
                 let dependency = registry.label(dep.index as usize).to_string();
@@ -453,9 +459,11 @@ impl<'a> Graph<'a> {
         // callers, before their lengths: here their root is foreign.)
         for u in uses {
             if u.root != self.resource_id {
-                return Err(GraphError::ForeignHandle {
-                    what: format!("a buffer used by node `{label}`"),
-                });
+                return Err(GraphError::foreign(
+                    Foreign::Buffer,
+                    Some(&label.to_string()),
+                    "add a node",
+                ));
             }
             if u.write && !u.writable {
                 return Err(GraphError::ReadOnlyWrite {
@@ -463,9 +471,8 @@ impl<'a> Graph<'a> {
                 });
             }
         }
-        let unknown = || GraphError::ForeignHandle {
-            what: format!("an allocation used by node `{label}`"),
-        };
+        let unknown =
+            || GraphError::foreign(Foreign::Allocation, Some(&label.to_string()), "add a node");
         // A graph without allocations (most graphs) has nothing to order.
         if registry.allocs.is_empty() {
             return match uses.iter().any(|u| u.alloc.is_some()) {

@@ -67,9 +67,11 @@ impl<'a> Graph<'a> {
         // Any value of the graph's context: events are not tracked.
         match event.context().cu_ctx() == self.ctx.cu_ctx() {
             true => Ok(()),
-            false => Err(GraphError::ForeignHandle {
-                what: format!("the event of node `{label}` (it is of another context)"),
-            }),
+            false => Err(GraphError::foreign(
+                crate::error::Foreign::Event,
+                Some(label),
+                "add an event node",
+            )),
         }
     }
 
@@ -84,12 +86,11 @@ impl<'a> Graph<'a> {
         if !self.same_context(&child.ctx) {
             // Its bound slices are tracked by its context value, which
             // counts its streams apart from this graph's (see `bind`).
-            return Err(GraphError::ForeignHandle {
-                what: format!(
-                    "the child graph of node `{label}` (of another context, or of another \
-                     `CudaContext` value of this graph's)"
-                ),
-            });
+            return Err(GraphError::foreign(
+                crate::error::Foreign::ChildGraph,
+                Some(label),
+                "add_child",
+            ));
         }
         if child.is_body() {
             return Err(GraphError::unsupported(

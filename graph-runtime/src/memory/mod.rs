@@ -282,20 +282,18 @@ impl<'a> Graph<'a> {
                 ))
             }
             _ => {
-                return Err(GraphError::ForeignHandle {
-                    what: format!("the buffer freed by `{label}`"),
-                })
+                return Err(GraphError::foreign(
+                    crate::error::Foreign::Buffer,
+                    Some(label),
+                    "add_free",
+                ))
             }
         };
         {
             let registry = self.registry();
-            let info =
-                registry
-                    .allocs
-                    .get(alloc as usize)
-                    .ok_or_else(|| GraphError::ForeignHandle {
-                        what: format!("the allocation freed by `{label}`"),
-                    })?;
+            let info = registry.allocs.get(alloc as usize).ok_or_else(|| {
+                GraphError::foreign(crate::error::Foreign::Allocation, Some(label), "add_free")
+            })?;
             let alloc_label = registry.alloc_label(info);
             if buffer.device_ptr() != info.ptr {
                 return Err(GraphError::unsupported(

@@ -81,11 +81,7 @@ impl<'a> Exec<'a> {
     /// that shares the buffers lends them out.
     pub fn buffer<T: Pod>(&mut self, buf: Buf<'a, T>) -> Result<OwnedMut<'_, 'a, T>> {
         let (resources, id) = self.resources();
-        let foreign = || GraphError::ForeignHandle {
-            what: "the buffer passed to `Exec::buffer` (it must be a buffer this exec's graph \
-                   owns: `Graph::add_buffer`)"
-                .to_string(),
-        };
+        let foreign = || GraphError::foreign(crate::error::Foreign::NotOwned, None, "Exec::buffer");
         let used = buf.as_use(false);
         if used.root != id || used.alloc.is_some() {
             return Err(foreign());

@@ -117,12 +117,11 @@ pub(crate) fn check_stream(
     // their streams apart, so cudarc's tracking could be on for the bound
     // slices and off for the stream (see `Graph::bind`).
     if !Arc::ptr_eq(stream.context(), ctx) {
-        return Err(GraphError::ForeignHandle {
-            what: format!(
-                "the stream passed to `{operation}` (it is of another context, or of another \
-                 `CudaContext` value of the exec's: clone one `Arc<CudaContext>`)"
-            ),
-        });
+        return Err(GraphError::foreign(
+            crate::error::Foreign::Stream,
+            None,
+            operation,
+        ));
     }
     ctx.bind_to_thread().op("cuCtxSetCurrent")?;
     not_capturing(stream, operation, StreamRefusal::Capturing)
