@@ -3,9 +3,6 @@
 //! variant with the numbers it compared, so that a program (and a test)
 //! matches on the check and reads its values instead of parsing a message.
 
-/// The most bytes a kernel node's arguments take (the encoder's words).
-const ARGUMENT_BYTES: usize = crate::kernel::encode::VALUE_WORDS * 8;
-
 /// Why a node's arguments fail a check
 /// ([`GraphError::InvalidArguments`](super::GraphError::InvalidArguments),
 /// and [`LaunchRefusal::Arguments`](super::LaunchRefusal::Arguments) for a
@@ -24,11 +21,8 @@ pub enum ArgumentRefusal {
     #[error("block of {threads} threads exceeds CUDA's 1024")]
     TooManyThreads { threads: u64 },
     /// The arguments take more bytes than a node holds.
-    #[error(
-        "the kernel's arguments take more than the {} bytes a node holds",
-        ARGUMENT_BYTES
-    )]
-    ArgumentsTooLarge,
+    #[error("the kernel's arguments take more than the {most} bytes a node holds")]
+    ArgumentsTooLarge { most: usize },
     /// The arguments pass more buffers than a node tracks.
     #[error("the kernel's arguments pass more than {most} buffers (struct fields included)")]
     TooManyBuffers { most: usize },
@@ -104,16 +98,24 @@ pub enum ArgumentRefusal {
     /// four a kernel has (a declaration's mistake).
     #[error(
         "argument {argument} names count {count}, but a kernel has counts 0 to {}",
-        crate::kernel::COUNTS - 1
+        .counts - 1
     )]
-    NoSuchCount { argument: usize, count: usize },
+    NoSuchCount {
+        argument: usize,
+        count: usize,
+        /// How many counts a kernel has.
+        counts: usize,
+    },
     /// A struct parameter of too many fields or bytes.
     #[error(
-        "argument {argument}: a struct parameter holds at most {} fields of {} bytes in all",
-        crate::kernel::encode::MAX_PARAMS,
-        ARGUMENT_BYTES
+        "argument {argument}: a struct parameter holds at most {most_fields} fields of \
+         {most_bytes} bytes in all"
     )]
-    StructTooLarge { argument: usize },
+    StructTooLarge {
+        argument: usize,
+        most_fields: usize,
+        most_bytes: usize,
+    },
     /// A struct parameter holding a conditional handle or an exec.
     #[error("argument {argument}: a struct parameter cannot hold conditional handles or execs")]
     StructHoldsHandles { argument: usize },

@@ -54,6 +54,7 @@ fn count_number(c: usize, index: usize) -> std::result::Result<(), ArgumentRefus
         false => Err(ArgumentRefusal::NoSuchCount {
             argument: index,
             count: c,
+            counts: COUNTS,
         }),
     }
 }

@@ -203,7 +203,9 @@ impl<'a> ArgEncoder<'a> {
         config: &LaunchConfig,
     ) -> std::result::Result<(), ArgumentRefusal> {
         if self.overflow {
-            return Err(ArgumentRefusal::ArgumentsTooLarge);
+            return Err(ArgumentRefusal::ArgumentsTooLarge {
+                most: VALUE_WORDS * 8,
+            });
         }
         if self.too_many_uses {
             return Err(ArgumentRefusal::TooManyBuffers { most: MAX_PARAMS });
@@ -318,7 +320,11 @@ impl<'a> ArgEncoder<'a> {
         let mut inner = ArgEncoder::default();
         fields(&mut inner)?;
         if inner.overflow || inner.len != layout.len() {
-            return Err(ArgumentRefusal::StructTooLarge { argument: index });
+            return Err(ArgumentRefusal::StructTooLarge {
+                argument: index,
+                most_fields: MAX_PARAMS,
+                most_bytes: VALUE_WORDS * 8,
+            });
         }
         if !inner.conds().is_empty() || !inner.execs().is_empty() {
             return Err(ArgumentRefusal::StructHoldsHandles { argument: index });

@@ -80,7 +80,7 @@ pub struct WritingParameter;
 mod arity;
 mod config;
 mod counts;
-pub(crate) mod encode;
+mod encode;
 mod load;
 mod params;
 mod stream;

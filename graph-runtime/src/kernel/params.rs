@@ -583,7 +583,8 @@ mod tests {
             err,
             ArgumentRefusal::NoSuchCount {
                 argument: 0,
-                count: 4
+                count: 4,
+                counts: 4
             }
         );
         assert_eq!(

@@ -70,7 +70,7 @@ fn arguments_past_a_nodes_room_are_refused() {
     let big = [0u64; 30];
     <(Val<[u64; 30]>, Val<[u64; 30]>) as KernelArgs>::encode(&(big, big), &mut out).unwrap();
     let err = out.check_bounds(&LaunchConfig::new(1, 1)).unwrap_err();
-    assert_eq!(err, ArgumentRefusal::ArgumentsTooLarge);
+    assert_eq!(err, ArgumentRefusal::ArgumentsTooLarge { most: 256 });
     assert!(
         err.to_string().contains("the 256 bytes a node holds"),
         "{err}"
