@@ -162,6 +162,15 @@ cuda_graph! {
     }
 
     /// A child graph type built by the macro.
+    /// A WHILE whose test kernel takes a limit, updated per node through
+    /// the top-level handle in `bound()`.
+    graph Converge(residual: &CudaSlice<f64>, iterations: &mut CudaSlice<u32>, limit: u32) {
+        cond again = 1;
+        solve: while again {
+            test: kernel kernels::JacobiContinue<<<1, 1>>>(again, residual, iterations, 0.0f64, limit);
+        }
+    }
+
     graph Inner(x: &mut CudaSlice<f32>, n: u32) {
         bump: kernel kernels::AddOne<<<n.div_ceil(256), 256>>>(x, n);
     }
@@ -382,9 +391,49 @@ fn typed_accessors_rebuild_update_and_errors_name_labels() {
     // A build error names the DSL label: zero elements make a zero grid.
     let err = Attributes::build(&ctx, &mut x, 0).expect_err("a zero grid is rejected");
     assert!(
-        err.to_string().starts_with("node `first`: grid 0x1x1"),
-        "{err}"
+        matches!(&err, graph_runtime::GraphError::InvalidArguments {
+            label,
+            reason: graph_runtime::error::ArgumentRefusal::ZeroGrid { x: 0, y: 1, z: 1 },
+        } if label == "first"),
+        "{err:?}"
     );
+}
+
+/// A kernel that sets a top-level handle takes per-node updates: the
+/// handle is in `bound()`. The WHILE runs to the limit it is given (3, then
+/// 7 after the update: 4 iterations more); another build's handle is
+/// refused as another graph's.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_kernel_setting_a_handle_takes_per_node_updates() {
+    let ctx = gpu();
+    let stream: Arc<CudaStream> = ctx.new_stream().unwrap();
+    let residual = stream.clone_htod(&[1.0f64]).unwrap();
+    let mut iterations = stream.alloc_zeros::<u32>(1).unwrap();
+    let mut elsewhere = stream.alloc_zeros::<u32>(1).unwrap();
+    {
+        let g = Converge::build(&ctx, &residual, &mut iterations, 3).unwrap();
+        let other = Converge::build(&ctx, &residual, &mut elsewhere, 3).unwrap();
+        let (bound, foreign) = (g.bound(), other.bound());
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+        let args = |again| (again, bound.residual, bound.iterations, 0.0, 7);
+        let err = exec.test().set_args(args(foreign.again)).unwrap_err();
+        assert!(
+            matches!(&err, graph_runtime::GraphError::ForeignHandle {
+                what: graph_runtime::error::Foreign::ConditionalHandle,
+                label: Some(label),
+                ..
+            } if label == "test"),
+            "{err:?}"
+        );
+        exec.test().set_args(args(bound.again)).unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    assert_eq!(stream.clone_dtoh(&iterations).unwrap(), [7]);
+    assert_eq!(stream.clone_dtoh(&elsewhere).unwrap(), [0]);
 }
 
 #[test]

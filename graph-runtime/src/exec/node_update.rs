@@ -111,6 +111,14 @@ impl<'a> Exec<'a> {
         // A kernel may go on setting the handles it set when built, and no
         // other: a new setter could race with another setter of the handle.
         for handle in encoded.conds() {
+            // Raw handles of two graphs may be equal: the graph first.
+            if !self.instances.contains(&handle.graph()) {
+                return Err(GraphError::foreign(
+                    Foreign::ConditionalHandle,
+                    Some(&label()),
+                    "Exec::set_kernel_args",
+                ));
+            }
             if !self.registry.setters.contains(&(handle.raw(), node.index)) {
                 return Err(GraphError::NodeUpdateRefused {
                     label: label(),

@@ -248,6 +248,26 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
                 format!("the conditional handle `{name}` has the name of a parameter"),
                 "rename the handle or the parameter: inside the graph, one name means one thing",
             );
+            continue;
+        }
+        // A top-level handle is a field of the graph's `bound()`, beside
+        // its host buffers, device buffers and escaping allocations.
+        let text = name.to_string();
+        let escaping = model
+            .buffer_named(&text)
+            .is_some_and(|b| model.buffers[b].escape);
+        let other = match () {
+            _ if model.host_named(&text).is_some() => "a host buffer",
+            _ if model.device_named(&text).is_some() => "a device buffer",
+            _ if escaping => "an escaping allocation",
+            _ => continue,
+        };
+        if handle.level == crate::model::TOP && handle.repeats.is_empty() {
+            diag.error_with_help(
+                name,
+                format!("the conditional handle `{name}` has the name of {other}"),
+                "rename one of them: each is a field of the graph's `bound()`",
+            );
         }
     }
     for node in &model.nodes {

@@ -84,8 +84,17 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         },
     );
     // Graph-owned buffers: a bound field and an exec accessor each (a
-    // clash with a parameter, a node or another buffer was reported).
+    // clash with a parameter, a node or another buffer was reported), and
+    // top-level conditional handles: a bound field each.
     for stmt in &def.body.stmts {
+        if let Stmt::Cond(decl) = stmt {
+            let name = &decl.name;
+            if !bound_names.contains(&name.to_string()) {
+                bound_names.push(name.to_string());
+                bound_fields.push(quote!(pub #name: #rt::CondHandle));
+            }
+            continue;
+        }
         let (name, field, accessor, args) = match stmt {
             Stmt::Host(decl) => {
                 let ty = &decl.ty;

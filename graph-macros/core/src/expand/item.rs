@@ -101,6 +101,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             _ => None,
         })
         .collect();
+    // Conditional handles of the graph's top level (once each, outside
+    // repeated blocks): what a per-node update of a kernel that sets one
+    // passes again (`exec.test().set_args((bound.again, ..))`).
+    let handles: Vec<&Ident> = model
+        .handles
+        .iter()
+        .filter(|h| h.level == TOP && h.repeats.is_empty())
+        .map(|h| &h.syntax.name)
+        .collect();
     let bound_fields = slices
         .iter()
         .map(|(n, t)| quote!(pub #n: #rt::Buf<'a, #t>))
@@ -117,7 +126,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         .chain(hosts.iter().map(|h| {
             let (n, t) = (&h.name, &h.ty);
             quote!(pub #n: #rt::HostBuf<#t>)
-        }));
+        }))
+        .chain(handles.iter().map(|n| quote!(pub #n: #rt::CondHandle)));
     let bound_values = slices
         .iter()
         .map(|(n, _)| quote!(#n))
@@ -126,7 +136,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         .chain(hosts.iter().map(|h| {
             let n = &h.name;
             quote!(#n: ::core::clone::Clone::clone(#n))
-        }));
+        }))
+        .chain(handles.iter().map(|n| quote!(#n)));
 
     // Typed node handles: kernel, copy and fill nodes.
     let accessed: Vec<usize> = (0..model.nodes.len())
@@ -279,9 +290,16 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let options = options(model, rt);
     let exec_doc =
         format!("An instantiated [`{name}`]: launch it, update it, and reach its nodes.");
-    let bound_doc = format!(
-        "The buffers [`{name}::build`] bound (and its escaping allocations and host buffers)."
-    );
+    let bound_doc = match handles.is_empty() {
+        true => format!(
+            "The buffers [`{name}::build`] bound (and its escaping allocations and host buffers)."
+        ),
+        false => format!(
+            "The buffers [`{name}::build`] bound (and its escaping allocations, host buffers \
+             and top-level conditional handles, for per-node updates of the kernels that set \
+             them)."
+        ),
+    };
     let read_only_checks = Moved::from(read_only_checks(model, rt));
     // A list of buffers is a vector: the bound buffers are cloned, not copied.
     let (bound_derive, bound_copy) = if lists.is_empty() && hosts.is_empty() {
