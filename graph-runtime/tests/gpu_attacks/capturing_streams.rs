@@ -397,56 +397,60 @@ fn a_stream_launch_on_the_capturing_stream_of_its_slice_is_refused() {
     );
 }
 
-/// Attack, on the join that orders cudarc's free of a stream launch's
-/// buffer after the kernel: a slice of the legacy default stream bound to a
-/// launch on another stream while this thread's per-thread stream captures
-/// (the legacy stream then refuses work: it could not wait for the kernel,
-/// and with cudarc's tracking off by the time it is dropped, its free
-/// would not either).
-///
-/// Must happen: the launch is refused (`LaunchRefusal::BufferStreamCapturing`)
-/// before anything is queued; once the capture ended, the same launch runs
-/// and the slice reads back 1.
-#[test]
-#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
-fn a_stream_launch_whose_buffer_stream_cannot_follow_is_refused() {
-    let ctx = own_context();
-    let add_one = kernels::AddOne::load(&ctx).unwrap();
-    let (s, legacy, per_thread) = (
-        ctx.new_stream().unwrap(),
-        ctx.default_stream(),
-        ctx.per_thread_stream(),
-    );
-    let mut x = legacy.alloc_zeros::<f32>(N as usize).unwrap();
-    legacy.synchronize().unwrap();
-    let mut launch_once = || {
-        let mut launch = add_one.on(&s);
-        let xb = launch.bind_mut(&mut x);
-        launch.launch(LaunchConfig::for_elements(N, 256), (xb, N))
-    };
-    per_thread.begin_capture(RELAXED).unwrap();
-    let during = launch_once();
-    let ended = per_thread.end_capture(CUgraphInstantiate_flags(0));
-    assert!(
-        matches!(
-            during,
-            Err(GraphError::LaunchRefused {
-                reason: graph_runtime::error::LaunchRefusal::BufferStreamCapturing,
-                ..
-            })
-        ),
-        "a launch whose buffer's stream could not follow it was not refused: {during:?}"
-    );
-    assert!(ended.is_ok(), "the capture ended with {:?}", ended.err());
-    launch_once().unwrap();
-    assert!(s.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
-}
-
-/// Tests that free a graph allocation outside the graph that made it: under
-/// `run.sh --sanitize` each runs in a process of its own (see
-/// gpu_runtime/memory.rs).
+/// Tests that `run.sh` runs each in a process of its own: those that free
+/// a graph allocation outside the graph that made it (under `--sanitize`:
+/// see gpu_runtime/memory.rs), and one that captures the per-thread
+/// default stream, during which the legacy stream (and cudarc calls that
+/// use it) refuse work in every thread of the process: the tests beside it
+/// failed their setup (`CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`).
 mod alone {
     use super::*;
+
+    /// Attack, on the join that orders cudarc's free of a stream launch's
+    /// buffer after the kernel: a slice of the legacy default stream bound to a
+    /// launch on another stream while this thread's per-thread stream captures
+    /// (the legacy stream then refuses work: it could not wait for the kernel,
+    /// and with cudarc's tracking off by the time it is dropped, its free
+    /// would not either).
+    ///
+    /// Must happen: the launch is refused (`LaunchRefusal::BufferStreamCapturing`)
+    /// before anything is queued; once the capture ended, the same launch runs
+    /// and the slice reads back 1.
+    #[test]
+    #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+    fn a_stream_launch_whose_buffer_stream_cannot_follow_is_refused() {
+        let ctx = own_context();
+        let add_one = kernels::AddOne::load(&ctx).unwrap();
+        let (s, legacy, per_thread) = (
+            ctx.new_stream().unwrap(),
+            ctx.default_stream(),
+            ctx.per_thread_stream(),
+        );
+        let mut x = legacy.alloc_zeros::<f32>(N as usize).unwrap();
+        legacy.synchronize().unwrap();
+        let mut launch_once = || {
+            let mut launch = add_one.on(&s);
+            let xb = launch.bind_mut(&mut x);
+            launch.launch(LaunchConfig::for_elements(N, 256), (xb, N))
+        };
+        per_thread.begin_capture(RELAXED).unwrap();
+        let during = launch_once();
+        let ended = per_thread.end_capture(CUgraphInstantiate_flags(0));
+        assert!(
+            matches!(
+                during,
+                Err(GraphError::LaunchRefused {
+                    reason: graph_runtime::error::LaunchRefusal::BufferStreamCapturing,
+                    ..
+                })
+            ),
+            "a launch whose buffer's stream could not follow it was not refused: {during:?}"
+        );
+        assert!(ended.is_ok(), "the capture ended with {:?}", ended.err());
+        launch_once().unwrap();
+        assert!(s.clone_dtoh(&x).unwrap().iter().all(|v| *v == 1.0));
+    }
+
     use std::panic::{catch_unwind, AssertUnwindSafe};
 
     /// Attack: take an escaped allocation; begin a capture on the stream
