@@ -301,6 +301,12 @@ pub struct UpdateTimes {
     /// launches the exec between updates (as a program updating a
     /// parameter per launch does).
     pub per_node: f64,
+    /// The same through the raw driver call alone
+    /// (`cuGraphExecKernelNodeSetParams` on a raw graph of the same chain),
+    /// interleaved with ours.
+    pub per_node_raw: f64,
+    /// The median of the per-update ratios, ours : raw.
+    pub per_node_ratio: f64,
     /// The same, right after a rebuild, an update and an instantiation
     /// (caches cold for the driver's exec data).
     pub per_node_cold: f64,
@@ -319,17 +325,23 @@ pub fn updates(
 ) -> Result<UpdateTimes> {
     use crate::chains::Chains;
     let mut xs = [stream.alloc_zeros::<f32>(32)?];
+    let raw_x = stream.alloc_zeros::<f32>(32)?;
+    let raw = crate::scaling::RawChain::new(ctx, stream, &raw_x, 100)?;
     let graph = Chains::build(ctx, &mut xs, 100)?;
     let bound = graph.bound();
     let x0 = bound.xs[0];
     let mut exec = graph.instantiate()?;
     exec.launch(stream)?;
-    let mut per_node = Vec::new();
+    raw.launch(stream)?;
+    let (mut per_node, mut per_node_raw) = (Vec::new(), Vec::new());
     for i in 0..reps {
+        let n = if i % 2 == 0 { 16u32 } else { 32 };
         exec.launch(stream)?;
         stream.synchronize()?;
-        let n = if i % 2 == 0 { 16u32 } else { 32 };
         per_node.push(time_us(|| Ok(exec.step(0, 50).set_args((x0, n))?))?.0);
+        raw.launch(stream)?;
+        stream.synchronize()?;
+        per_node_raw.push(time_us(|| raw.set_count(50, n))?.0);
     }
     // Check that the updates reached the device: 1 + reps launches of 100
     // kernels, of which those after an update to n = 16 (every other one)
@@ -341,11 +353,14 @@ pub fn updates(
         (launches * 100) as f32,
         (launches * 100 - reps as u32 / 2) as f32,
     );
-    if values[..16].iter().any(|&v| v != full) || values[16..].iter().any(|&v| v != partial) {
-        return Err(format!(
-            "per-node updates: expected {full} below element 16 and {partial} above, got {values:?}"
-        )
-        .into());
+    let raw_values = read_values::<f32>(stream, crate::scaling::device_ptr(&raw_x, stream), 32)?;
+    for (what, values) in [("ours", &values), ("raw", &raw_values)] {
+        if values[..16].iter().any(|&v| v != full) || values[16..].iter().any(|&v| v != partial) {
+            return Err(format!(
+                "per-node updates ({what}): expected {full} below element 16 and {partial} above, got {values:?}"
+            )
+            .into());
+        }
     }
     let (mut per_node_cold, mut whole, mut update_only, mut reinstantiate) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -363,7 +378,10 @@ pub fn updates(
         update_only.push(time_us(|| Ok(exec.update(&next).map(drop)?))?.0);
         reinstantiate.push(time_us(|| Ok(next.instantiate().map(drop)?))?.0);
     }
+    drop(raw);
     Ok(UpdateTimes {
+        per_node_ratio: paired_median(&per_node, &per_node_raw, |a, b| a / b),
+        per_node_raw: median(per_node_raw),
         per_node: median(per_node),
         per_node_cold: median(per_node_cold),
         rebuild_update: median(whole),

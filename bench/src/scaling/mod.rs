@@ -4,12 +4,17 @@
 
 use crate::cpp::CppLib;
 use crate::timing::{median, paired_median, time_us, DeviceTimer, Result};
-use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream, DevicePtr};
+use graph_runtime::cudarc::driver::{sys, CudaContext, CudaSlice, CudaStream};
 use graph_runtime::kernel::KernelDef;
 use std::ffi::c_void;
 use std::sync::Arc;
 
 mod breakdown;
+mod raw;
+
+pub(crate) use raw::device_ptr;
+pub use raw::RawChain;
+use raw::{raw_build, raw_build_once, raw_instantiate, RawAdd, RawExec};
 
 pub use breakdown::build_breakdown;
 
@@ -139,72 +144,6 @@ fn check_counts(stream: &Arc<CudaStream>, bufs: &[CudaSlice<f32>], expected: f32
         }
     }
     Ok(())
-}
-
-fn device_ptr(slice: &CudaSlice<f32>, stream: &CudaStream) -> u64 {
-    let (ptr, guard) = slice.device_ptr(stream);
-    drop(guard);
-    ptr
-}
-
-/// An owned raw graph and exec, destroyed on drop.
-struct RawExec {
-    graph: sys::CUgraph,
-    exec: sys::CUgraphExec,
-}
-
-impl Drop for RawExec {
-    fn drop(&mut self) {
-        // SAFETY: both handles are owned here and no longer used.
-        unsafe {
-            if !self.exec.is_null() {
-                sys::cuGraphExecDestroy(self.exec);
-            }
-            sys::cuGraphDestroy(self.graph);
-        }
-    }
-}
-
-/// Creates a raw graph of `ptrs.len()` chains of `length` AddOne-shaped
-/// nodes running `function`, one chain per pointer, added with `call`.
-fn raw_build(
-    function: sys::CUfunction,
-    ptrs: &[u64],
-    length: usize,
-    call: RawAdd,
-) -> Result<RawExec> {
-    let mut raw = RawExec {
-        graph: std::ptr::null_mut(),
-        exec: std::ptr::null_mut(),
-    };
-    // SAFETY: a graph created here; the chains' pointers stay live (caller).
-    unsafe {
-        sys::cuGraphCreate(&mut raw.graph, 0).result()?;
-        for &ptr in ptrs {
-            add_raw_chain(raw.graph, function, ptr, length, call)?;
-        }
-    }
-    Ok(raw)
-}
-
-/// Instantiates a raw graph (flags 0, as the C++ baseline does).
-fn raw_instantiate(raw: &mut RawExec) -> Result {
-    let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
-        flags: 0,
-        hUploadStream: std::ptr::null_mut(),
-        hErrNode_out: std::ptr::null_mut(),
-        result_out: sys::CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
-    };
-    // SAFETY: the graph is live.
-    unsafe { sys::cuGraphInstantiateWithParams(&mut raw.exec, raw.graph, &mut params) }.result()?;
-    Ok(())
-}
-
-/// One timed build and one timed instantiation of a raw graph.
-fn raw_build_once(function: sys::CUfunction, ptrs: &[u64], length: usize) -> Result<(f64, f64)> {
-    let (build, mut raw) = time_us(|| raw_build(function, ptrs, length, RawAdd::Generic))?;
-    let (instantiate, ()) = time_us(|| raw_instantiate(&mut raw))?;
-    Ok((build, instantiate))
 }
 
 /// The variants of [`launches`], in the order of [`Launches::rows`]. (Runs
@@ -502,70 +441,4 @@ pub fn streams(
     }
     check_counts(first, bufs, (3 + reps) as f32 * length as f32)?;
     Ok((launch, device))
-}
-
-/// The driver call a raw chain adds its kernel nodes with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RawAdd {
-    /// `cuGraphAddNode_v2`, the generic call the runtime makes.
-    Generic,
-    /// `cuGraphAddKernelNode_v2`, the call behind C++'s
-    /// `cudaGraphAddKernelNode`.
-    KernelNode,
-}
-
-/// Adds a chain of `length` AddOne nodes (1 x 32 threads on `ptr`) to
-/// `graph` with raw `call`s (no edge data), in the current context (as the
-/// runtime adds them).
-///
-/// # Safety
-/// `graph` is live and `ptr` a live device allocation of 32 floats.
-pub(super) unsafe fn add_raw_chain(
-    graph: sys::CUgraph,
-    function: sys::CUfunction,
-    ptr: u64,
-    length: usize,
-    call: RawAdd,
-) -> Result {
-    let n: u32 = 32;
-    let mut prev: Option<sys::CUgraphNode> = None;
-    for _ in 0..length {
-        let mut args = [
-            &ptr as *const u64 as *mut c_void,
-            &n as *const u32 as *mut c_void,
-        ];
-        let mut node = std::ptr::null_mut();
-        let deps = prev.as_ref().map_or(std::ptr::null(), |p| p as *const _);
-        let count = usize::from(prev.is_some());
-        // One 32-thread block of `function` on `args` (the two parameter
-        // structs name the same fields).
-        macro_rules! one_block {
-            ($params:expr) => {{
-                $params.func = function;
-                ($params.gridDimX, $params.gridDimY, $params.gridDimZ) = (1, 1, 1);
-                ($params.blockDimX, $params.blockDimY, $params.blockDimZ) = (32, 1, 1);
-                $params.kernelParams = args.as_mut_ptr();
-            }};
-        }
-        let added = match call {
-            // SAFETY: zeroed parameters are valid (a null context: the
-            // current one), the launch is set by `one_block`; the graph is
-            // live (caller) and the parameters point to live locals.
-            RawAdd::Generic => unsafe {
-                let mut params: sys::CUgraphNodeParams = std::mem::zeroed();
-                params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
-                one_block!(params.__bindgen_anon_1.kernel);
-                sys::cuGraphAddNode_v2(&mut node, graph, deps, std::ptr::null(), count, &mut params)
-            },
-            // SAFETY: as above.
-            RawAdd::KernelNode => unsafe {
-                let mut params: sys::CUDA_KERNEL_NODE_PARAMS = std::mem::zeroed();
-                one_block!(params);
-                sys::cuGraphAddKernelNode_v2(&mut node, graph, deps, count, &params)
-            },
-        };
-        added.result()?;
-        prev = Some(node);
-    }
-    Ok(())
 }
