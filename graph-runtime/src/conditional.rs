@@ -140,6 +140,15 @@ impl<'a> Graph<'a> {
         self.add_conditional(label, handle, Conditional::Switch { arms }, deps, arm)
     }
 
+    /// Whether `level` is this graph's, or that of a graph holding this
+    /// body (through the conditional nodes around it).
+    fn level_encloses(&self, level: u64) -> bool {
+        level == self.level
+            || self
+                .holder
+                .is_some_and(|h| self.registry().holders(h).iter().any(|&(_, l)| l == level))
+    }
+
     fn add_conditional(
         &mut self,
         label: &str,
@@ -148,11 +157,15 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         mut build: impl FnMut(u32, &mut Graph<'a>) -> Result<()>,
     ) -> Result<Node> {
-        if handle.level() != self.level {
-            return Err(GraphError::foreign(
+        let foreign = |what| GraphError::foreign(what, Some(label), "add a conditional node");
+        if handle.graph() != self.instance {
+            return Err(foreign(crate::error::Foreign::ConditionalHandle));
+        }
+        // CUDA: a handle drives a conditional node of the graph it was
+        // made on or of one of its children (the bodies inside it).
+        if !self.level_encloses(handle.level()) {
+            return Err(foreign(
                 crate::error::Foreign::ConditionalHandleOfOtherLevel,
-                Some(label),
-                "add a conditional node",
             ));
         }
         let (type_, size) = match kind {

@@ -98,7 +98,7 @@ pub enum ArgumentRefusal {
     /// four a kernel has (a declaration's mistake).
     #[error(
         "argument {argument} names count {count}, but a kernel has counts 0 to {}",
-        .counts - 1
+        .counts.saturating_sub(1)
     )]
     NoSuchCount {
         argument: usize,

@@ -216,7 +216,9 @@ pub enum GraphError {
 
     /// A handle (node, buffer, conditional handle, stream, ...) was used
     /// with a graph, exec or context it does not belong to: `what`, used by
-    /// node `label` or, where there is none, passed to `operation`.
+    /// node `label` or, where there is none, passed to `operation`
+    /// (`operation` spells the call for the message: match on `what` and
+    /// `label`).
     #[error(
         "{what}{} belongs to another graph{}",
         used_at(.label, .operation),
@@ -520,6 +522,24 @@ mod tests {
     }
 
     #[test]
+    fn argument_refusals_display_whatever_their_values() {
+        // Safe code can make any variant: no field value panics.
+        let odd = ArgumentRefusal::NoSuchCount {
+            argument: 0,
+            count: 0,
+            counts: 0,
+        };
+        assert!(odd.to_string().starts_with("argument 0 names count 0"));
+        let most = ArgumentRefusal::IndexPastBuffer {
+            argument: usize::MAX,
+            index: u64::MAX,
+            buffer: 0,
+            elements: 0,
+        };
+        assert!(most.to_string().contains(&u64::MAX.to_string()));
+    }
+
+    #[test]
     fn foreign_handles_name_their_node_or_operation_then_what_would_do() {
         let of_node = GraphError::foreign(Foreign::Buffer, Some("lane"), "add a node");
         assert_eq!(of_node.label(), Some("lane"));
@@ -535,7 +555,8 @@ mod tests {
         assert_eq!(
             handle.to_string(),
             "the conditional handle of node `branch` belongs to another graph (create the \
-             handle on the graph that holds the conditional node)"
+             handle on the graph that holds the conditional node, or on one that holds it \
+             through conditional bodies)"
         );
         let passed = GraphError::foreign(Foreign::NotBoundMut, None, "Exec::bound_mut");
         assert_eq!(passed.label(), None);

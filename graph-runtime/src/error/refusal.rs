@@ -372,8 +372,9 @@ pub enum Foreign {
     /// A conditional handle of another graph.
     #[error("the conditional handle")]
     ConditionalHandle,
-    /// A conditional handle of another graph or level of this one: a
-    /// conditional node's handle is made on the graph that holds the node.
+    /// A conditional handle of a level of this graph that does not hold
+    /// the conditional node (a sibling body's): CUDA lets a handle drive a
+    /// conditional node of the graph it was made on or of a body inside it.
     #[error("the conditional handle")]
     ConditionalHandleOfOtherLevel,
     /// A host buffer of another graph.
@@ -420,7 +421,8 @@ impl Foreign {
     pub fn hint(&self) -> &'static str {
         match self {
             Foreign::ConditionalHandleOfOtherLevel => {
-                " (create the handle on the graph that holds the conditional node)"
+                " (create the handle on the graph that holds the conditional node, or on one \
+                 that holds it through conditional bodies)"
             }
             Foreign::HostBufferOfOtherType => " (its memory has another type)",
             Foreign::Event | Foreign::StreamOfOtherContext => " (it is of another context)",

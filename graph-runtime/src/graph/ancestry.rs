@@ -65,7 +65,7 @@ impl Registry {
 
     /// Node `index` and the conditional nodes holding it, innermost first,
     /// with each one's level.
-    pub(super) fn holders(&self, index: u32) -> Vec<(u32, u64)> {
+    pub(crate) fn holders(&self, index: u32) -> Vec<(u32, u64)> {
         let mut chain = Vec::new();
         let mut at = index;
         while let Some(info) = self.nodes.get(at as usize) {

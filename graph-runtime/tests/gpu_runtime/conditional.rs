@@ -181,10 +181,33 @@ fn handle_of_another_graph_is_rejected() {
     let err = b.add_if("branch", h, &[], |_| Ok(())).unwrap_err();
     assert!(
         matches!(&err, GraphError::ForeignHandle {
-            what: graph_runtime::error::Foreign::ConditionalHandleOfOtherLevel,
+            what: graph_runtime::error::Foreign::ConditionalHandle,
             label: Some(label),
             ..
         } if label == "branch"),
+        "{err:?}"
+    );
+    // A sibling body's handle drives no node of this body (CUDA: a handle
+    // drives a node of its graph or of a body inside it).
+    let mut sibling = None;
+    a.add_if("first", h, &[], |body| {
+        sibling = Some(body.cond_handle(Some(1))?);
+        Ok(())
+    })
+    .unwrap();
+    let other = a.cond_handle(Some(1)).unwrap();
+    let err = a
+        .add_if("second", other, &[], |body| {
+            body.add_if("inner", sibling.unwrap(), &[], |_| Ok(()))
+                .map(drop)
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, GraphError::ForeignHandle {
+            what: graph_runtime::error::Foreign::ConditionalHandleOfOtherLevel,
+            label: Some(label),
+            ..
+        } if label == "inner"),
         "{err:?}"
     );
 }
@@ -192,6 +215,7 @@ fn handle_of_another_graph_is_rejected() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_failing_or_panicking_body_hands_the_records_back() {
+    use graph_runtime::error::ArgumentRefusal::CopyLengths;
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
     let mark = kernels::Mark::load(&ctx).unwrap();
@@ -206,14 +230,22 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
         let err = g
             .add_if("failing", h, &[first.node()], |then| {
                 then.add_kernel("inside", &mark, one(), (v, 1), &[])?;
+                // Any error of the builder's own (values no check of the
+                // runtime would make: the one returned is the one seen).
                 Err(GraphError::InvalidArguments {
                     label: "inside".into(),
-                    reason: graph_runtime::error::ArgumentRefusal::EmptyAllocation,
+                    reason: CopyLengths {
+                        elements: 3,
+                        destination: 4,
+                    },
                 })
             })
             .unwrap_err();
         assert!(
-            matches!(&err, GraphError::InvalidArguments { label, .. } if label == "inside"),
+            matches!(&err, GraphError::InvalidArguments {
+                label,
+                reason: CopyLengths { elements: 3, destination: 4 },
+            } if label == "inside"),
             "{err:?}"
         );
         assert_eq!(g.labels(), ["first", "failing", "inside"]);

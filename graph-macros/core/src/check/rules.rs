@@ -251,8 +251,18 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
             continue;
         }
         // A top-level handle is a field of the graph's `bound()`, beside
-        // its host buffers, device buffers and escaping allocations.
+        // its host buffers, device buffers and escaping allocations (and
+        // the generated code's own fields, named `__..`).
         let text = name.to_string();
+        let top = handle.level == crate::model::TOP && handle.repeats.is_empty();
+        if top && text.starts_with("__") {
+            diag.error_with_help(
+                name,
+                format!("a conditional handle at the top level cannot be named `{name}`"),
+                "names starting with `__` are the generated code's: rename the handle",
+            );
+            continue;
+        }
         let escaping = model
             .buffer_named(&text)
             .is_some_and(|b| model.buffers[b].escape);
@@ -262,7 +272,7 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
             _ if escaping => "an escaping allocation",
             _ => continue,
         };
-        if handle.level == crate::model::TOP && handle.repeats.is_empty() {
+        if top {
             diag.error_with_help(
                 name,
                 format!("the conditional handle `{name}` has the name of {other}"),

@@ -84,17 +84,8 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
         },
     );
     // Graph-owned buffers: a bound field and an exec accessor each (a
-    // clash with a parameter, a node or another buffer was reported), and
-    // top-level conditional handles: a bound field each.
+    // clash with a parameter, a node or another buffer was reported).
     for stmt in &def.body.stmts {
-        if let Stmt::Cond(decl) = stmt {
-            let name = &decl.name;
-            if !bound_names.contains(&name.to_string()) {
-                bound_names.push(name.to_string());
-                bound_fields.push(quote!(pub #name: #rt::CondHandle));
-            }
-            continue;
-        }
         let (name, field, accessor, args) = match stmt {
             Stmt::Host(decl) => {
                 let ty = &decl.ty;
@@ -128,6 +119,17 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
                 ::core::unreachable!("cuda_graph! reported errors")
             }
         });
+    }
+    // Top-level conditional handles: a bound field each, after the buffers
+    // (a clash with one was reported; the buffer keeps its accessor).
+    for stmt in &def.body.stmts {
+        if let Stmt::Cond(decl) = stmt {
+            let name = &decl.name;
+            if !bound_names.contains(&name.to_string()) && !name.to_string().starts_with("__") {
+                bound_names.push(name.to_string());
+                bound_fields.push(quote!(pub #name: #rt::CondHandle));
+            }
+        }
     }
     let unreached = quote!(::core::unreachable!("cuda_graph! reported errors"));
     quote! {

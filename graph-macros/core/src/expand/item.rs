@@ -137,7 +137,10 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             let n = &h.name;
             quote!(#n: ::core::clone::Clone::clone(#n))
         }))
-        .chain(handles.iter().map(|n| quote!(#n)));
+        .chain(handles.iter().map(|n| {
+            let copy = super::level::bound_handle(n);
+            quote!(#n: #copy)
+        }));
 
     // Typed node handles: kernel, copy and fill nodes.
     let accessed: Vec<usize> = (0..model.nodes.len())

@@ -21,6 +21,13 @@ pub fn internal(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
+/// The builder's copy of top-level handle `name`, taken where it is made,
+/// for the `bound()` field: a buffer the graph names alike later does not
+/// shadow it.
+pub fn bound_handle(name: &Ident) -> Ident {
+    internal(&format!("__bound_{name}"))
+}
+
 /// Shared state of one graph's expansion.
 pub struct Emitter<'m, 'a> {
     pub model: &'m Model<'a>,

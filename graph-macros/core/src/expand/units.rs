@@ -57,6 +57,12 @@ impl Emitter<'_, '_> {
                 None => quote!(::core::option::Option::None),
             };
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
+            // (Named graphs only: the expression form has no `bound()`.)
+            let named = self.model.def.name.is_some();
+            if named && level == crate::model::TOP && handle.repeats.is_empty() {
+                let copy = super::level::bound_handle(name);
+                out.extend(quote! { let #copy = #name; });
+            }
         }
         let order = self.order_in(level, within);
         if within.is_none() && order.len() > super::chunk::CHUNK && self.straight_line(level) {
