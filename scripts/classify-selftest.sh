@@ -10,6 +10,7 @@ cat >"$dir/allow.txt" <<'LIST'
 # comment
 Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to "invalid argument" on CUDA API call to cuGraphLaunch.  # a test
 Barrier error detected. Divergent thread(s) in warp. at good_kernel  # a repro
+Leaked from tests::leaks_on_purpose  # a test that forgets
 LIST
 log() { printf '========= %s\n' "COMPUTE-SANITIZER" "$@"; }
 expect() { # NAME clean|dirty LINES...
@@ -39,4 +40,15 @@ expect memory-error dirty 'Invalid __global__ write of size 4 bytes' '    at goo
 expect leak dirty 'LEAK SUMMARY: 16384 bytes leaked in 1 allocations' 'ERROR SUMMARY: 0 errors'
 expect race dirty 'RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)'
 expect unfinished dirty "$api"
-echo "classify-selftest: 11 cases ok"
+leaked='Leaked 4,194,304 bytes at 0x2a9a000000'
+alloc_frame='        Host Frame: cuMemAllocAsync [0x3a31cf] in libcuda.so.1'
+expect allowed-leak clean "$leaked" "$alloc_frame" \
+  '        Host Frame: tests::leaks_on_purpose::h0123456789abcdef [0x1d6468] in tests' \
+  'LEAK SUMMARY: 4194304 bytes leaked in 1 allocations' 'ERROR SUMMARY: 1 error'
+expect allowed-leak-mangled clean "$leaked" "$alloc_frame" \
+  '        Host Frame: _ZN5tests16leaks_on_purpose17h0123456789abcdefE.llvm.1322 [0x1d6468] in tests' \
+  'LEAK SUMMARY: 4194304 bytes leaked in 1 allocations' 'ERROR SUMMARY: 1 error'
+expect other-leak dirty "$leaked" "$alloc_frame" \
+  '        Host Frame: _ZN5tests12leaks_by_bug17h0123456789abcdefE [0x1d6468] in tests' \
+  'LEAK SUMMARY: 4194304 bytes leaked in 1 allocations' 'ERROR SUMMARY: 1 error'
+echo "classify-selftest: 14 cases ok"

@@ -78,6 +78,21 @@ function norm(s) {
   sub(/\.$/, "", s)
   return s
 }
+# A legacy-mangled Rust symbol the tool left as is (one with a `.llvm.N`
+# suffix, say: `_ZN11gpu_attacks4test17h0123456789abcdefE.llvm.42`) as a
+# path (`gpu_attacks::test`), its hash dropped; any other name unchanged.
+function demangle(f,   out, n, comp) {
+  if (substr(f, 1, 3) != "_ZN") return f
+  f = substr(f, 4); out = ""
+  while (match(f, /^[0-9]+/)) {
+    n = substr(f, 1, RLENGTH) + 0
+    comp = substr(f, RLENGTH + 1, n)
+    f = substr(f, RLENGTH + 1 + n)
+    if (comp ~ /^h[0-9a-fA-F]+$/ && substr(f, 1, 1) == "E") break
+    out = out (out == "" ? "" : "::") comp
+  }
+  return out
+}
 function report(kind, text) {
   nbad++
   ctx = 0
@@ -107,6 +122,7 @@ mode == "unseen" { saw[$0] = 1; next }
       # otherwise reported when its details end.
       if (rest ~ /^Host Frame:/) {
         f = rest; sub(/^Host Frame:[ \t]*/, "", f); sub(/::h[0-9a-fA-F]+([ \t].*)?$/, "", f)
+        sub(/[ \t]+\[0x.*$/, "", f); f = demangle(f)
         key = norm("Leaked from " f)
         if (key in allowed) {
           nallowed++; nleaks++; if (seen != "") print key >> seen
