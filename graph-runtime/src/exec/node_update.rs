@@ -68,11 +68,12 @@ impl<'a> Exec<'a> {
         encoding: std::result::Result<(), ArgumentRefusal>,
     ) -> Result<()> {
         let (raw, _) = self.node_handle(node, "Exec::set_kernel_args")?;
-        let label = || self.node_label(node);
         // Spelled only for an error: a repeated node's label is made.
-        let lazy_label =
-            std::fmt::from_fn(|f| f.write_str(&self.registry().label(node.index as usize)));
-        crate::buffer::refuse_out_of_range(lazy_label, encoded.uses())?;
+        let label = || self.node_label(node);
+        crate::buffer::refuse_out_of_range(
+            std::fmt::from_fn(|f| f.write_str(&label())),
+            encoded.uses(),
+        )?;
         if let Err(reason) = config
             .validate()
             .and(encoding)

@@ -253,9 +253,11 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
         // A top-level handle is a field of the graph's `bound()`, beside
         // its host buffers, device buffers and escaping allocations (and
         // the generated code's own fields, named `__..`).
+        if !handle.is_top_level() {
+            continue;
+        }
         let text = name.to_string();
-        let top = handle.level == crate::model::TOP && handle.repeats.is_empty();
-        if top && text.starts_with("__") {
+        if text.starts_with("__") {
             diag.error_with_help(
                 name,
                 format!("a conditional handle at the top level cannot be named `{name}`"),
@@ -272,13 +274,11 @@ fn check_generated_names(model: &Model<'_>, diag: &Diagnostics) {
             _ if escaping => "an escaping allocation",
             _ => continue,
         };
-        if top {
-            diag.error_with_help(
-                name,
-                format!("the conditional handle `{name}` has the name of {other}"),
-                "rename one of them: each is a field of the graph's `bound()`",
-            );
-        }
+        diag.error_with_help(
+            name,
+            format!("the conditional handle `{name}` has the name of {other}"),
+            "rename one of them: each is a field of the graph's `bound()`",
+        );
     }
     for node in &model.nodes {
         let name = node.label.to_string();

@@ -107,7 +107,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let handles: Vec<&Ident> = model
         .handles
         .iter()
-        .filter(|h| h.level == TOP && h.repeats.is_empty())
+        .filter(|h| h.is_top_level())
         .map(|h| &h.syntax.name)
         .collect();
     let bound_fields = slices

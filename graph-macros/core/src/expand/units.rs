@@ -59,7 +59,7 @@ impl Emitter<'_, '_> {
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
             // (Named graphs only: the expression form has no `bound()`.)
             let named = self.model.def.name.is_some();
-            if named && level == crate::model::TOP && handle.repeats.is_empty() {
+            if named && handle.is_top_level() {
                 let copy = super::level::bound_handle(name);
                 out.extend(quote! { let #copy = #name; });
             }

@@ -421,6 +421,14 @@ pub struct Handle<'a> {
     pub drives: Vec<NodeId>,
 }
 
+impl Handle<'_> {
+    /// Whether it is declared once, at the graph's top level (outside
+    /// repeated blocks and bodies): a named graph's `bound()` holds it.
+    pub fn is_top_level(&self) -> bool {
+        self.level == TOP && self.repeats.is_empty()
+    }
+}
+
 /// A graph allocation.
 #[derive(Debug)]
 pub struct Buffer {
