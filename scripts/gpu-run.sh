@@ -7,10 +7,13 @@
 #       Every bundled test binary (--test-threads=4 --include-ignored: the
 #       GPU tests are ignored unless asked for), every example, the
 #       dynamically linked smoke binary (linked/), every benchmark (--bench). 300 s per binary (GPU_RUN_TIMEOUT).
-#   bash .gpu/run.sh --sanitize [--tools LIST] [--quick] [FILTER]
+#   bash .gpu/run.sh --sanitize [--tools LIST] [--quick] [--jobs N] [FILTER]
 #       Every test binary (--test-threads=1) and every example under NVIDIA
 #       compute-sanitizer, once per tool: memcheck (--leak-check full),
 #       racecheck, synccheck, initcheck (LIST: some of them, comma-separated).
+#       N runs at once (SANITIZE_JOBS, 8); with N > 1 a test binary of more
+#       than SANITIZE_SHARD tests (10) runs in shards of that many, one
+#       process each, and the soak runs alone after the others.
 #       Fails on any report except the CUDA API errors listed in
 #       sanitizer-allow.txt (errors that negative tests provoke on purpose).
 #       Tests in a module named `alone` run each in a process of its own.
@@ -215,6 +218,7 @@ classify() { # LOG ALLOW [SEEN]
 usage() { sed -n '2,/^set -u/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 
 mode=run filter="" tools=$all_tools quick=0 deadline=0
+jobs=${SANITIZE_JOBS:-8} shard=${SANITIZE_SHARD:-10}
 while [ $# -gt 0 ]; do
   case $1 in
     --sanitize) mode=sanitize ;;
@@ -223,6 +227,8 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --deadline) deadline=${2:?--deadline needs seconds}; shift ;;
     --deadline=*) deadline=${1#*=} ;;
+    --jobs) jobs=${2:?--jobs needs a count}; shift ;;
+    --jobs=*) jobs=${1#*=} ;;
     --classify)
       log_in=${2:?--classify needs a file}
       allow_in=${3:-$here/sanitizer-allow.txt}
@@ -236,6 +242,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 [[ $deadline =~ ^[0-9]+$ ]] || { echo "run.sh: --deadline takes whole seconds" >&2; exit 2; }
+[[ $jobs =~ ^[1-9][0-9]*$ && $shard =~ ^[1-9][0-9]*$ ]] ||
+  { echo "run.sh: --jobs and SANITIZE_SHARD take counts from 1" >&2; exit 2; }
 for t in ${tools//,/ }; do
   [[ ",$all_tools," == *",$t,"* ]] || { echo "run.sh: unknown tool $t (tools: $all_tools)" >&2; exit 2; }
 done
@@ -423,6 +431,7 @@ example_limit=${SANITIZE_EXAMPLE_TIMEOUT:-300}
   printf 'tools: %s; timeouts: %s s per test binary, %s s per example' "$tools" "$test_limit" "$example_limit"
   [ -n "$filter" ] && printf "; filter '%s'" "$filter"
   [ "$deadline" -gt 0 ] && printf '; deadline %s s' "$deadline"
+  printf '; %s runs at once, test binaries in shards of %s tests' "$jobs" "$shard"
   echo
   echo "allow-list: $(grep -cvE '^[[:space:]]*(#|$)' "$allow") entries ($allow)"
   if [ $quick = 1 ]; then
@@ -430,49 +439,37 @@ example_limit=${SANITIZE_EXAMPLE_TIMEOUT:-300}
   fi
 } | tee -a "$log"
 
-failures=() summaries=() total_runs=0 total_allowed=0
-# One run under $tool with ${opts[@]}; counts into runs/clean/failed/notrun/skipped.
-sanitize() { # NAME LIMIT COMMAND...
-  local name=$1 limit=$2; shift 2
-  wanted "$name" || return 0
-  if [ $quick = 1 ] && [ "$tool" != memcheck ] && [[ $name == "test gpu_attacks"* ]]; then
-    echo "=== $tool: $name: SKIPPED (--quick: only memcheck runs gpu_attacks*)" | tee -a "$log"
-    skipped=$((skipped + 1)); return 0
-  fi
-  # synccheck reports every barrier of a kernel in a WHILE body as divergent
-  # and fails the launch: a correct kernel in C++ shows it too
-  # (scripts/sanitizer-repro/barrier.cu, mode 3). Our kernels avoid block
-  # barriers there; cuBLAS's gemv kernel (the cuBLAS loop's body) has them.
-  # The other three tools run these.
-  if [ "$tool" = synccheck ] && [[ $name == "test gpu_cublas" || $name == "example cublas" ]]; then
-    echo "=== $tool: $name: SKIPPED (cuBLAS's gemv barriers in a WHILE body: synccheck's false report, see barrier.cu mode 3)" | tee -a "$log"
-    skipped=$((skipped + 1)); return 0
-  fi
-  # The macro's cost, timed on the host: it makes no CUDA call, and
-  # compute-sanitizer fails a program that makes none ("terminated before
-  # first instrumented API call"). It runs, unsanitized, in the plain run.
-  if [[ $name == "example expand_profile" ]]; then
-    echo "=== $tool: $name: SKIPPED (no CUDA call to check: the macro's cost on the host)" | tee -a "$log"
-    skipped=$((skipped + 1)); return 0
-  fi
-  runs=$((runs + 1))
-  echo "=== $tool: $name" | tee -a "$log"
-  local t; t=$(budget "$limit")
-  if [ "$t" -eq 0 ]; then
-    echo "--- NOT RUN (deadline): $tool $name" | tee -a "$log"
-    notrun=$((notrun + 1)); failures+=("$tool/$name (not run)"); return 0
-  fi
+# Runs go through a pool of $jobs processes at once (compute-sanitizer's
+# time is mostly the host's: 16 cores, one GPU). A test binary of more
+# than $shard tests runs in shards of that many (each its own process, the
+# tests named with --exact), so that no single run holds the pool's tail
+# (gpu_attacks under racecheck alone took over 509 s in one process).
+# Runs that measure the whole device (the soak's device memory) wait for
+# the pool to drain and run alone, after it.
+# Each run leaves $base.result: its status, allowed errors and name.
+deferred=() skipped_runs=()
+# One run under TOOL: writes the verdict to its .result and its block of
+# the log at once.
+run_one() { # TOOL NAME LIMIT COMMAND...
+  local tool=$1 name=$2 t=$3; shift 3
+  local opts=(--tool "$tool" --print-limit 0)
+  # Every report printed (not the first 100): the ERROR SUMMARY's count
+  # must be explained by allowed reports one by one.
+  [ "$tool" = memcheck ] && opts+=(--leak-check full)
+  # Not the child processes tests spawn: gpu_faults' trap test runs a
+  # kernel that traps, on purpose, in a child (its every later call fails).
+  opts+=(--target-processes application-only)
   # The program's output and the sanitizer's go to separate files: mixed in
   # one, a report could be cut by the program's lines.
   local file=${name// /-}
   local base="$rawdir/$tool--${file//[^A-Za-z0-9_.-]/_}" start=$SECONDS rc=0
-  local out="$base.out" san="$base.sanitizer"
+  local out="$base.out" san="$base.sanitizer" block="$base.block"
   : >"$san"
-  local skip=${CUDA_GRAPH_LOAD_SKIP:-}
+  local skip=${CUDA_GRAPH_LOAD_SKIP:-} note=""
   if [[ $name == "test gpu_concurrency"* ]]; then
     skip=$concurrency_skip
     [ "$tool" = racecheck ] && skip=$racecheck_concurrency_skip
-    echo "    (workload parts left out: CUDA_GRAPH_LOAD_SKIP=$skip; run.sh says why)" | tee -a "$log"
+    note="    (workload parts left out: CUDA_GRAPH_LOAD_SKIP=$skip; run.sh says why)"
   fi
   CUDA_GRAPH_LOAD_SKIP=$skip timeout -k 30 "$t" "$sanitizer" "${opts[@]}" --log-file "$san" "$@" >"$out" 2>&1 || rc=$?
   local secs=$((SECONDS - start)) verdict crc=0 n_allowed=0 why=()
@@ -481,7 +478,6 @@ sanitize() { # NAME LIMIT COMMAND...
   fi
   verdict=$(classify "$san" "$allow" "$seen") || crc=$?
   [[ $(printf '%s\n' "$verdict" | tail -n 1) =~ ^allowed\ ([0-9]+)\ errors ]] && n_allowed=${BASH_REMATCH[1]}
-  allowed_tool=$((allowed_tool + n_allowed))
   case $rc in
     0) ;;
     124 | 137) why+=("timed out after ${t} s") ;;
@@ -490,6 +486,8 @@ sanitize() { # NAME LIMIT COMMAND...
   grep -q 'no CUDA driver on this machine' "$out" && why+=("no CUDA driver")
   [ $crc -ne 0 ] && why+=("unexplained sanitizer reports")
   {
+    echo "=== $tool: $name (done)"
+    [ -n "$note" ] && echo "$note"
     grep -E '^test result|panicked at|^failures:|^    [a-z_:]+$' "$out" | head -n 20
     if [ ${#why[@]} -eq 0 ]; then
       echo "--- clean: $tool $name (${secs} s; ${n_allowed} allowed API errors)"
@@ -498,35 +496,117 @@ sanitize() { # NAME LIMIT COMMAND...
       if [ $rc -ne 0 ] && [[ $name == example* ]]; then tail -n 5 "$out" | sed 's/^/  output| /'; fi
       echo "--- FAILED ($(printf '%s; ' "${why[@]}")${secs} s): $tool $name; output: $out, $san"
     fi
-  } | tee -a "$log"
+  } >"$block"
   if [ ${#why[@]} -eq 0 ]; then
-    clean=$((clean + 1))
+    printf 'clean\n%s\n%s\n' "$n_allowed" "$name" >"$base.result"
   else
-    failed=$((failed + 1)); failures+=("$tool/$name")
+    printf 'failed\n%s\n%s\n' "$n_allowed" "$name" >"$base.result"
+  fi
+  # One writer at a time, so that blocks do not interleave.
+  if command -v flock >/dev/null; then
+    flock "$log" sh -c 'cat "$1" >>"$2"; cat "$1"' _ "$block" "$log"
+  else
+    cat "$block" >>"$log"; cat "$block"
   fi
 }
 
+# Starts one run under $tool when the pool has room (or defers it).
+sanitize() { # NAME LIMIT COMMAND...
+  local name=$1 limit=$2; shift 2
+  wanted "$name" || return 0
+  local why=""
+  if [ $quick = 1 ] && [ "$tool" != memcheck ] && [[ $name == "test gpu_attacks"* ]]; then
+    why="--quick: only memcheck runs gpu_attacks*"
+  fi
+  # synccheck reports every barrier of a kernel in a WHILE body as divergent
+  # and fails the launch: a correct kernel in C++ shows it too
+  # (scripts/sanitizer-repro/barrier.cu, mode 3). Our kernels avoid block
+  # barriers there; cuBLAS's gemv kernel (the cuBLAS loop's body) has them.
+  # The other three tools run these.
+  if [ "$tool" = synccheck ] && [[ $name == "test gpu_cublas"* || $name == "example cublas" ]]; then
+    why="cuBLAS's gemv barriers in a WHILE body: synccheck's false report, see barrier.cu mode 3"
+  fi
+  # The macro's cost, timed on the host: it makes no CUDA call, and
+  # compute-sanitizer fails a program that makes none ("terminated before
+  # first instrumented API call"). It runs, unsanitized, in the plain run.
+  if [[ $name == "example expand_profile" ]]; then
+    why="no CUDA call to check: the macro's cost on the host"
+  fi
+  if [ -n "$why" ]; then
+    echo "=== $tool: $name: SKIPPED ($why)" | tee -a "$log"
+    skipped_runs+=("$tool"); return 0
+  fi
+  if [[ $name == "test gpu_soak"* ]] && [ "${draining:-0}" = 0 ]; then
+    # The soak checks the whole device's memory: alone, after the pool.
+    local IFS=$'\x1f'
+    deferred+=("$tool$IFS$name$IFS$limit$IFS$*"); return 0
+  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n 2>/dev/null || true; done
+  local t; t=$(budget "$limit")
+  local file=${name// /-}
+  local base="$rawdir/$tool--${file//[^A-Za-z0-9_.-]/_}"
+  if [ "$t" -eq 0 ]; then
+    echo "--- NOT RUN (deadline): $tool $name" | tee -a "$log"
+    printf 'notrun\n0\n%s\n' "$name" >"$base.result"; return 0
+  fi
+  echo "=== $tool: $name (started)" | tee -a "$log"
+  run_one "$tool" "$name" "$t" "$@" &
+}
+
+# The tests of binary T to run, one per line (not the `alone` ones, not the
+# switched-off ones).
+test_names() { # T
+  "$1" --list 2>/dev/null | sed -n 's/^\(.*\): test$/\1/p' | grep -v 'alone::' |
+    { local off=() i; for ((i = 1; i < ${#switched_off[@]}; i += 2)); do off+=(-e "${switched_off[i]}"); done
+      grep -vF "${off[@]}" || true; }
+}
+
 for tool in ${tools//,/ }; do
-  runs=0 clean=0 failed=0 notrun=0 skipped=0 allowed_tool=0
-  # Every report printed (not the first 100): the ERROR SUMMARY's count
-  # must be explained by allowed reports one by one.
-  opts=(--tool "$tool" --print-limit 0)
-  [ "$tool" = memcheck ] && opts+=(--leak-check full)
-  # Not the child processes tests spawn: gpu_faults' trap test runs a
-  # kernel that traps, on purpose, in a child (its every later call fails).
-  opts+=(--target-processes application-only)
   for t in "$here"/tests/*; do
     [ -x "$t" ] || continue
     # Tests in a module named `alone` run each in a process of their own
     # (a sanitizer artifact they provoke would fail the tests after them;
     # the module's doc says which).
     alone=$("$t" --list 2>/dev/null | sed -n 's/^\(.*alone::[^ ]*\): test$/\1/p')
-    sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1 --include-ignored "${switched_off[@]}" --skip alone::
+    mapfile -t names < <(test_names "$t")
+    if [ "$jobs" -gt 1 ] && [ "${#names[@]}" -gt "$shard" ]; then
+      n=$(((${#names[@]} + shard - 1) / shard))
+      for ((s = 0; s < n; s++)); do
+        sanitize "test ${t##*/} [$((s + 1))/$n]" "$test_limit" "$t" --test-threads=1 --include-ignored --exact "${names[@]:s*shard:shard}"
+      done
+    else
+      sanitize "test ${t##*/}" "$test_limit" "$t" --test-threads=1 --include-ignored "${switched_off[@]}" --skip alone::
+    fi
     for a in $alone; do
       sanitize "test ${t##*/} $a" "$test_limit" "$t" --test-threads=1 --include-ignored --exact "$a"
     done
   done
   for e in "$here"/examples/*; do [ -x "$e" ] && sanitize "example ${e##*/}" "$example_limit" "$e"; done
+done
+wait
+draining=1
+for d in "${deferred[@]}"; do
+  IFS=$'\x1f' read -r -a run <<<"$d"
+  tool=${run[0]}
+  sanitize "${run[1]}" "${run[2]}" "${run[@]:3}"
+  wait
+done
+
+# Per tool, from the runs' .result files.
+failures=() summaries=() total_runs=0 total_allowed=0
+for tool in ${tools//,/ }; do
+  runs=0 clean=0 failed=0 notrun=0 allowed_tool=0 skipped=0
+  for s in "${skipped_runs[@]}"; do [ "$s" = "$tool" ] && skipped=$((skipped + 1)); done
+  for r in "$rawdir/$tool--"*.result; do
+    [ -e "$r" ] || continue
+    { read -r status; read -r n; read -r name; } <"$r"
+    runs=$((runs + 1)) allowed_tool=$((allowed_tool + n))
+    case $status in
+      clean) clean=$((clean + 1)) ;;
+      notrun) notrun=$((notrun + 1)); failures+=("$tool/$name (not run)") ;;
+      *) failed=$((failed + 1)); failures+=("$tool/$name") ;;
+    esac
+  done
   line="$tool: $runs runs, $clean clean, $failed failed, $notrun not run (deadline), $skipped skipped; $allowed_tool allowed API errors"
   summaries+=("$line")
   echo "$line" | tee -a "$log"
