@@ -450,8 +450,8 @@ example_limit=${SANITIZE_EXAMPLE_TIMEOUT:-300}
 deferred=() skipped_runs=()
 # One run under TOOL: writes the verdict to its .result and its block of
 # the log at once.
-run_one() { # TOOL NAME LIMIT COMMAND...
-  local tool=$1 name=$2 t=$3; shift 3
+run_one() { # TOOL NAME LIMIT BASE COMMAND...
+  local tool=$1 name=$2 t=$3 base=$4; shift 4
   local opts=(--tool "$tool" --print-limit 0)
   # Every report printed (not the first 100): the ERROR SUMMARY's count
   # must be explained by allowed reports one by one.
@@ -461,8 +461,7 @@ run_one() { # TOOL NAME LIMIT COMMAND...
   opts+=(--target-processes application-only)
   # The program's output and the sanitizer's go to separate files: mixed in
   # one, a report could be cut by the program's lines.
-  local file=${name// /-}
-  local base="$rawdir/$tool--${file//[^A-Za-z0-9_.-]/_}" start=$SECONDS rc=0
+  local start=$SECONDS rc=0
   local out="$base.out" san="$base.sanitizer" block="$base.block"
   : >"$san"
   local skip=${CUDA_GRAPH_LOAD_SKIP:-} note=""
@@ -502,13 +501,24 @@ run_one() { # TOOL NAME LIMIT COMMAND...
   else
     printf 'failed\n%s\n%s\n' "$n_allowed" "$name" >"$base.result"
   fi
-  # One writer at a time, so that blocks do not interleave.
-  if command -v flock >/dev/null; then
-    flock "$log" sh -c 'cat "$1" >>"$2"; cat "$1"' _ "$block" "$log"
+  say_file "$block"
+}
+
+# Prints FILE to stdout and the log, one writer at a time (so that the
+# pool's blocks do not interleave).
+say_file() { # FILE
+  if [ -n "$have_flock" ]; then
+    flock "$log" sh -c 'cat "$1" >>"$2"; cat "$1"' _ "$1" "$log"
   else
-    cat "$block" >>"$log"; cat "$block"
+    cat "$1" >>"$log"; cat "$1"
   fi
 }
+say() { # LINE
+  local f; f=$(mktemp)
+  printf '%s\n' "$1" >"$f"; say_file "$f"; rm -f "$f"
+}
+have_flock=$(command -v flock || true)
+run_id=0
 
 # Starts one run under $tool when the pool has room (or defers it).
 sanitize() { # NAME LIMIT COMMAND...
@@ -533,7 +543,7 @@ sanitize() { # NAME LIMIT COMMAND...
     why="no CUDA call to check: the macro's cost on the host"
   fi
   if [ -n "$why" ]; then
-    echo "=== $tool: $name: SKIPPED ($why)" | tee -a "$log"
+    say "=== $tool: $name: SKIPPED ($why)"
     skipped_runs+=("$tool"); return 0
   fi
   if [[ $name == "test gpu_soak"* || $name == "test gpu_faults"* ]] && [ "${draining:-0}" = 0 ]; then
@@ -545,17 +555,23 @@ sanitize() { # NAME LIMIT COMMAND...
   fi
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n 2>/dev/null || true; done
   local t; t=$(budget "$limit")
+  # A number of its own in every run's file names: two names that clean up
+  # to the same file name must not share files.
+  run_id=$((run_id + 1))
   local file=${name// /-}
-  local base="$rawdir/$tool--${file//[^A-Za-z0-9_.-]/_}"
+  local base; base=$rawdir/$tool--$(printf %04d $run_id)--${file//[^A-Za-z0-9_.-]/_}
   if [ "$t" -eq 0 ]; then
-    echo "--- NOT RUN (deadline): $tool $name" | tee -a "$log"
+    say "--- NOT RUN (deadline): $tool $name"
     printf 'notrun\n0\n%s\n' "$name" >"$base.result"; return 0
   fi
-  echo "=== $tool: $name (started)" | tee -a "$log"
+  say "=== $tool: $name (started)"
   local IFS=$'\x1f'
   printf '%s\n' "$tool$IFS$name$IFS$limit$IFS$*" >"$base.cmd"
   unset IFS
-  run_one "$tool" "$name" "$t" "$@" &
+  # Runs with nothing beside them (deferred, or again after the pool).
+  [ "${draining:-0}" = 1 ] && : >"$base.alone"
+  [ -n "${retry_of:-}" ] && printf '%s\n' "$retry_of" >"$base.retry_of"
+  run_one "$tool" "$name" "$t" "$base" "$@" &
 }
 
 # The tests of binary T to run, one per line (not the `alone` ones, not the
@@ -597,7 +613,7 @@ alone_run() { # TOOL<US>NAME<US>LIMIT<US>COMMAND...: one run, nothing beside it
   sanitize "${run[1]}" "${run[2]}" "${run[@]:3}"
   wait
 }
-for d in "${deferred[@]}"; do alone_run "$d"; done
+for d in ${deferred[@]+"${deferred[@]}"}; do alone_run "$d"; done
 # A run that failed beside others runs again alone: under load the tools
 # have reported what a run alone does not (memcheck: a read "out of
 # bounds" yet "inside the nearest allocation", for a counter a kernel
@@ -607,9 +623,16 @@ if [ "$jobs" -gt 1 ]; then
   for r in "$rawdir"/*.result; do
     [[ -e $r && $r != *.pool.result && $(head -n 1 "$r") == failed ]] || continue
     base=${r%.result}
-    for f in result out sanitizer; do [ -e "$base.$f" ] && mv "$base.$f" "$base.pool.$f"; done
-    echo "=== again, alone: $(sed -n 3p "$base.pool.result") under ${base##*/} (it failed in the pool)" | tee -a "$log"
-    alone_run "$(cat "$base.cmd")"
+    # Deferred runs already ran alone.
+    [ -e "$base.alone" ] && continue
+    IFS=$'\x1f' read -r -a cmd <"$base.cmd"
+    if [ "$(budget "${cmd[2]}")" -eq 0 ]; then
+      say "--- not run again alone (deadline): ${cmd[0]} ${cmd[1]} (its verdict in the pool stands)"
+      continue
+    fi
+    mv "$r" "$base.pool.result"
+    say "=== again, alone: ${cmd[0]} ${cmd[1]} (it failed in the pool; that run's output: $base.out, .sanitizer)"
+    retry_of=$base alone_run "$(cat "$base.cmd")"
   done
 fi
 
@@ -617,14 +640,14 @@ fi
 failures=() summaries=() total_runs=0 total_allowed=0
 for tool in ${tools//,/ }; do
   runs=0 clean=0 failed=0 notrun=0 allowed_tool=0 skipped=0 only_alone=0
-  for s in "${skipped_runs[@]}"; do [ "$s" = "$tool" ] && skipped=$((skipped + 1)); done
+  for s in ${skipped_runs[@]+"${skipped_runs[@]}"}; do [ "$s" = "$tool" ] && skipped=$((skipped + 1)); done
   for r in "$rawdir/$tool--"*.result; do
     [[ -e $r && $r != *.pool.result ]] || continue
     { read -r status; read -r n; read -r name; } <"$r"
     runs=$((runs + 1)) allowed_tool=$((allowed_tool + n))
     case $status in
       clean) clean=$((clean + 1))
-             [ -e "${r%.result}.pool.result" ] && only_alone=$((only_alone + 1)) ;;
+             [ -e "${r%.result}.retry_of" ] && only_alone=$((only_alone + 1)) ;;
       notrun) notrun=$((notrun + 1)); failures+=("$tool/$name (not run)") ;;
       *) failed=$((failed + 1)); failures+=("$tool/$name") ;;
     esac
@@ -645,7 +668,11 @@ if [ -n "$unseen" ] && [ ${#failures[@]} -eq 0 ]; then
   printf '%s\n' "$unseen" | sed 's/^/  /' | tee -a "$log"
 fi
 if [ $total_runs -eq 0 ]; then
-  echo "SANITIZER FAILED: nothing ran (no bundled binary${filter:+ matches '$filter'}) (log: $log)" | tee -a "$log"
+  if [ ${#skipped_runs[@]} -gt 0 ]; then
+    echo "SANITIZER FAILED: nothing ran (every run${filter:+ matching '$filter'} was skipped, as printed above) (log: $log)" | tee -a "$log"
+  else
+    echo "SANITIZER FAILED: nothing ran (no bundled binary${filter:+ matches '$filter'}) (log: $log)" | tee -a "$log"
+  fi
   exit 1
 fi
 if [ ${#failures[@]} -eq 0 ]; then

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Checks gpu-run.sh's sanitizer pool (no GPU needed; .ci/run runs it) over
 # a fake bundle and a fake compute-sanitizer: every test of a large binary
-# runs exactly once, in shards, without the `alone` and switched-off ones;
-# the soak and gpu_faults run while nothing else does; a run that fails
-# beside others runs again alone; a failing run fails the whole.
+# runs exactly once, in shards, the `alone` ones on their own and the
+# switched-off ones never; no more runs than --jobs at once; the soak and
+# gpu_faults run while nothing else does; a run that fails beside others
+# runs again alone (not a deferred one, not past the deadline); a failing
+# run fails the whole; two runs whose names clean up alike keep apart.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 dir=$(mktemp -d)
@@ -11,31 +13,52 @@ trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/bundle/tests" "$dir/bundle/examples" "$dir/running"
 cp "$here/gpu-run.sh" "$dir/bundle/run.sh"
 cp "$here/sanitizer-allow.txt" "$dir/bundle/"
-# A test binary: lists NAMES, or runs the ones named (recording each, and
-# how many runs were in flight beside it).
+# A test binary that filters as libtest does (each name given matches
+# tests containing it, or equal to it under --exact; --skip drops tests
+# containing its name) and records each test it runs with how many runs
+# were in flight beside it; FAIL names a test that fails.
 fake_test() { # NAME TESTS...
   local name=$1; shift
   cat >"$dir/bundle/tests/$name" <<EOF
 #!/usr/bin/env bash
-if [ "\$1" = --list ]; then printf '%s: test\n' $*; exit 0; fi
+tests=($*)
+if [ "\$1" = --list ]; then printf '%s: test\n' "\${tests[@]}"; exit 0; fi
+exact=0 filters=() skips=()
+while [ \$# -gt 0 ]; do
+  case \$1 in
+    --exact) exact=1 ;;
+    --skip) skips+=("\$2"); shift ;;
+    --*) ;;
+    *) filters+=("\$1") ;;
+  esac
+  shift
+done
 touch "$dir/running/\$\$"
 # The alone test outlasts the others, so that the runs after them overlap it.
-case " \$* " in *" alone::x "*) sleep 2 ;; *) sleep 0.3 ;; esac
+case " \${filters[*]} " in *" alone::x "*) sleep 2 ;; *) sleep 0.3 ;; esac
+[ "\${SLOW:-}" != $name ] || sleep 6
 others=\$((\$(ls "$dir/running" | wc -l) - 1))
-skip=0
 echo "$name process \$others" >>"$dir/ran"
-for a in "\$@"; do
-  case \$a in --skip) skip=1 ;; --*) ;; *) [ \$skip = 1 ] || echo "$name \$a \$others" >>"$dir/ran"; skip=0 ;; esac
+rc=0
+for t in "\${tests[@]}"; do
+  run=\$((\${#filters[@]} == 0))
+  for f in "\${filters[@]}"; do
+    if [ \$exact = 1 ]; then [ "\$t" = "\$f" ] && run=1; else [[ \$t == *"\$f"* ]] && run=1; fi
+  done
+  for s in "\${skips[@]}"; do [[ \$t == *"\$s"* ]] && run=0; done
+  [ \$run = 1 ] || continue
+  echo "$name test \$t \$others" >>"$dir/ran"
+  [ "\${FAIL:-}" != "\$t" ] || { [ -n "\${ONLY_BESIDE:-}" ] && [ \$others = 0 ]; } || rc=101
+  [ "\${FAIL_ONCE:-}" != "\$t" ] || [ -e "$dir/failed-once" ] || { : >"$dir/failed-once"; rc=101; }
 done
 rm "$dir/running/\$\$"
-[ -z "\${FAIL_ONE:-}" ] || [ "$name" != gpu_small ] || exit 101
-[ -z "\${FAIL_BESIDE:-}" ] || [ "$name" != gpu_small ] || [ \$others = 0 ] || exit 101
-echo "test result: ok."
+[ \$rc = 0 ] && echo "test result: ok." || echo "test result: FAILED."
+exit \$rc
 EOF
   chmod +x "$dir/bundle/tests/$name"
 }
 fake_test gpu_attacks $(seq -f 'a%g' 1 23) alone::x control_raw_launch_without_tracking_races
-fake_test gpu_small s1 s2
+fake_test gpu_small s1 s2 alone::p::q alone::p__q
 fake_test gpu_soak soak
 fake_test gpu_faults trap
 cat >"$dir/san" <<'EOF'
@@ -57,38 +80,47 @@ chmod +x "$dir/san"
 fail() { echo "sanitize-pool-selftest: $*"; cat "$dir/out.txt"; exit 1; }
 pool() { # ARGS...: runs the pool; its output in out.txt, its status echoed
   local rc=0
+  : >"$dir/ran"; rm -f "$dir/failed-once"
   OUT=$dir/out COMPUTE_SANITIZER=$dir/san bash "$dir/bundle/run.sh" --sanitize \
     --tools memcheck "$@" >"$dir/out.txt" 2>&1 || rc=$?
   echo $rc
 }
+ran() { awk -v b="$1" '$1 == b && $2 == "test" { print $3 }' "$dir/ran" | sort; }
 
 [ "$(pool --jobs 4)" = 0 ] || fail "a clean pool failed"
-# gpu_attacks: 23 tests in 3 shards, each once; the alone test on its own.
-want=$(printf '%s\n' $(seq -f 'a%g' 1 23) | sort)
-got=$(awk '$1 == "gpu_attacks" && $2 ~ /^a[0-9]/ { print $2 }' "$dir/ran" | sort)
-[ "$got" = "$want" ] || fail "gpu_attacks' tests ran $(echo $got | wc -w) times, not each once"
-grep -q '^gpu_attacks alone::x ' "$dir/ran" || fail "the alone test did not run"
-! grep -q control_raw "$dir/ran" || fail "a switched-off test ran"
+# gpu_attacks: 23 tests in 3 shards, and the alone test, each once.
+want=$(printf '%s\n' $(seq -f 'a%g' 1 23) alone::x | sort)
+[ "$(ran gpu_attacks)" = "$want" ] || fail "gpu_attacks' tests did not run each once: $(ran gpu_attacks | uniq -d | xargs)"
 grep -q 'test gpu_attacks \[3/3\]' "$dir/out.txt" || fail "no third shard"
-# gpu_small (2 tests) runs whole.
-grep -q 'clean: memcheck test gpu_small ' "$dir/out.txt" || fail "gpu_small did not run whole"
+# gpu_small (4 tests) runs whole, but for its alone tests, each on its own.
+[ "$(ran gpu_small | xargs)" = "alone::p::q alone::p__q s1 s2" ] || fail "gpu_small's tests: $(ran gpu_small | xargs)"
 awk '$2 == "process" && $3 > 0 { found = 1 } END { exit !found }' "$dir/ran" || fail "no two runs overlapped"
+awk '$2 == "process" && $3 > 3 { exit 1 }' "$dir/ran" || fail "more than 4 runs at once"
 [ "$(awk '($1 == "gpu_soak" || $1 == "gpu_faults") && $2 == "process" { print $3 }' "$dir/ran")" = "0
 0" ] || fail "the soak or gpu_faults ran beside other runs"
-grep -q '^memcheck: 7 runs, 7 clean, 0 failed' "$dir/out.txt" || fail "wrong tally"
+grep -q '^memcheck: 9 runs, 9 clean, 0 failed' "$dir/out.txt" || fail "wrong tally"
 tail -n 1 "$dir/out.txt" | grep -q '^ALL SANITIZER RUNS CLEAN' || fail "no clean verdict"
 
-: >"$dir/ran"
-[ "$(FAIL_ONE=1 pool --jobs 3)" = 1 ] || fail "a failing run passed"
-tail -n 1 "$dir/out.txt" | grep -q '^SANITIZER FAILED: memcheck/test gpu_small' || fail "the failure is not named"
+# Two alone tests whose names clean up to the same file name: the failing
+# one's verdict is not lost to the other's.
+[ "$(FAIL=alone::p::q pool --jobs 4)" = 1 ] || fail "a failing run passed"
+tail -n 1 "$dir/out.txt" | grep -q '^SANITIZER FAILED: memcheck/test gpu_small alone::p::q' || fail "the failure is not named"
+grep -q '=== again, alone: memcheck test gpu_small alone::p::q' "$dir/out.txt" || fail "no second try alone"
 
 # A run that fails only beside others is clean alone, and counted so.
-: >"$dir/ran"
-[ "$(FAIL_BESIDE=1 pool --jobs 4)" = 0 ] || fail "a run clean alone failed the pool"
-grep -q '^memcheck: 7 runs, 7 clean, 0 failed.*; 1 clean only alone' "$dir/out.txt" || fail "no count of runs clean only alone"
-grep -q '^=== again, alone: test gpu_small' "$dir/out.txt" || fail "gpu_small did not run again alone"
+[ "$(FAIL=s1 ONLY_BESIDE=1 pool --jobs 4)" = 0 ] || fail "a run clean alone failed the pool"
+grep -q '^memcheck: 9 runs, 9 clean, 0 failed.*; 1 clean only alone' "$dir/out.txt" || fail "no count of runs clean only alone"
 
-: >"$dir/ran"
+# A deferred run (alone already) is not tried again.
+[ "$(FAIL_ONCE=soak pool --jobs 4)" = 1 ] || fail "a failed deferred run passed on a second try"
+grep -q 'again, alone: memcheck test gpu_soak' "$dir/out.txt" && fail "a deferred run ran again"
+
+# Past the deadline, a run that failed in the pool keeps its verdict.
+[ "$(FAIL=s1 SLOW=gpu_small pool --jobs 4 --deadline 26)" = 1 ] || fail "a failed run passed past the deadline"
+grep -q '^memcheck: .* 1 failed' "$dir/out.txt" || fail "the failed run's verdict was lost past the deadline"
+grep -q 'not run again alone (deadline): memcheck test gpu_small' "$dir/out.txt" || fail "no word of the run not tried again"
+
 [ "$(pool --jobs 1)" = 0 ] || fail "a pool of one failed"
 grep -q 'test gpu_attacks \[' "$dir/out.txt" && fail "a pool of one sharded"
-echo "sanitize-pool-selftest: 4 pools ok"
+[ "$(ran gpu_attacks)" = "$want" ] || fail "a pool of one ran gpu_attacks' tests other than once each"
+echo "sanitize-pool-selftest: 6 pools ok"
