@@ -13,7 +13,9 @@
 #       racecheck, synccheck, initcheck (LIST: some of them, comma-separated).
 #       N runs at once (SANITIZE_JOBS, 8); with N > 1 a test binary of more
 #       than SANITIZE_SHARD tests (10) runs in shards of that many, one
-#       process each; the soak and gpu_faults run alone after the others.
+#       process each; the soak and gpu_faults run alone after the others,
+#       and so does, again, a run that failed beside others (the summary
+#       counts the runs clean only alone).
 #       Fails on any report except the CUDA API errors listed in
 #       sanitizer-allow.txt (errors that negative tests provoke on purpose).
 #       Tests in a module named `alone` run each in a process of its own.
