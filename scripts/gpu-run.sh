@@ -562,6 +562,7 @@ sanitize() { # NAME LIMIT COMMAND...
   run_id=$((run_id + 1))
   local file=${name// /-}
   local base; base=$rawdir/$tool--$(printf %04d $run_id)--${file//[^A-Za-z0-9_.-]/_}
+  [ -n "${retry_of:-}" ] && printf '%s\n' "$retry_of" >"$base.retry_of"
   if [ "$t" -eq 0 ]; then
     say "--- NOT RUN (deadline): $tool $name"
     printf 'notrun\n0\n%s\n' "$name" >"$base.result"; return 0
@@ -572,7 +573,6 @@ sanitize() { # NAME LIMIT COMMAND...
   unset IFS
   # Runs with nothing beside them (deferred, or again after the pool).
   [ "${draining:-0}" = 1 ] && : >"$base.alone"
-  [ -n "${retry_of:-}" ] && printf '%s\n' "$retry_of" >"$base.retry_of"
   run_one "$tool" "$name" "$t" "$base" "$@" &
 }
 
@@ -650,7 +650,12 @@ for tool in ${tools//,/ }; do
     case $status in
       clean) clean=$((clean + 1))
              [ -e "${r%.result}.retry_of" ] && only_alone=$((only_alone + 1)) ;;
-      notrun) notrun=$((notrun + 1)); failures+=("$tool/$name (not run)") ;;
+      # A second try the deadline stopped: the pool's failure stands.
+      notrun) if [ -e "${r%.result}.retry_of" ]; then
+                failed=$((failed + 1)); failures+=("$tool/$name")
+              else
+                notrun=$((notrun + 1)); failures+=("$tool/$name (not run)")
+              fi ;;
       *) failed=$((failed + 1)); failures+=("$tool/$name") ;;
     esac
   done
