@@ -1,7 +1,7 @@
 //! Conditional handles in `bound()`: per-node updates of the kernels that
 //! set them, and a top-level handle driving a node in a body.
 
-use crate::common::gpu;
+use crate::common::{assert_foreign, gpu};
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
@@ -53,13 +53,10 @@ fn a_kernel_setting_a_handle_takes_per_node_updates() {
         exec.synchronize().unwrap();
         let args = |again| (again, bound.residual, bound.iterations, 0.0, 7);
         let err = exec.test().set_args(args(foreign.again)).unwrap_err();
-        assert!(
-            matches!(&err, graph_runtime::GraphError::ForeignHandle {
-                what: graph_runtime::error::Foreign::ConditionalHandle,
-                label: Some(label),
-                ..
-            } if label == "test"),
-            "{err:?}"
+        assert_foreign(
+            &err,
+            graph_runtime::error::Foreign::ConditionalHandle,
+            "test",
         );
         exec.test().set_args(args(bound.again)).unwrap();
         exec.launch(&stream).unwrap();

@@ -29,6 +29,21 @@ pub fn graph_memory_lock() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Asserts that `err` refuses a handle of another graph, level or context:
+/// `GraphError::ForeignHandle` of kind `what`, naming node `label`.
+#[track_caller]
+pub fn assert_foreign(
+    err: &graph_runtime::GraphError,
+    what: graph_runtime::error::Foreign,
+    label: &str,
+) {
+    assert!(
+        matches!(err, graph_runtime::GraphError::ForeignHandle { what: kind, label: Some(named), .. }
+            if *kind == what && named == label),
+        "expected ForeignHandle {{ what: {what:?}, label: {label:?} }}, got {err:?}"
+    );
+}
+
 pub fn sync(stream: &Arc<CudaStream>) {
     stream.synchronize().expect("stream synchronize");
 }

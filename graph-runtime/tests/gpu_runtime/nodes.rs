@@ -1,4 +1,4 @@
-use crate::common::{gpu, own_context, sync};
+use crate::common::{assert_foreign, gpu, own_context, sync};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{cudarc, Graph, GraphError, LaunchConfig};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -192,14 +192,7 @@ fn a_capture_writing_a_read_only_or_foreign_buffer_is_refused() {
     );
     // SAFETY: as above.
     let err = unsafe { g.add_capture("foreign", &stream, &[], zero(yb)) }.unwrap_err();
-    assert!(
-        matches!(&err, GraphError::ForeignHandle {
-            what: graph_runtime::error::Foreign::Buffer,
-            label: Some(label),
-            ..
-        } if label == "foreign"),
-        "{err:?}"
-    );
+    assert_foreign(&err, graph_runtime::error::Foreign::Buffer, "foreign");
     // Reading it is allowed, and the graph goes on.
     // SAFETY: as above.
     unsafe {
