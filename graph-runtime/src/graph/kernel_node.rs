@@ -101,6 +101,24 @@ impl<'a> Graph<'a> {
         config: LaunchConfig,
         args: A::Args<'a>,
         deps: &[Node],
+    ) -> KernelNode<A> {
+        self.__add_kernel_with_edges(failure, label, kernel, config, args, deps, None)
+    }
+
+    /// [`Graph::__add_kernel`] with the kinds of the edges from `deps`
+    /// (programmatic, launch-order): most kernel nodes have only full
+    /// edges, and their builders pass no kinds (fewer tokens per node).
+    #[doc(hidden)]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn __add_kernel_with_edges<'l, A: KernelArgs>(
+        &mut self,
+        failure: &mut Option<GraphError>,
+        label: impl Into<NodeLabel<'l>>,
+        kernel: &Kernel<A>,
+        config: LaunchConfig,
+        args: A::Args<'a>,
+        deps: &[Node],
         edges: Option<&[EdgeKind]>,
     ) -> KernelNode<A> {
         if failure.is_none() {

@@ -255,9 +255,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list,
     /// or one assembled in this iteration (see `repeat`).
-    fn deps(&self, id: NodeId, list: &[Dep]) -> TokenStream {
+    fn deps(&self, id: NodeId, list: &mut [Dep]) -> TokenStream {
         if Self::static_deps(list) {
-            let vars = list.iter().map(|d| &d.value);
+            let vars = list
+                .iter_mut()
+                .map(|d| super::Moved::from(std::mem::take(&mut d.value)));
             return quote!(&[#(#vars),*]);
         }
         if let Some(direct) = self.direct(list) {
@@ -273,8 +275,13 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // Each interpolated once, by move (see `Moved`).
         let var = super::Moved::from(self.node_binding(id));
         let label = super::Moved::from(self.label_expr(id));
-        let dep_list = self.dep_list(id);
-        let deps = super::Moved::from(self.deps(id, &dep_list));
+        let mut dep_list = self.dep_list(id);
+        // (Kinds and spans first: `deps` moves the values out.)
+        let incoming: Vec<(EdgeKind, Option<Span>)> =
+            dep_list.iter().map(|d| (d.kind, d.span)).collect();
+        let direct = self.direct(&dep_list);
+        let dynamic = !Self::static_deps(&dep_list);
+        let deps = super::Moved::from(self.deps(id, &mut dep_list));
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
@@ -288,13 +295,15 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 // `usize` grid points there and names the fix.
                 let dim = |d: &syn::Expr| {
                     let rt = rt.at(d.span());
-                    quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d))
+                    super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d)))
                 };
                 let (grid, block) = (dim(grid), dim(block));
-                let mut config = quote!(#rt::LaunchConfig::new(#grid, #block));
-                if let Some(smem) = &k.shared_mem {
-                    config = quote!(#config.with_shared_mem(#smem));
-                }
+                let config = match &k.shared_mem {
+                    Some(smem) => {
+                        quote!(#rt::LaunchConfig::new(#grid, #block).with_shared_mem(#smem))
+                    }
+                    None => quote!(#rt::LaunchConfig::new(#grid, #block)),
+                };
                 // Each argument is checked on its own against the declared
                 // parameter, so rustc points at the argument:
                 //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
@@ -310,8 +319,6 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     }
                 });
                 let arg_checks = arg_checks.map(super::Moved::from);
-                let incoming: Vec<(EdgeKind, Option<Span>)> =
-                    dep_list.iter().map(|d| (d.kind, d.span)).collect();
                 // Every programmatic edge requires a PDL-aware kernel after
                 // it; rustc's error points at the edge:
                 //   error[E0277]: kernel `AddOne` is not declared PDL-aware, ...
@@ -324,43 +331,45 @@ impl<'m, 'a> Emitter<'m, 'a> {
                     })
                 });
                 let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
-                let dynamic = internal("__deps");
-                let direct = self.direct(&dep_list);
+                let dynamic_var = internal("__deps");
                 let (deps_decl, deps, edges) = if let Some(direct) = direct {
+                    let (dynamic, direct) = (&dynamic_var, super::Moved::from(direct));
                     (
                         quote! { let #dynamic: &[#rt::Node] = #direct; },
                         quote!(#dynamic),
-                        quote!(::core::option::Option::None),
+                        TokenStream::new(),
                     )
-                } else if !Self::static_deps(&dep_list) {
-                    let value = self.deps_value(id);
+                } else if dynamic {
+                    let dynamic = &dynamic_var;
+                    let value = super::Moved::from(self.deps_value(id));
                     (
                         quote! { let #dynamic = #value; },
                         quote!(#dynamic.as_slice()),
-                        quote!(#dynamic.edges()),
+                        quote!(, #dynamic.edges()),
                     )
                 } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
-                    (
-                        TokenStream::new(),
-                        deps.into_inner(),
-                        quote!(::core::option::Option::None),
-                    )
+                    (TokenStream::new(), deps.into_inner(), TokenStream::new())
                 } else {
                     let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
                     (
                         TokenStream::new(),
                         deps.into_inner(),
-                        quote!(::core::option::Option::Some(&[#(#kinds),*])),
+                        quote!(, ::core::option::Option::Some(&[#(#kinds),*])),
                     )
                 };
-                let field = self.table_field(id);
-                let (nodes, failed) = (internal("__nodes"), internal("__failed"));
-                let handle = if self.in_place(id) {
-                    quote!(#nodes.#field)
-                } else {
-                    kernel_var.to_token_stream()
+                let failed = internal("__failed");
+                // The typed handle, made anew at each use (cheaper than a copy).
+                let handle = || {
+                    if self.in_place(id) {
+                        let nodes = internal("__nodes");
+                        let field = super::Moved::from(self.table_field(id));
+                        quote!(#nodes.#field)
+                    } else {
+                        kernel_var.to_token_stream()
+                    }
                 };
                 let priority = node.attrs.priority.as_ref().map(|(_, p)| {
+                    let handle = super::Moved::from(handle());
                     quote! {
                         #rt::__private::settle(&mut #failed)?;
                         #g.set_priority(&#handle, #p)?;
@@ -369,15 +378,16 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let accessor = self.body_handles && self.has_accessor(id);
                 let keep_kernel = accessor || priority.is_some() || self.is_dependency(id);
                 let target = if self.in_place(id) {
-                    handle.clone()
+                    handle()
                 } else if keep_kernel {
                     quote!(let #kernel_var)
                 } else {
                     quote!(let _)
                 };
-                let node_handle = self
-                    .is_dependency(id)
-                    .then(|| quote! { let #var = #handle.node(); });
+                let node_handle = self.is_dependency(id).then(|| {
+                    let handle = super::Moved::from(handle());
+                    quote! { let #var = #handle.node(); }
+                });
                 // The argument list as the kernel's parameter tuple, through
                 // `GivenN` for N arguments, so another count is an error at
                 // the user's parentheses naming the kernel and its parameters:
@@ -396,6 +406,11 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
                     }
                 };
+                // Only full edges (most nodes): no kinds to pass.
+                let add_kernel = match edges.is_empty() {
+                    true => Ident::new("__add_kernel", Span::call_site()),
+                    false => Ident::new("__add_kernel_with_edges", Span::call_site()),
+                };
                 let [target, args_check, deps_decl, kernel_label, config, deps, edges] = [
                     target,
                     args_check,
@@ -412,7 +427,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
                         #(#arg_checks)*
                         #args_check
                         #deps_decl
-                        #g.__add_kernel(&mut #failed, #kernel_label, &#loaded, #config, #args, #deps, #edges)
+                        #g.#add_kernel(&mut #failed, #kernel_label, &#loaded, #config, #args, #deps #edges)
                     };
                     #node_handle
                     #priority

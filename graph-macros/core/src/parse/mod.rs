@@ -463,7 +463,11 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
         let kind = edge_attribute(&attrs)?;
         return parse_edge(input, kind).map(Stmt::Edge);
     }
-    if input.peek(kw::cond) && input.peek2(Ident) {
+    // The leading identifier, compared with each keyword below: a
+    // keyword's `peek` copies the identifier anew each time.
+    let first = input.cursor().ident().map(|(ident, _)| ident);
+    let starts_with = |keyword: &str| first.as_ref().is_some_and(|ident| ident == keyword);
+    if starts_with("cond") && input.peek2(Ident) {
         let keyword = input.parse()?;
         let name = input.parse()?;
         let default = if input.peek(Token![=]) {
@@ -480,13 +484,13 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             default,
         }));
     }
-    if input.peek(kw::host) && input.peek2(Ident) && input.peek3(Token![:]) {
+    if starts_with("host") && input.peek2(Ident) && input.peek3(Token![:]) {
         return node::parse_host_decl(input, attrs).map(Stmt::Host);
     }
-    if input.peek(kw::buffer) && input.peek2(Ident) && input.peek3(Token![:]) {
+    if starts_with("buffer") && input.peek2(Ident) && input.peek3(Token![:]) {
         return node::parse_buffer_decl(input, attrs).map(Stmt::Buffer);
     }
-    if input.peek(kw::fragment) && input.peek2(Ident) {
+    if starts_with("fragment") && input.peek2(Ident) {
         let keyword = input.parse()?;
         let name = input.parse()?;
         let body = parse_block(input, errors)?;
@@ -497,7 +501,7 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             body,
         }));
     }
-    if input.peek(kw::alloc) && input.peek2(Ident) {
+    if starts_with("alloc") && input.peek2(Ident) {
         let keyword = input.parse()?;
         let buffer = input.parse()?;
         input.parse::<Token![:]>()?;
@@ -512,7 +516,7 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             body,
         }));
     }
-    if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+    if first.is_some() && input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
         let label: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
         if input.peek(Token![for]) {
