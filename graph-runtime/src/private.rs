@@ -152,6 +152,15 @@ pub fn buffer_bytes<T>(buffer: &crate::Buf<'_, T>) -> (u64, u64) {
     buffer.as_use(false).bytes
 }
 
+/// `<<<grid, block>>>` written as two integer literals (most kernel
+/// nodes): the launch configuration in fewer tokens than
+/// `LaunchConfig::new(Dim3::of(..), Dim3::of(..))`, which other
+/// dimensions take so that a type error points at them.
+#[inline]
+pub fn launch(grid: u32, block: u32) -> crate::LaunchConfig {
+    crate::LaunchConfig::new(grid, block)
+}
+
 /// Gives a capture node's closure its parameter type (for inference).
 pub fn capture_work<'a, F>(work: F) -> F
 where

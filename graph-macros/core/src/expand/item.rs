@@ -226,12 +226,15 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             )
         };
         let (handle, params) = (Moved::from(handle), vars.iter().map(|v| quote!(#v: usize)));
+        // A repeated node's accessor panics at an iteration that is not
+        // there: the panic names the caller's line.
+        let track_caller = (!chain.is_empty()).then(|| quote!(#[track_caller]));
         match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
                 quote! {
                     #[doc = #doc]
-                    #[track_caller]
+                    #track_caller
                     pub fn #label(&mut self, #(#params),*) -> #rt::KernelNodeMutOf<'_, 'a, #path> {
                         #rt::KernelNodeMut::new(&mut self.exec, #handle)
                     }
@@ -239,7 +242,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             }
             _ => quote! {
                 #[doc = #doc]
-                #[track_caller]
+                #track_caller
                 pub fn #label(&mut self, #(#params),*) -> #rt::NodeMut<'_, 'a> {
                     #rt::NodeMut::new(&mut self.exec, #handle)
                 }

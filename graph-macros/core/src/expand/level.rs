@@ -291,18 +291,28 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 let kernel_var = self.kernel_var(id);
                 let loaded = self.loaded_kernel(id);
                 let (grid, block) = (&k.grid, &k.block);
-                // Each dimension converted at its tokens: rustc's error at a
-                // `usize` grid points there and names the fix.
-                let dim = |d: &syn::Expr| {
-                    let rt = rt.at(d.span());
-                    super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d)))
+                let config = match (u32_literal(grid), u32_literal(block)) {
+                    // Two `u32` literals (most nodes): no conversion can fail.
+                    (Some(grid), Some(block)) => {
+                        quote!(#rt::__private::launch(#grid, #block))
+                    }
+                    _ => {
+                        // Each dimension converted at its tokens: rustc's error
+                        // at a `usize` grid points there and names the fix.
+                        let dim = |d: &syn::Expr| {
+                            let rt = rt.at(d.span());
+                            super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d)))
+                        };
+                        let (grid, block) = (dim(grid), dim(block));
+                        quote!(#rt::LaunchConfig::new(#grid, #block))
+                    }
                 };
-                let (grid, block) = (dim(grid), dim(block));
                 let config = match &k.shared_mem {
                     Some(smem) => {
-                        quote!(#rt::LaunchConfig::new(#grid, #block).with_shared_mem(#smem))
+                        let config = super::Moved::from(config);
+                        quote!(#config.with_shared_mem(#smem))
                     }
-                    None => quote!(#rt::LaunchConfig::new(#grid, #block)),
+                    None => config,
                 };
                 // Each argument is checked on its own against the declared
                 // parameter, so rustc points at the argument:
@@ -578,6 +588,23 @@ impl Emitter<'_, '_> {
         let rt = self.rt.at(span);
         let ty = quote_spanned!(span=> #rt::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
+    }
+}
+
+/// A launch dimension written as an unsuffixed integer literal that fits
+/// a `u32` (or suffixed `u32`): the literal.
+fn u32_literal(dim: &syn::Expr) -> Option<&syn::LitInt> {
+    match dim {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            attrs,
+        }) if attrs.is_empty()
+            && matches!(int.suffix(), "" | "u32")
+            && int.base10_parse::<u32>().is_ok() =>
+        {
+            Some(int)
+        }
+        _ => None,
     }
 }
 
