@@ -71,15 +71,19 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .map(|e| ((e.from, e.to), (e.kind, e.kind_span)))
             .collect();
         let mut kernels: HashMap<String, usize> = HashMap::new();
+        let mut key = String::new();
         let kernel_of = model
             .nodes
             .iter()
             .map(|node| match node.op {
                 Op::Kernel(k) => {
+                    path_key(&k.function, &mut key);
+                    if let Some(&index) = kernels.get(&key) {
+                        return index;
+                    }
                     let count = kernels.len();
-                    *kernels
-                        .entry(k.function.to_token_stream().to_string())
-                        .or_insert(count)
+                    kernels.insert(key.clone(), count);
+                    count
                 }
                 _ => 0,
             })
@@ -588,6 +592,29 @@ impl Emitter<'_, '_> {
         let rt = self.rt.at(span);
         let ty = quote_spanned!(span=> #rt::__private::DeviceBuf<'_, _>);
         quote_spanned! {span=> { let __device: #ty = #operand; __device } }
+    }
+}
+
+/// The text of a kernel's path as written, into `key` (cleared first),
+/// to tell distinct kernels apart: one buffer for every node rather
+/// than a token stream and a string each.
+fn path_key(path: &syn::Path, key: &mut String) {
+    use std::fmt::Write;
+    key.clear();
+    let plain = path
+        .segments
+        .iter()
+        .all(|s| matches!(s.arguments, syn::PathArguments::None));
+    if !plain {
+        key.push_str(&path.to_token_stream().to_string());
+        return;
+    }
+    if path.leading_colon.is_some() {
+        key.push_str("::");
+    }
+    for (i, segment) in path.segments.iter().enumerate() {
+        let sep = if i == 0 { "" } else { "::" };
+        let _ = write!(key, "{sep}{}", segment.ident);
     }
 }
 
