@@ -63,6 +63,10 @@ impl ParameterAccess for Bool<false> {
     type Kind = crate::kernel::ReadingParameter;
 }
 
+/// [`ParameterAccess::Kind`] of `Bool<WRITES>`: the race and read-only
+/// checks' subject, in a few tokens.
+pub type Access<const WRITES: bool> = <Bool<WRITES> as ParameterAccess>::Kind;
+
 /// The device-memory handle, for operand type checks.
 pub type DeviceBuf<'a, T> = Buf<'a, T>;
 

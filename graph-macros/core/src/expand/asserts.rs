@@ -79,7 +79,7 @@ fn reads_only(
                     const HOLDS: () = ();
                 }
                 impl #name for #rt::kernel::ReadingParameter {}
-                <<#rt::__private::Bool<WRITES> as #rt::__private::ParameterAccess>::Kind as #name>::HOLDS
+                <#rt::__private::Access<WRITES> as #name>::HOLDS
             }
         };
     }
