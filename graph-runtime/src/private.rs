@@ -156,8 +156,9 @@ pub fn buffer_bytes<T>(buffer: &crate::Buf<'_, T>) -> (u64, u64) {
     buffer.as_use(false).bytes
 }
 
-/// `<<<grid, block>>>` written as two integer literals (most kernel
-/// nodes): the launch configuration in fewer tokens than
+/// `<<<grid, block>>>` written as two integer literals that fit a `u32`,
+/// unsuffixed or `u32` (most kernel nodes): the launch configuration in
+/// fewer tokens than
 /// `LaunchConfig::new(Dim3::of(..), Dim3::of(..))`, which other
 /// dimensions take so that a type error points at them.
 #[inline]

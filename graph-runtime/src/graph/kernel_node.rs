@@ -83,7 +83,8 @@ impl<'a> Graph<'a> {
         })
     }
 
-    /// What generated builders call for each kernel node: adds it unless an
+    /// What generated builders call for each kernel node whose edges are
+    /// all full (else [`Graph::__add_kernel_with_edges`]): adds it unless an
     /// earlier node of the build failed, and keeps a failure in `failure`
     /// instead of returning it (the handle is then [`KernelNode::UNSET`],
     /// never used: the builder settles before any other node and at the

@@ -12,7 +12,8 @@ pub struct Dim3 {
 
 impl Dim3 {
     /// The dimensions `dim` gives (the DSL converts each `<<<grid,
-    /// block>>>` dimension with it, at the dimension's tokens).
+    /// block>>>` dimension with it, at the dimension's tokens, unless both
+    /// are `u32` literals: see `__private::launch`).
     pub fn of(dim: impl LaunchDim) -> Dim3 {
         dim.dim()
     }

@@ -257,8 +257,9 @@ impl<'m, 'a> Emitter<'m, 'a> {
         }
     }
 
-    /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list,
-    /// or one assembled in this iteration (see `repeat`).
+    /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list
+    /// (its values moved out of `list`), or one assembled in this
+    /// iteration (see `repeat`).
     fn deps(&self, id: NodeId, list: &mut [Dep]) -> TokenStream {
         if Self::static_deps(list) {
             let vars = list
@@ -283,9 +284,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // (Kinds and spans first: `deps` moves the values out.)
         let incoming: Vec<(EdgeKind, Option<Span>)> =
             dep_list.iter().map(|d| (d.kind, d.span)).collect();
-        let direct = self.direct(&dep_list);
         let dynamic = !Self::static_deps(&dep_list);
-        let deps = super::Moved::from(self.deps(id, &mut dep_list));
+        // A kernel node builds a direct or assembled list itself.
+        let is_kernel = matches!(node.op, Op::Kernel(_));
+        let direct = is_kernel.then(|| self.direct(&dep_list)).flatten();
+        let deps = super::Moved::from(match is_kernel && (direct.is_some() || dynamic) {
+            true => TokenStream::new(),
+            false => self.deps(id, &mut dep_list),
+        });
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
@@ -356,10 +362,16 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 } else if dynamic {
                     let dynamic = &dynamic_var;
                     let value = super::Moved::from(self.deps_value(id));
+                    // Kinds are kept (`Deps::push_kind`) only when some edge
+                    // is not full.
+                    let edges = match kinds.iter().all(|k| *k == EdgeKind::Full) {
+                        true => TokenStream::new(),
+                        false => quote!(, #dynamic.edges()),
+                    };
                     (
                         quote! { let #dynamic = #value; },
                         quote!(#dynamic.as_slice()),
-                        quote!(, #dynamic.edges()),
+                        edges,
                     )
                 } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
                     (TokenStream::new(), deps.into_inner(), TokenStream::new())

@@ -141,39 +141,31 @@ pub(crate) fn raw_str_literal(text: &str) -> proc_macro2::Literal {
     proc_macro2::Literal::string(text)
 }
 
-/// A token stream (or an identifier) that `quote!` interpolates by move.
-/// `#stream` clones every token of a `TokenStream` (`#ident` its name),
-/// and the original is then dropped: on large graphs most of the macro's
-/// time went to those copies (each identifier is an allocation outside
-/// rustc). Interpolate it once only: a second `#moved` of the same value
-/// emits nothing.
-pub(crate) struct Moved<T = TokenStream>(std::cell::Cell<Option<T>>);
+/// A token stream that `quote!` interpolates by move. `#stream` clones
+/// every token of a `TokenStream` and the original is then dropped: on
+/// large graphs most of the macro's time went to those copies (each
+/// identifier is an allocation outside rustc). Interpolate it once only:
+/// a second `#moved` of the same value emits nothing. (An `Option`: a
+/// `TokenStream` left in its place would be one more allocation.)
+pub(crate) struct Moved(std::cell::Cell<Option<TokenStream>>);
 
-impl<T> From<T> for Moved<T> {
-    fn from(tokens: T) -> Self {
-        Moved(std::cell::Cell::new(Some(tokens)))
+impl From<TokenStream> for Moved {
+    fn from(stream: TokenStream) -> Self {
+        Moved(std::cell::Cell::new(Some(stream)))
     }
 }
 
-impl<T: Default> Moved<T> {
-    /// The value itself (empty once interpolated).
-    pub(crate) fn into_inner(self) -> T {
+impl Moved {
+    /// The stream itself (empty once interpolated).
+    pub(crate) fn into_inner(self) -> TokenStream {
         self.0.into_inner().unwrap_or_default()
     }
 }
 
-impl quote::ToTokens for Moved<TokenStream> {
+impl quote::ToTokens for Moved {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         if let Some(stream) = self.0.take() {
             tokens.extend(stream);
-        }
-    }
-}
-
-impl quote::ToTokens for Moved<syn::Ident> {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        if let Some(ident) = self.0.take() {
-            tokens.extend(std::iter::once(proc_macro2::TokenTree::Ident(ident)));
         }
     }
 }

@@ -463,10 +463,11 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
         let kind = edge_attribute(&attrs)?;
         return parse_edge(input, kind).map(Stmt::Edge);
     }
-    // The leading identifier, compared with each keyword below: a
-    // keyword's `peek` copies the identifier anew each time.
-    let first = input.cursor().ident().map(|(ident, _)| ident);
-    let starts_with = |keyword: &str| first.as_ref().is_some_and(|ident| ident == keyword);
+    // The leading identifier's text, compared with each keyword below: a
+    // keyword's `peek` copies the identifier (and inside rustc makes its
+    // text) anew each time.
+    let first = input.cursor().ident().map(|(ident, _)| ident.to_string());
+    let starts_with = |keyword: &str| first.as_deref() == Some(keyword);
     if starts_with("cond") && input.peek2(Ident) {
         let keyword = input.parse()?;
         let name = input.parse()?;
@@ -516,7 +517,7 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             body,
         }));
     }
-    if first.is_some() && input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+    if input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
         let label: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
         if input.peek(Token![for]) {
