@@ -48,6 +48,11 @@ const VOCABULARY: &[&str] = &[
     "pub",
     "move",
     "k::K",
+    // Raw identifiers: every name the DSL turns into generated names.
+    "r#a",
+    "r#alloc",
+    "r#x",
+    "r#i",
     ":",
     ";",
     "->",
@@ -275,6 +280,32 @@ fn corpus_checks_clean() {
                 "{source}\n{:?}",
                 e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>()
             );
+        }
+    }
+}
+
+/// Each identifier of each valid graph written raw (`r#name`), one at a
+/// time: generated names are made from labels, and a raw one once made
+/// an invalid identifier (a panic). Random mutations seldom hit a label.
+#[test]
+fn raw_identifiers_anywhere_in_valid_graphs() {
+    for source in VALID {
+        let tokens = flat_tokens(source);
+        for (i, token) in tokens.iter().enumerate() {
+            let rawable = token.chars().next().is_some_and(|c| c.is_alphabetic())
+                && token.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !["self", "Self", "super", "crate"].contains(&token.as_str());
+            if !rawable {
+                continue;
+            }
+            let mut mutated = tokens.clone();
+            mutated[i] = format!("r#{token}");
+            let text = mutated.join(" ");
+            let Ok(stream) = text.parse::<proc_macro2::TokenStream>() else {
+                continue;
+            };
+            let expanded = std::panic::catch_unwind(|| graph_macros_core::expand(stream));
+            assert!(expanded.is_ok(), "the macro panicked on:\n{text}");
         }
     }
 }

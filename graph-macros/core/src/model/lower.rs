@@ -145,6 +145,7 @@ impl<'a> Lowering<'a, '_> {
     }
 
     pub(super) fn register_label(&mut self, label: &Ident, target: LabelTarget) {
+        refuse_raw(label, self.diag);
         match self.labels.entry(format!("{}{label}", self.prefix)) {
             std::collections::hash_map::Entry::Occupied(entry) => self.diag.error_with_help(
                 label,
@@ -259,6 +260,7 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId, ctx: Context) {
+        refuse_raw(&decl.name, self.diag);
         if let Some(attr) = decl.attrs.first() {
             self.diag
                 .error(attr, "attributes are not allowed on conditional handles");
@@ -373,5 +375,23 @@ pub(super) fn region_node<'a>(
         handle: None,
         bodies: Vec::new(),
         buffer: None,
+    }
+}
+
+/// A raw identifier (`r#type`) as a label or a handle's name: refused.
+/// Generated names are made from labels, and `r#a` and `a` are one name
+/// to rustc but two to the checker; the DSL's own keywords are plain
+/// labels already (`alloc: ...`).
+fn refuse_raw(name: &Ident, diag: &Diagnostics) {
+    let text = name.to_string();
+    if let Some(plain) = text.strip_prefix("r#") {
+        diag.error_with_help(
+            name,
+            format!("`{text}` is a raw identifier, which cannot name a node, a block or a handle"),
+            format!(
+                "DSL keywords such as `alloc` are plain labels (`alloc: ...`); a Rust keyword \
+                 needs another name (`{plain}_`, say)"
+            ),
+        );
     }
 }
