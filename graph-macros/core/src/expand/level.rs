@@ -1,7 +1,7 @@
 //! Statements that build one graph level (the top graph or a conditional
 //! body) into a `graph_runtime::Graph` variable.
 
-use super::repeat_deps::{edge_kind, Dep};
+use super::repeat_deps::Dep;
 use super::Runtime;
 use crate::check::Topology;
 use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
@@ -12,8 +12,6 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
 
-/// The most parameters a kernel declaration has (the runtime's tuples).
-const MAX_KERNEL_PARAMS: usize = 12;
 /// A local variable of the generated code. Its span is `mixed_site`, so
 /// no user token can name it (a kernel argument `__graph` is the caller's
 /// own `__graph`, never the graph being built).
@@ -130,7 +128,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// The pattern binding node `id`'s handle: its variable, or `_` when
     /// nothing uses it (no unused-variable warnings in the caller's crate).
-    fn node_binding(&self, id: NodeId) -> TokenStream {
+    pub(super) fn node_binding(&self, id: NodeId) -> TokenStream {
         let kept_for_accessor = self.body_handles
             && self.has_accessor(id)
             && self.model.nodes[id].kind() != Kind::Kernel;
@@ -201,7 +199,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     /// The variable holding kernel node `id`'s loaded kernel.
-    fn loaded_kernel(&self, id: NodeId) -> Ident {
+    pub(super) fn loaded_kernel(&self, id: NodeId) -> Ident {
         format_ident!("__kernel{}", self.kernel_of[id], span = Span::mixed_site())
     }
 
@@ -250,7 +248,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     /// An operand as the generated code uses it.
-    fn operand(&self, expr: &syn::Expr) -> TokenStream {
+    pub(super) fn operand(&self, expr: &syn::Expr) -> TokenStream {
         match place(expr) {
             Some((ident, _)) if self.bound_references => bound_name(&ident).to_token_stream(),
             _ => expr.to_token_stream(),
@@ -260,7 +258,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list
     /// (its values moved out of `list`), or one assembled in this
     /// iteration (see `repeat`).
-    fn deps(&self, id: NodeId, list: &mut [Dep]) -> TokenStream {
+    pub(super) fn deps(&self, id: NodeId, list: &mut [Dep]) -> TokenStream {
         if Self::static_deps(list) {
             let vars = list
                 .iter_mut()
@@ -277,188 +275,19 @@ impl<'m, 'a> Emitter<'m, 'a> {
     pub(super) fn node(&self, id: NodeId, g: &Ident) -> TokenStream {
         let rt = self.rt;
         let node = &self.model.nodes[id];
+        if let Op::Kernel(k) = node.op {
+            return self.kernel_node(id, k, g);
+        }
         // Each interpolated once, by move (see `Moved`).
         let var = super::Moved::from(self.node_binding(id));
         let label = super::Moved::from(self.label_expr(id));
         let mut dep_list = self.dep_list(id);
-        // (Kinds and spans first: `deps` moves the values out.)
-        let incoming: Vec<(EdgeKind, Option<Span>)> =
-            dep_list.iter().map(|d| (d.kind, d.span)).collect();
-        let dynamic = !Self::static_deps(&dep_list);
-        // A kernel node builds a direct or assembled list itself.
-        let is_kernel = matches!(node.op, Op::Kernel(_));
-        let direct = is_kernel.then(|| self.direct(&dep_list)).flatten();
-        let deps = super::Moved::from(match is_kernel && (direct.is_some() || dynamic) {
-            true => TokenStream::new(),
-            false => self.deps(id, &mut dep_list),
-        });
+        let deps = super::Moved::from(self.deps(id, &mut dep_list));
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
-            Op::Kernel(k) => {
-                let kernel_label = self.kernel_label_expr(id);
-                let path = &k.function;
-                let kernel_var = self.kernel_var(id);
-                let loaded = self.loaded_kernel(id);
-                let (grid, block) = (&k.grid, &k.block);
-                let config = match (u32_literal(grid), u32_literal(block)) {
-                    // Two `u32` literals (most nodes): no conversion can fail.
-                    (Some(grid), Some(block)) => {
-                        quote!(#rt::__private::launch(#grid, #block))
-                    }
-                    _ => {
-                        // Each dimension converted at its tokens: rustc's error
-                        // at a `usize` grid points there and names the fix.
-                        let dim = |d: &syn::Expr| {
-                            let rt = rt.at(d.span());
-                            super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d)))
-                        };
-                        let (grid, block) = (dim(grid), dim(block));
-                        quote!(#rt::LaunchConfig::new(#grid, #block))
-                    }
-                };
-                let config = match &k.shared_mem {
-                    Some(smem) => {
-                        let config = super::Moved::from(config);
-                        quote!(#config.with_shared_mem(#smem))
-                    }
-                    None => config,
-                };
-                // Each argument is checked on its own against the declared
-                // parameter, so rustc points at the argument:
-                //   error[E0308]: mismatched types ... expected `Buf<'_, f32>`, found `u32`
-                let arg_vars: Vec<Ident> = (0..k.args.len()).map(arg_var).collect();
-                let arg_checks = k.args.iter().enumerate().map(|(i, arg)| {
-                    let var = &arg_vars[i];
-                    let index = syn::Index::from(i);
-                    let span = arg.span();
-                    let arg = super::Moved::from(self.operand(arg));
-                    let rt = rt.at(span);
-                    quote_spanned! {span=>
-                        let #var: #rt::__private::ArgOf<'_, #path, #index> = #arg;
-                    }
-                });
-                let arg_checks = arg_checks.map(super::Moved::from);
-                // Every programmatic edge requires a PDL-aware kernel after
-                // it; rustc's error points at the edge:
-                //   error[E0277]: kernel `AddOne` is not declared PDL-aware, ...
-                let pdl_checks = incoming.iter().filter_map(|&(kind, span)| {
-                    let span = span.filter(|_| kind != EdgeKind::Full)?;
-                    let path = super::respan(path.to_token_stream(), span);
-                    let rt = rt.at(span);
-                    Some(quote_spanned! {span=>
-                        let () = <#path as #rt::kernel::PdlAware>::DECLARED;
-                    })
-                });
-                let kinds: Vec<EdgeKind> = incoming.iter().map(|&(kind, _)| kind).collect();
-                let dynamic_var = internal("__deps");
-                let (deps_decl, deps, edges) = if let Some(direct) = direct {
-                    let (dynamic, direct) = (&dynamic_var, super::Moved::from(direct));
-                    (
-                        quote! { let #dynamic: &[#rt::Node] = #direct; },
-                        quote!(#dynamic),
-                        TokenStream::new(),
-                    )
-                } else if dynamic {
-                    let dynamic = &dynamic_var;
-                    let value = super::Moved::from(self.deps_value(id));
-                    // Kinds are kept (`Deps::push_kind`) only when some edge
-                    // is not full.
-                    let edges = match kinds.iter().all(|k| *k == EdgeKind::Full) {
-                        true => TokenStream::new(),
-                        false => quote!(, #dynamic.edges()),
-                    };
-                    (
-                        quote! { let #dynamic = #value; },
-                        quote!(#dynamic.as_slice()),
-                        edges,
-                    )
-                } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
-                    (TokenStream::new(), deps.into_inner(), TokenStream::new())
-                } else {
-                    let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
-                    (
-                        TokenStream::new(),
-                        deps.into_inner(),
-                        quote!(, ::core::option::Option::Some(&[#(#kinds),*])),
-                    )
-                };
-                let failed = internal("__failed");
-                // The typed handle, made anew at each use (cheaper than a copy).
-                let handle = || {
-                    if self.in_place(id) {
-                        let nodes = internal("__nodes");
-                        let field = super::Moved::from(self.table_field(id));
-                        quote!(#nodes.#field)
-                    } else {
-                        kernel_var.to_token_stream()
-                    }
-                };
-                let priority = node.attrs.priority.as_ref().map(|(_, p)| {
-                    let handle = super::Moved::from(handle());
-                    quote! {
-                        #rt::__private::settle(&mut #failed)?;
-                        #g.set_priority(&#handle, #p)?;
-                    }
-                });
-                let accessor = self.body_handles && self.has_accessor(id);
-                let keep_kernel = accessor || priority.is_some() || self.is_dependency(id);
-                let target = if self.in_place(id) {
-                    handle()
-                } else if keep_kernel {
-                    quote!(let #kernel_var)
-                } else {
-                    quote!(let _)
-                };
-                let node_handle = self.is_dependency(id).then(|| {
-                    let handle = super::Moved::from(handle());
-                    quote! { let #var = #handle.node(); }
-                });
-                // The argument list as the kernel's parameter tuple, through
-                // `GivenN` for N arguments, so another count is an error at
-                // the user's parentheses naming the kernel and its parameters:
-                //   error[E0277]: kernel `AddOne` takes the parameters `(Out<f32>, Len)`, not 1 argument
-                let args = internal("__args");
-                let parens = k.paren.span.join();
-                let rt_here = rt.at(parens);
-                let args_check = if arg_vars.len() <= MAX_KERNEL_PARAMS {
-                    let given = quote::format_ident!("Given{}", arg_vars.len(), span = parens);
-                    quote_spanned! {parens=>
-                        let #args = <<#path as #rt_here::kernel::KernelDef>::Args
-                            as #rt_here::kernel::#given<#path>>::args((#(#arg_vars,)*));
-                    }
-                } else {
-                    quote_spanned! {parens=>
-                        let #args: #rt_here::__private::ArgsOf<'_, #path> = (#(#arg_vars,)*);
-                    }
-                };
-                // Only full edges (most nodes): no kinds to pass.
-                let add_kernel = match edges.is_empty() {
-                    true => Ident::new("__add_kernel", Span::call_site()),
-                    false => Ident::new("__add_kernel_with_edges", Span::call_site()),
-                };
-                let [target, args_check, deps_decl, kernel_label, config, deps, edges] = [
-                    target,
-                    args_check,
-                    deps_decl,
-                    kernel_label,
-                    config,
-                    deps,
-                    edges,
-                ]
-                .map(super::Moved::from);
-                quote! {
-                    #target = {
-                        #(#pdl_checks)*
-                        #(#arg_checks)*
-                        #args_check
-                        #deps_decl
-                        #g.#add_kernel(&mut #failed, #kernel_label, &#loaded, #config, #args, #deps #edges)
-                    };
-                    #node_handle
-                    #priority
-                }
-            }
+            // Built above (`kernel_node`).
+            Op::Kernel(_) => TokenStream::new(),
             Op::Copy { src, dst } => {
                 let (src, dst) = if in_body_or_device {
                     (self.device_only(src), self.device_only(dst))
@@ -627,35 +456,6 @@ fn path_key(path: &syn::Path, key: &mut String) {
     for (i, segment) in path.segments.iter().enumerate() {
         let sep = if i == 0 { "" } else { "::" };
         let _ = write!(key, "{sep}{}", segment.ident);
-    }
-}
-
-/// A launch dimension written as an unsuffixed integer literal that fits
-/// a `u32` (or suffixed `u32`): the literal.
-fn u32_literal(dim: &syn::Expr) -> Option<&syn::LitInt> {
-    match dim {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(int),
-            attrs,
-        }) if attrs.is_empty()
-            && matches!(int.suffix(), "" | "u32")
-            && int.base10_parse::<u32>().is_ok() =>
-        {
-            Some(int)
-        }
-        _ => None,
-    }
-}
-
-/// The variable holding a kernel node's argument `i` (`__arg{i}`), named
-/// without formatting for the first few (most kernels).
-fn arg_var(i: usize) -> Ident {
-    const NAMES: [&str; 8] = [
-        "__arg0", "__arg1", "__arg2", "__arg3", "__arg4", "__arg5", "__arg6", "__arg7",
-    ];
-    match NAMES.get(i) {
-        Some(name) => internal(name),
-        None => format_ident!("__arg{}", i, span = Span::mixed_site()),
     }
 }
 

@@ -12,6 +12,7 @@ mod chunk;
 mod expression;
 mod fallback;
 mod item;
+mod kernel;
 mod level;
 mod owned;
 mod param_types;
