@@ -28,10 +28,7 @@ impl Emitter<'_, '_> {
         let dynamic = !Self::static_deps(&dep_list);
         // A direct or assembled list is built below; a fixed one here.
         let direct = self.direct(&dep_list);
-        let deps = super::Moved::from(match direct.is_some() || dynamic {
-            true => TokenStream::new(),
-            false => self.deps(id, &mut dep_list),
-        });
+        let deps = (direct.is_none() && !dynamic).then(|| self.deps(id, &mut dep_list));
         let kernel_label = self.kernel_label_expr(id);
         let path = &k.function;
         let kernel_var = self.kernel_var(id);
@@ -91,32 +88,30 @@ impl Emitter<'_, '_> {
         let (deps_decl, deps, edges) = if let Some(direct) = direct {
             let (dynamic, direct) = (&dynamic_var, super::Moved::from(direct));
             (
-                quote! { let #dynamic: &[#rt::Node] = #direct; },
-                quote!(#dynamic),
-                TokenStream::new(),
+                Some(quote! { let #dynamic: &[#rt::Node] = #direct; }),
+                Some(quote!(#dynamic)),
+                None,
             )
         } else if dynamic {
             let dynamic = &dynamic_var;
             let value = super::Moved::from(self.deps_value(id));
             // Kinds are kept (`Deps::push_kind`) only when some edge
             // is not full.
-            let edges = match kinds.iter().all(|k| *k == EdgeKind::Full) {
-                true => TokenStream::new(),
-                false => quote!(, #dynamic.edges()),
-            };
+            let edges =
+                (!kinds.iter().all(|k| *k == EdgeKind::Full)).then(|| quote!(, #dynamic.edges()));
             (
-                quote! { let #dynamic = #value; },
-                quote!(#dynamic.as_slice()),
+                Some(quote! { let #dynamic = #value; }),
+                Some(quote!(#dynamic.as_slice())),
                 edges,
             )
         } else if kinds.iter().all(|k| *k == EdgeKind::Full) {
-            (TokenStream::new(), deps.into_inner(), TokenStream::new())
+            (None, deps, None)
         } else {
             let kinds = kinds.iter().map(|&k| edge_kind(k, rt));
             (
-                TokenStream::new(),
-                deps.into_inner(),
-                quote!(, ::core::option::Option::Some(&[#(#kinds),*])),
+                None,
+                deps,
+                Some(quote!(, ::core::option::Option::Some(&[#(#kinds),*]))),
             )
         };
         let failed = internal("__failed");
@@ -169,20 +164,13 @@ impl Emitter<'_, '_> {
             }
         };
         // Only full edges (most nodes): no kinds to pass.
-        let add_kernel = match edges.is_empty() {
+        let add_kernel = match edges.is_none() {
             true => Ident::new("__add_kernel", Span::call_site()),
             false => Ident::new("__add_kernel_with_edges", Span::call_site()),
         };
-        let [target, args_check, deps_decl, kernel_label, config, deps, edges] = [
-            target,
-            args_check,
-            deps_decl,
-            kernel_label,
-            config,
-            deps,
-            edges,
-        ]
-        .map(super::Moved::from);
+        let [target, args_check, kernel_label, config] =
+            [target, args_check, kernel_label, config].map(super::Moved::from);
+        let [deps_decl, deps, edges] = [deps_decl, deps, edges].map(super::Moved::from);
         quote! {
             #target = {
                 #(#pdl_checks)*

@@ -156,10 +156,9 @@ impl From<TokenStream> for Moved {
     }
 }
 
-impl Moved {
-    /// The stream itself (empty once interpolated).
-    pub(crate) fn into_inner(self) -> TokenStream {
-        self.0.into_inner().unwrap_or_default()
+impl From<Option<TokenStream>> for Moved {
+    fn from(stream: Option<TokenStream>) -> Self {
+        Moved(std::cell::Cell::new(stream))
     }
 }
 

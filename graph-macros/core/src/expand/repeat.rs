@@ -26,23 +26,24 @@ pub struct Settle {
 
 impl Settle {
     /// Declares the slot, if not yet.
-    pub fn declare(&mut self, rt: &Runtime) -> TokenStream {
+    /// (`None`, not an empty stream: each of those is an allocation.)
+    pub fn declare(&mut self, rt: &Runtime) -> Option<TokenStream> {
         if std::mem::replace(&mut self.declared, true) {
-            return TokenStream::new();
+            return None;
         }
         let failed = internal("__failed");
-        quote! {
+        Some(quote! {
             let mut #failed: ::core::option::Option<#rt::GraphError> = ::core::option::Option::None;
-        }
+        })
     }
 
     /// Returns a kept kernel failure, if a kernel node was added since.
-    pub fn settle(&mut self, rt: &Runtime) -> TokenStream {
+    pub fn settle(&mut self, rt: &Runtime) -> Option<TokenStream> {
         if !std::mem::replace(&mut self.unsettled, false) {
-            return TokenStream::new();
+            return None;
         }
         let failed = internal("__failed");
-        quote! { #rt::__private::settle(&mut #failed)?; }
+        Some(quote! { #rt::__private::settle(&mut #failed)?; })
     }
 }
 

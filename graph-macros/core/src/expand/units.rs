@@ -96,12 +96,12 @@ impl Emitter<'_, '_> {
     /// Where an accessor's node handle goes once built: its slot (a body
     /// node), the node table (a top-level node not built there in place),
     /// or its repeated node table.
-    pub(super) fn keep_handle(&self, id: NodeId) -> TokenStream {
+    pub(super) fn keep_handle(&self, id: NodeId) -> Option<TokenStream> {
         let node = &self.model.nodes[id];
-        let nodes = internal("__nodes");
         if !self.body_handles || !self.has_accessor(id) {
-            return TokenStream::new();
+            return None;
         }
+        let nodes = internal("__nodes");
         if !self.chains[id].is_empty() {
             let (field, var) = (self.table_field(id), self.handle_var(id));
             let mut table = quote!(#nodes.#field);
@@ -109,16 +109,16 @@ impl Emitter<'_, '_> {
                 let rt = self.rt;
                 table = quote!((*#rt::__private::last(&mut #table)));
             }
-            return quote! { #table.push(#var); };
+            return Some(quote! { #table.push(#var); });
         }
         if node.level != crate::model::TOP {
             let (slot, var) = (self.slot_var(id), self.handle_var(id));
-            return quote! { #slot = ::core::option::Option::Some(#var); };
+            return Some(quote! { #slot = ::core::option::Option::Some(#var); });
         }
         if self.in_place(id) && node.kind() != Kind::Kernel {
             let (field, var) = (self.table_field(id), self.node_var(id));
-            return quote! { #nodes.#field = #var; };
+            return Some(quote! { #nodes.#field = #var; });
         }
-        TokenStream::new()
+        None
     }
 }
