@@ -21,14 +21,14 @@ impl Emitter<'_, '_> {
         let rt = self.rt;
         let node = &self.model.nodes[id];
         let var = super::Moved::from(self.node_binding(id));
-        let mut dep_list = self.dep_list(id);
+        let dep_list = self.dep_list(id);
         // (Kinds and spans first: `deps` moves the values out.)
         let incoming: Vec<(EdgeKind, Option<Span>)> =
             dep_list.iter().map(|d| (d.kind, d.span)).collect();
         let dynamic = !Self::static_deps(&dep_list);
         // A direct or assembled list is built below; a fixed one here.
         let direct = self.direct(&dep_list);
-        let deps = (direct.is_none() && !dynamic).then(|| self.deps(id, &mut dep_list));
+        let deps = (direct.is_none() && !dynamic).then(|| self.deps(id, dep_list));
         let kernel_label = self.kernel_label_expr(id);
         let path = &k.function;
         let kernel_var = self.kernel_var(id);
@@ -168,8 +168,8 @@ impl Emitter<'_, '_> {
             true => Ident::new("__add_kernel", Span::call_site()),
             false => Ident::new("__add_kernel_with_edges", Span::call_site()),
         };
-        let [target, args_check, kernel_label, config] =
-            [target, args_check, kernel_label, config].map(super::Moved::from);
+        let [target, args_check, config] = [target, args_check, config].map(super::Moved::from);
+        let kernel_label = super::Moved::from(kernel_label);
         let [deps_decl, deps, edges] = [deps_decl, deps, edges].map(super::Moved::from);
         quote! {
             #target = {

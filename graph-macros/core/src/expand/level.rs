@@ -128,14 +128,14 @@ impl<'m, 'a> Emitter<'m, 'a> {
 
     /// The pattern binding node `id`'s handle: its variable, or `_` when
     /// nothing uses it (no unused-variable warnings in the caller's crate).
-    pub(super) fn node_binding(&self, id: NodeId) -> TokenStream {
+    pub(super) fn node_binding(&self, id: NodeId) -> super::Piece {
         let kept_for_accessor = self.body_handles
             && self.has_accessor(id)
             && self.model.nodes[id].kind() != Kind::Kernel;
         if self.is_dependency(id) || kept_for_accessor {
-            self.node_var(id).to_token_stream()
+            self.node_var(id).into()
         } else {
-            quote!(_)
+            Ident::new("_", Span::call_site()).into()
         }
     }
 
@@ -248,24 +248,30 @@ impl<'m, 'a> Emitter<'m, 'a> {
     }
 
     /// An operand as the generated code uses it.
-    pub(super) fn operand(&self, expr: &syn::Expr) -> TokenStream {
+    pub(super) fn operand(&self, expr: &syn::Expr) -> super::Piece {
         match place(expr) {
-            Some((ident, _)) if self.bound_references => bound_name(&ident).to_token_stream(),
-            _ => expr.to_token_stream(),
+            Some((ident, _)) if self.bound_references => bound_name(&ident).into(),
+            _ => match expr {
+                // A plain name (most operands): one token, no stream.
+                syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => {
+                    match p.path.get_ident() {
+                        Some(ident) => ident.clone().into(),
+                        None => expr.to_token_stream().into(),
+                    }
+                }
+                _ => expr.to_token_stream().into(),
+            },
         }
     }
 
-    /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list
-    /// (its values moved out of `list`), or one assembled in this
-    /// iteration (see `repeat`).
-    pub(super) fn deps(&self, id: NodeId, list: &mut [Dep]) -> TokenStream {
-        if Self::static_deps(list) {
-            let vars = list
-                .iter_mut()
-                .map(|d| super::Moved::from(std::mem::take(&mut d.value)));
+    /// Node `id`'s dependencies as a `&[Node]` expression: a fixed list,
+    /// or one assembled in this iteration (see `repeat`).
+    pub(super) fn deps(&self, id: NodeId, list: Vec<Dep>) -> TokenStream {
+        if Self::static_deps(&list) {
+            let vars = list.into_iter().map(|d| super::Moved::from(d.value));
             return quote!(&[#(#vars),*]);
         }
-        if let Some(direct) = self.direct(list) {
+        if let Some(direct) = self.direct(&list) {
             return direct;
         }
         let value = self.deps_value(id);
@@ -281,16 +287,15 @@ impl<'m, 'a> Emitter<'m, 'a> {
         // Each interpolated once, by move (see `Moved`).
         let var = super::Moved::from(self.node_binding(id));
         let label = super::Moved::from(self.label_expr(id));
-        let mut dep_list = self.dep_list(id);
-        let deps = super::Moved::from(self.deps(id, &mut dep_list));
+        let deps = super::Moved::from(self.deps(id, self.dep_list(id)));
         let in_body_or_device =
             node.level != crate::model::TOP || self.model.attrs.device_launch.is_some();
         match node.op {
             // Built above (`kernel_node`).
             Op::Kernel(_) => TokenStream::new(),
             Op::Copy { src, dst } => {
-                let (src, dst) = if in_body_or_device {
-                    (self.device_only(src), self.device_only(dst))
+                let (src, dst): (super::Piece, super::Piece) = if in_body_or_device {
+                    (self.device_only(src).into(), self.device_only(dst).into())
                 } else {
                     (self.operand(src), self.operand(dst))
                 };

@@ -142,30 +142,75 @@ pub(crate) fn raw_str_literal(text: &str) -> proc_macro2::Literal {
     proc_macro2::Literal::string(text)
 }
 
-/// A token stream that `quote!` interpolates by move. `#stream` clones
-/// every token of a `TokenStream` and the original is then dropped: on
-/// large graphs most of the macro's time went to those copies (each
-/// identifier is an allocation outside rustc). Interpolate it once only:
-/// a second `#moved` of the same value emits nothing. (An `Option`: a
-/// `TokenStream` left in its place would be one more allocation.)
-pub(crate) struct Moved(std::cell::Cell<Option<TokenStream>>);
+/// Tokens made for one interpolation: one token needs no stream (a
+/// stream is two allocations outside rustc, its shared vector and the
+/// vector's buffer). `#piece` copies it; [`Moved`] moves it.
+#[derive(Clone)]
+pub(crate) enum Piece {
+    Token(proc_macro2::TokenTree),
+    Stream(TokenStream),
+}
 
-impl From<TokenStream> for Moved {
+impl From<TokenStream> for Piece {
     fn from(stream: TokenStream) -> Self {
-        Moved(std::cell::Cell::new(Some(stream)))
+        Piece::Stream(stream)
+    }
+}
+
+impl From<syn::Ident> for Piece {
+    fn from(ident: syn::Ident) -> Self {
+        Piece::Token(ident.into())
+    }
+}
+
+impl From<proc_macro2::Literal> for Piece {
+    fn from(literal: proc_macro2::Literal) -> Self {
+        Piece::Token(literal.into())
+    }
+}
+
+impl Piece {
+    fn extend_by_move(self, tokens: &mut TokenStream) {
+        match self {
+            Piece::Token(token) => tokens.extend(std::iter::once(token)),
+            Piece::Stream(stream) => tokens.extend(stream),
+        }
+    }
+}
+
+impl quote::ToTokens for Piece {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            Piece::Token(token) => tokens.extend(std::iter::once(token.clone())),
+            Piece::Stream(stream) => stream.to_tokens(tokens),
+        }
+    }
+}
+
+/// Tokens that `quote!` interpolates by move. `#stream` clones every
+/// token of a `TokenStream` and the original is then dropped: on large
+/// graphs most of the macro's time went to those copies (each identifier
+/// is an allocation outside rustc). Interpolate it once only: a second
+/// `#moved` of the same value emits nothing. (An `Option`: a
+/// `TokenStream` left in its place would be one more allocation.)
+pub(crate) struct Moved(std::cell::Cell<Option<Piece>>);
+
+impl<T: Into<Piece>> From<T> for Moved {
+    fn from(tokens: T) -> Self {
+        Moved(std::cell::Cell::new(Some(tokens.into())))
     }
 }
 
 impl From<Option<TokenStream>> for Moved {
     fn from(stream: Option<TokenStream>) -> Self {
-        Moved(std::cell::Cell::new(stream))
+        Moved(std::cell::Cell::new(stream.map(Piece::Stream)))
     }
 }
 
 impl quote::ToTokens for Moved {
     fn to_tokens(&self, tokens: &mut TokenStream) {
-        if let Some(stream) = self.0.take() {
-            tokens.extend(stream);
+        if let Some(piece) = self.0.take() {
+            piece.extend_by_move(tokens);
         }
     }
 }

@@ -79,7 +79,7 @@ impl Emitter<'_, '_> {
 
     /// A node's label in the generated code: its name, or for a repeated
     /// node its name indexed by its iterations (`step[3][17]`).
-    pub fn label_expr(&self, id: NodeId) -> TokenStream {
+    pub fn label_expr(&self, id: NodeId) -> super::Piece {
         let label = internal("__label");
         self.label_with(
             id,
@@ -90,7 +90,7 @@ impl Emitter<'_, '_> {
     /// A kernel node's label for `Graph::__add_kernel`: as `label_expr`,
     /// but a repeated node's name and iterations go as they are, and the
     /// graph spells `step[3][17]` only when asked (an error, a profile).
-    pub fn kernel_label_expr(&self, id: NodeId) -> TokenStream {
+    pub fn kernel_label_expr(&self, id: NodeId) -> super::Piece {
         let rt = self.rt;
         self.label_with(
             id,
@@ -104,13 +104,13 @@ impl Emitter<'_, '_> {
         &self,
         id: NodeId,
         indexed: impl FnOnce(&str, Vec<Ident>) -> TokenStream,
-    ) -> TokenStream {
+    ) -> super::Piece {
         let name = &self.model.nodes[id].name;
         let chain = &self.chains[id];
         if chain.is_empty() {
-            return quote!(#name);
+            return proc_macro2::Literal::string(name).into();
         }
-        indexed(name, chain.iter().map(|&r| self.counter(r)).collect())
+        indexed(name, chain.iter().map(|&r| self.counter(r)).collect()).into()
     }
 
     /// Whether a node of `level` spells its label in the builder (a

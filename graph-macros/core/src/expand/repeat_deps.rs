@@ -9,7 +9,7 @@ use super::Runtime;
 use crate::model::{NodeId, Origin, RepeatId};
 use crate::parse::EdgeKind;
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{quote, ToTokens};
 
 /// Where a dependency comes from, for `direct`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum Shape {
 /// One dependency of a node as the generated code finds it.
 pub struct Dep {
     /// A `Node` expression, or (`slice`) a `&[Node]` one.
-    pub value: TokenStream,
+    pub value: super::Piece,
     pub slice: bool,
     /// Present only in the iterations where this holds.
     pub condition: Option<TokenStream>,
@@ -70,16 +70,13 @@ impl Emitter<'_, '_> {
                     let counter = self.counter(block);
                     let condition = latest.map(|back| quote!(#counter < #back));
                     shape = Shape::Start(block, latest);
-                    (quote!(#start.as_slice()), true, condition)
+                    (quote!(#start.as_slice()).into(), true, condition)
                 }
                 Origin::RepeatEnd(block) => {
                     let end = self.block_var("end", block);
-                    (quote!(&#end), true, None)
+                    (quote!(&#end).into(), true, None)
                 }
-                _ => {
-                    let var = self.node_var(p);
-                    (quote!(#var), false, None)
-                }
+                _ => (self.node_var(p).into(), false, None),
             };
             list.push(Dep {
                 value,
@@ -97,9 +94,11 @@ impl Emitter<'_, '_> {
             for dep in list {
                 let same = (!dep.slice && dep.condition.is_none())
                     .then(|| {
-                        let key = dep.value.to_string();
+                        let key = dep.value.to_token_stream().to_string();
                         kept.iter_mut().find(|d| {
-                            !d.slice && d.condition.is_none() && d.value.to_string() == key
+                            !d.slice
+                                && d.condition.is_none()
+                                && d.value.to_token_stream().to_string() == key
                         })
                     })
                     .flatten();
@@ -130,8 +129,8 @@ impl Emitter<'_, '_> {
                 Origin::RepeatEnd(_) | Origin::PlaceEnd(_)
             );
             let value = match slice {
-                true => quote!(&#history[#counter - #back]),
-                false => quote!(#history[#counter - #back]),
+                true => quote!(&#history[#counter - #back]).into(),
+                false => quote!(#history[#counter - #back]).into(),
             };
             list.push(Dep {
                 value,

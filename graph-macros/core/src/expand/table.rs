@@ -37,14 +37,14 @@ fn part_field(k: usize) -> Ident {
 impl Emitter<'_, '_> {
     /// The path of node `id`'s field from the table (`label`, or
     /// `__part3.label` in a split table).
-    pub(super) fn table_field(&self, id: NodeId) -> TokenStream {
+    pub(super) fn table_field(&self, id: NodeId) -> super::Piece {
         let label = &self.model.nodes[id].label;
         match self.table_parts[id] {
             Some(k) => {
                 let part = part_field(k);
-                quote!(#part.#label)
+                quote!(#part.#label).into()
             }
-            None => quote!(#label),
+            None => label.clone().into(),
         }
     }
 }
