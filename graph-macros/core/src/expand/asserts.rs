@@ -57,7 +57,11 @@ fn reads_only(
     rule: Rule<'_>,
 ) -> TokenStream {
     let rt = rt.at(span);
-    let unless = unless.map(|other| quote_spanned! {span=> && !#other });
+    let unless = unless.map(|other| {
+        let other = super::Moved::from(other);
+        quote_spanned! {span=> && !#other }
+    });
+    let (writes, unless) = (super::Moved::from(writes), super::Moved::from(unless));
     let Rule {
         name,
         message,

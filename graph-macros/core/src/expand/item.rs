@@ -197,6 +197,7 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         let nodes = internal("__nodes");
         quote! { #nodes.#field = #rt::__private::built(#slot, #label)?; }
     });
+    let (slots, unslots) = (slots.map(Moved::from), unslots.map(Moved::from));
     let nodes_var = internal("__nodes");
     let loads = emitter.load_kernels(&graph_var);
     let level = Moved::from(emitter.level(TOP, &graph_var));

@@ -171,6 +171,10 @@ impl Emitter<'_, '_> {
         let [target, args_check, config] = [target, args_check, config].map(super::Moved::from);
         let kernel_label = super::Moved::from(kernel_label);
         let [deps_decl, deps, edges] = [deps_decl, deps, edges].map(super::Moved::from);
+        let (node_handle, priority) = (
+            super::Moved::from(node_handle),
+            super::Moved::from(priority),
+        );
         quote! {
             #target = {
                 #(#pdl_checks)*

@@ -52,10 +52,10 @@ impl Emitter<'_, '_> {
                     == within
         }) {
             let name = &handle.syntax.name;
-            let default = match &handle.syntax.default {
+            let default = super::Moved::from(match &handle.syntax.default {
                 Some(value) => quote!(::core::option::Option::Some(#value)),
                 None => quote!(::core::option::Option::None),
-            };
+            });
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
             // (Named graphs only: the expression form has no `bound()`.)
             let named = self.model.def.name.is_some();
