@@ -92,7 +92,7 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
 /// Whether `to` is reachable from `from` along edges of their level.
 fn reaches(topology: &Topology, from: NodeId, to: NodeId) -> bool {
     let mut stack = vec![from];
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     while let Some(v) = stack.pop() {
         if v == to {
             return true;

@@ -130,7 +130,7 @@ fn find_cycle(
     position: impl Fn(NodeId) -> Option<usize>,
 ) -> Vec<NodeId> {
     let mut walk = vec![start];
-    let mut seen_at = std::collections::HashMap::new();
+    let mut seen_at = rustc_hash::FxHashMap::default();
     seen_at.insert(start, 0usize);
     let mut current = start;
     loop {

@@ -26,7 +26,7 @@ use super::race::{Access, Touch};
 use super::{KernelRace, Topology};
 use crate::diag::Diagnostics;
 use crate::model::{Model, NodeId, Region, RepeatId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One access seen from a block: the node of the block's level that is
 /// or holds (in a conditional body) the accessing node.
@@ -73,7 +73,7 @@ pub(super) fn check(
             continue;
         }
         let reach = NextIteration::new(model, topology, repeat, &members);
-        let mut by_resource: HashMap<&Resource, Vec<&Use>> = HashMap::new();
+        let mut by_resource: FxHashMap<&Resource, Vec<&Use>> = FxHashMap::default();
         for access in &accesses {
             by_resource
                 .entry(&access.resource)
@@ -139,7 +139,7 @@ fn accesses_under(
     touches: &[Touch<'_>],
 ) -> (Vec<Member>, Vec<Use>) {
     let mut members: Vec<Member> = Vec::new();
-    let mut member_of: HashMap<NodeId, usize> = HashMap::new();
+    let mut member_of: FxHashMap<NodeId, usize> = FxHashMap::default();
     let mut accesses = Vec::new();
     let mut member = |node: NodeId| -> Option<usize> {
         let at = holder_in(model, repeat, node)?;
@@ -243,7 +243,7 @@ impl NextIteration {
             .collect();
         let mut to_edge = BitMatrix::new(members.len(), edges.len());
         let mut from_edge = BitMatrix::new(members.len(), edges.len());
-        let mut by_node: HashMap<NodeId, Vec<usize>> = HashMap::new();
+        let mut by_node: FxHashMap<NodeId, Vec<usize>> = FxHashMap::default();
         for (m, member) in members.iter().enumerate() {
             by_node.entry(member.at).or_default().push(m);
         }
@@ -279,7 +279,7 @@ impl NextIteration {
 /// The nodes reachable from `start` along `next` (itself included), not
 /// passing through nodes where `stop` holds.
 fn walk(start: NodeId, next: &[Vec<NodeId>], stop: impl Fn(NodeId) -> bool) -> Vec<NodeId> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut stack = vec![start];
     let mut out = Vec::new();
     while let Some(v) = stack.pop() {

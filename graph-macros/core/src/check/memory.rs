@@ -10,7 +10,7 @@ use super::bits::BitMatrix;
 use super::{top_level_node, Topology};
 use crate::diag::Diagnostics;
 use crate::model::{BufferId, Model, NodeId, Op, Origin, ScopeId, TOP};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Every rule; with `ordering` false (an edge was dropped), only those
 /// that do not depend on the edges.
@@ -20,7 +20,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diag
     if !ordering {
         return;
     }
-    let names: HashMap<String, BufferId> = model
+    let names: FxHashMap<String, BufferId> = model
         .buffers
         .iter()
         .enumerate()
@@ -56,7 +56,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diag
     // free ordering (its uses are then unordered with it too).
     let misplaced_frees = check_free_after_alloc(model, topology, &after_alloc, diag);
     // Report each (buffer, node) pair once, however often the node names it.
-    let mut reported: HashMap<(BufferId, NodeId), ()> = HashMap::new();
+    let mut reported: FxHashMap<(BufferId, NodeId), ()> = FxHashMap::default();
     for (id, node) in model.nodes.iter().enumerate() {
         for ident in &node.uses {
             let Some(&buffer_id) = names.get(&ident.to_string()) else {

@@ -25,7 +25,7 @@ use super::bits::BitMatrix;
 use super::Topology;
 use crate::diag::Diagnostics;
 use crate::model::{argument_values, place, Model, NodeId, Op};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use syn::Expr;
 
 /// A kernel argument that races unless the kernel's parameter only reads
@@ -496,7 +496,7 @@ fn level_pairs(
                 .iter()
                 .any(|(t, _)| touches[*t].access != Access::Read)
     };
-    let row: HashMap<NodeId, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+    let row: FxHashMap<NodeId, usize> = order.iter().enumerate().map(|(i, &v)| (v, i)).collect();
     for block in (0..columns.len()).step_by(BLOCK) {
         let block_end = (block + BLOCK).min(columns.len());
         if !(block..block_end).any(contested) {

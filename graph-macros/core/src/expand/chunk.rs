@@ -6,7 +6,7 @@ use super::repeat::Settle;
 use crate::model::{Kind, LevelId, NodeId, Op};
 use proc_macro2::TokenStream;
 use quote::quote;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use syn::Ident;
 
 /// Nodes per closure in a long straight-line level (see `chunks`).
@@ -32,13 +32,13 @@ impl Emitter<'_, '_> {
     ) {
         let rt = self.rt;
         out.extend(settle.declare(rt));
-        let mut chunk_of = HashMap::new();
+        let mut chunk_of = FxHashMap::default();
         for (i, &id) in order.iter().enumerate() {
             chunk_of.insert(id, i / CHUNK);
         }
         // The last chunk naming each buffer (an allocation's variable is
         // handed on to the chunks after its own that use or free it).
-        let mut last_use: HashMap<String, usize> = HashMap::new();
+        let mut last_use: FxHashMap<String, usize> = FxHashMap::default();
         for (i, &id) in order.iter().enumerate() {
             let node = &self.model.nodes[id];
             let freed = match node.op {

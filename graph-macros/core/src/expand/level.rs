@@ -8,7 +8,7 @@ use crate::model::{place, Kind, LevelId, Model, NodeId, Op, Origin};
 use crate::parse::EdgeKind;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use syn::spanned::Spanned;
 use syn::Ident;
 
@@ -32,7 +32,7 @@ pub struct Emitter<'m, 'a> {
     pub topology: &'m Topology,
     /// Edge kinds by (from, to), with where each was written, for
     /// programmatic edges.
-    pub(super) edge_kinds: HashMap<(NodeId, NodeId), (EdgeKind, Option<Span>)>,
+    pub(super) edge_kinds: FxHashMap<(NodeId, NodeId), (EdgeKind, Option<Span>)>,
     /// Expression form: operands written `&x` / `&mut x` name the bound `x`.
     pub bound_references: bool,
     /// Item form: body nodes with accessors hand their handle out of their
@@ -49,7 +49,7 @@ pub struct Emitter<'m, 'a> {
     pub(super) chains: Vec<Vec<crate::model::RepeatId>>,
     /// Nodes an edge between iterations leaves from (their handles are
     /// kept for later iterations).
-    pub(super) carried_sources: std::collections::HashSet<NodeId>,
+    pub(super) carried_sources: rustc_hash::FxHashSet<NodeId>,
     /// Declarations the repeated blocks being built hoist before their
     /// enclosing block's loop, one frame per block (see `repeat::block`).
     pub(super) hoisted: std::cell::RefCell<Vec<TokenStream>>,
@@ -68,7 +68,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             .flat_map(|l| &l.edges)
             .map(|e| ((e.from, e.to), (e.kind, e.kind_span)))
             .collect();
-        let mut kernels: HashMap<String, usize> = HashMap::new();
+        let mut kernels: FxHashMap<String, usize> = FxHashMap::default();
         let mut key = String::new();
         let kernel_of = model
             .nodes

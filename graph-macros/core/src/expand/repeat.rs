@@ -12,8 +12,9 @@ use super::Runtime;
 use crate::model::{LevelId, NodeId, Origin, RepeatId};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use syn::Ident;
 
 /// Whether the kernel-failure slot `__failed` is declared in the current
@@ -156,8 +157,8 @@ impl Emitter<'_, '_> {
             .copied()
             .filter(|&v| unit(v) == Some(v))
             .collect();
-        let mut successors: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-        let mut in_degree: HashMap<NodeId, usize> = units.iter().map(|&v| (v, 0)).collect();
+        let mut successors: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
+        let mut in_degree: FxHashMap<NodeId, usize> = units.iter().map(|&v| (v, 0)).collect();
         if model.repeats.is_empty() {
             for &v in &units {
                 in_degree.insert(v, self.topology.predecessors[v].len());

@@ -6,7 +6,7 @@ use super::operand_idents::{bound_idents, config_idents, operand_idents};
 use super::*;
 use crate::diag::Diagnostics;
 use crate::parse::{self, Block, GraphDef, NodeStmt, Stmt};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use syn::Ident;
 
 /// What a label in an edge names.
@@ -47,15 +47,15 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
             host_buffers: Vec::new(),
             device_buffers: Vec::new(),
             dropped_edges: false,
-            handle_names: HashMap::new(),
-            buffer_names: HashMap::new(),
+            handle_names: FxHashMap::default(),
+            buffer_names: FxHashMap::default(),
         },
         diag,
-        labels: HashMap::new(),
+        labels: FxHashMap::default(),
         edge_stmts: Vec::new(),
         frees: Vec::new(),
         conditionals: Vec::new(),
-        fragments: HashMap::new(),
+        fragments: FxHashMap::default(),
         prefix: String::new(),
         placing: Vec::new(),
         placed_fragments: Vec::new(),
@@ -80,12 +80,12 @@ pub fn lower<'a>(def: &'a GraphDef, diag: &Diagnostics) -> Model<'a> {
 pub(super) struct Lowering<'a, 'd> {
     pub(super) model: Model<'a>,
     pub(super) diag: &'d Diagnostics,
-    pub(super) labels: HashMap<String, LabelTarget>,
+    pub(super) labels: FxHashMap<String, LabelTarget>,
     /// Edge statements with the level, repeated block and label prefix
     /// (of the placed fragment) holding them.
     pub(super) edge_stmts: Vec<(&'a parse::EdgeStmt, LevelId, Option<RepeatId>, String)>,
     /// Fragments by name.
-    pub(super) fragments: HashMap<String, &'a parse::Fragment>,
+    pub(super) fragments: FxHashMap<String, &'a parse::Fragment>,
     /// Prefix of labels collected now: `pro.` inside the placement `pro`.
     pub(super) prefix: String,
     /// Fragments being placed, outermost first (a fragment inside itself

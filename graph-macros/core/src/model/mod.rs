@@ -21,7 +21,7 @@ pub use op::{argument_field, argument_values, HostParam, Op};
 
 use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
 use proc_macro2::{Span, TokenStream};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use syn::Ident;
 
 pub type NodeId = usize;
@@ -55,9 +55,9 @@ pub struct Model<'a> {
     /// ordering checks would then report errors of the missing edge.
     pub dropped_edges: bool,
     /// Handles by name, per declaring level.
-    handle_names: HashMap<(LevelId, String), HandleId>,
+    handle_names: FxHashMap<(LevelId, String), HandleId>,
     /// Allocations by name (the first, where a name repeats).
-    buffer_names: HashMap<String, BufferId>,
+    buffer_names: FxHashMap<String, BufferId>,
 }
 
 impl Model<'_> {

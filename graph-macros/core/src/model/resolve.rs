@@ -6,7 +6,7 @@ use super::lower::{LabelTarget, Lowering};
 use super::*;
 use crate::parse::EdgeLabel;
 use proc_macro2::TokenStream;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use syn::Ident;
 
 impl<'a> Lowering<'a, '_> {
@@ -258,7 +258,7 @@ impl<'a> Lowering<'a, '_> {
     }
 
     pub(super) fn resolve_edges(&mut self) {
-        let mut seen: HashMap<(NodeId, NodeId, usize), ()> = HashMap::new();
+        let mut seen: FxHashMap<(NodeId, NodeId, usize), ()> = FxHashMap::default();
         let mut dropped = false;
         for (stmt, level, repeat, prefix) in &self.edge_stmts {
             let (stmt, level, repeat) = (*stmt, *level, *repeat);
@@ -401,7 +401,7 @@ impl<'a> Lowering<'a, '_> {
         let mut implied: Vec<(LevelId, NodeId, NodeId)> = Vec::new();
         // Direct members of each region, in source order: its nodes, and
         // nested regions (represented by their entry node).
-        let mut members: HashMap<Region, Vec<NodeId>> = HashMap::new();
+        let mut members: FxHashMap<Region, Vec<NodeId>> = FxHashMap::default();
         for (id, node) in self.model.nodes.iter().enumerate() {
             let Some(region) = node.region else { continue };
             match node.origin {
@@ -434,7 +434,7 @@ impl<'a> Lowering<'a, '_> {
         }
         // The levels' edges as a set: a scan of the edge list per implied
         // edge was quadratic (a tenth of the macro's time at 10,000 nodes).
-        let mut present: HashMap<LevelId, HashSet<(NodeId, NodeId)>> = HashMap::new();
+        let mut present: FxHashMap<LevelId, FxHashSet<(NodeId, NodeId)>> = FxHashMap::default();
         for (level, from, to) in implied {
             let edges = &mut self.model.levels[level].edges;
             let present = present
