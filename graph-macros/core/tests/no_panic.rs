@@ -104,6 +104,7 @@ const VALID: &[&str] = &[
     "graph M(x: &mut CudaSlice<f32>, n: u32) { layer: for l in 0..n { cond go = 1; alloc t: f32[32] { a: kernel k::K<<<1,32>>>(t, x); } m: if go { b: kernel k::K<<<1,32>>>(x); } t -> m; m[l-1] -> t; } }",
     "graph D(x: &mut CudaSlice<f32>, n: u32) { buffer acc: f32[n]; buffer flag: u8[1]; c: fill acc = 0.0f32; #[disjoint(acc)] t: for i in 0..n { k: kernel k::K<<<1,1>>>(acc.slice(i..i + 1)); } o: copy acc => x; z: fill flag = 0u8; c -> t -> o; }",
     "graph H(x: &mut CudaSlice<f32>, n: u32) { host seen: f32[n]; host f: u8[1]; d: copy x => seen; s: host move |seen: &[f32]| drop(seen); w: host |f: &mut [u8]| f[0] = 1; u: copy f => x; d -> s; [d, w] -> u; }",
+    "graph F(x: &mut CudaSlice<f32>, n: usize) { fragment f { b: fill x = 0.0f32; c: empty; b -> c; } p: use f; q: use f; p -> q; l: for i in 0..n { r: use f; r[i-1] -> r; } q -> l; }",
     "graph W(x: &mut CudaSlice<f32>, c: &mut CudaSlice<i32>, n: usize) { cond again = 1; o: while again { r: for s in 0..n { a: kernel k::K<<<1,32>>>(x); #[programmatic] a[s-1] -> a; } st: kernel k::S<<<1,1>>>(again, c); r -> st; } }",
 ];
 
@@ -284,9 +285,10 @@ fn corpus_checks_clean() {
     }
 }
 
-/// Each identifier of each valid graph written raw (`r#name`), one at a
-/// time: generated names are made from labels, and a raw one once made
-/// an invalid identifier (a panic). Random mutations seldom hit a label.
+/// Each identifier of each valid graph written raw (`r#name`), and
+/// replaced by a raw keyword (`r#type`), one at a time: generated names
+/// are made from labels, and a raw one once made an invalid identifier
+/// (a panic). Random mutations seldom hit a label.
 #[test]
 fn raw_identifiers_anywhere_in_valid_graphs() {
     for source in VALID {
@@ -298,14 +300,16 @@ fn raw_identifiers_anywhere_in_valid_graphs() {
             if !rawable {
                 continue;
             }
-            let mut mutated = tokens.clone();
-            mutated[i] = format!("r#{token}");
-            let text = mutated.join(" ");
-            let Ok(stream) = text.parse::<proc_macro2::TokenStream>() else {
-                continue;
-            };
-            let expanded = std::panic::catch_unwind(|| graph_macros_core::expand(stream));
-            assert!(expanded.is_ok(), "the macro panicked on:\n{text}");
+            for raw in [format!("r#{token}"), "r#type".to_string()] {
+                let mut mutated = tokens.clone();
+                mutated[i] = raw;
+                let text = mutated.join(" ");
+                let Ok(stream) = text.parse::<proc_macro2::TokenStream>() else {
+                    continue;
+                };
+                let expanded = std::panic::catch_unwind(|| graph_macros_core::expand(stream));
+                assert!(expanded.is_ok(), "the macro panicked on:\n{text}");
+            }
         }
     }
 }

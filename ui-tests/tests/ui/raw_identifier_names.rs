@@ -1,11 +1,12 @@
+// A Rust keyword cannot label a node or a block, nor name a handle, even
+// written raw: generated names are made from them (other raw names are
+// the plain name, as in Rust; the DSL's own keywords are plain labels).
 use graph_runtime::cudarc::driver::CudaSlice;
 use graph_runtime::cuda_graph;
 
-// Labels and handles name generated items: a raw identifier is refused at
-// its tokens (the DSL's keywords are plain labels already).
 cuda_graph! {
     graph Raw(x: &mut CudaSlice<f32>, n: usize) {
-        cond r#go;
+        cond r#match;
         r#type: fill x = 0.0f32;
         alloc: empty;
         r#loop: for i in 0..n {

@@ -378,20 +378,16 @@ pub(super) fn region_node<'a>(
     }
 }
 
-/// A raw identifier (`r#type`) as a label or a handle's name: refused.
-/// Generated names are made from labels, and `r#a` and `a` are one name
-/// to rustc but two to the checker; the DSL's own keywords are plain
-/// labels already (`alloc: ...`).
+/// A raw identifier as a label or a handle's name: refused. Those of
+/// other names were made plain at parsing (see `parse::plain`), so this
+/// is a keyword's (`r#type`), and generated names are made from labels.
 fn refuse_raw(name: &Ident, diag: &Diagnostics) {
     let text = name.to_string();
     if let Some(plain) = text.strip_prefix("r#") {
         diag.error_with_help(
             name,
             format!("`{text}` is a raw identifier, which cannot name a node, a block or a handle"),
-            format!(
-                "DSL keywords such as `alloc` are plain labels (`alloc: ...`); a Rust keyword \
-                 needs another name (`{plain}_`, say)"
-            ),
+            format!("`{plain}` is a Rust keyword: give it another name (`{plain}_`, say)"),
         );
     }
 }

@@ -21,6 +21,10 @@ impl<'a> Lowering<'a, '_> {
                     self.model.nodes[node].handle = Some(handle);
                     self.model.handles[handle].drives.push(node);
                 }
+                // (A raw keyword cannot name a handle: no declaration to hint.)
+                None if ident.to_string().starts_with("r#") => self
+                    .diag
+                    .error(ident, format!("unknown conditional handle `{ident}`")),
                 None => self.diag.error_with_help(
                     ident,
                     format!("unknown conditional handle `{ident}`"),
