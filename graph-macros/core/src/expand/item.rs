@@ -227,6 +227,8 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
             )
         };
         let (handle, params) = (Moved::from(handle), vars.iter().map(|v| quote!(#v: usize)));
+        // (Raw: a string literal escapes char by char, a raw one does not.)
+        let doc = super::raw_str_literal(&doc);
         // A repeated node's accessor panics at an iteration that is not
         // there: the panic names the caller's line.
         let track_caller = (!chain.is_empty()).then(|| quote!(#[track_caller]));

@@ -330,7 +330,7 @@ pub enum EdgeKind {
 /// # Errors
 /// Every syntax error found, each at its tokens.
 pub fn parse_input(tokens: TokenStream) -> Result<Input, Vec<syn::Error>> {
-    let tokens = plain::plain_identifiers(tokens);
+    let tokens = plain::plain_identifiers(tokens)?;
     let mut errors = Vec::new();
     let parser = |input: ParseStream<'_>| parse_input_stream(input, &mut errors);
     match syn::parse::Parser::parse2(parser, tokens) {

@@ -2,25 +2,38 @@
 //! `x` are one name to rustc, but the checker compares names as text, so
 //! `fill r#x` beside `fill x` would have been two buffers (a race it did
 //! not see). A raw keyword (`r#type`) stays raw: it has no plain spelling.
+//! A word only some editions reserve (`r#gen`, `r#dyn`) is refused: it
+//! has one spelling or two depending on the caller's edition.
 
 use proc_macro2::{Group, Ident, TokenStream, TokenTree};
 
+/// Words reserved in some editions only: `r#gen` is the only spelling in
+/// edition 2024 and one of two before.
+const EDITION_WORDS: [&str; 5] = ["async", "await", "dyn", "try", "gen"];
+
 /// `input` with every raw identifier of a non-keyword written plain, at
-/// the same span. Most inputs hold none: one look at the text decides.
-pub(super) fn plain_identifiers(input: TokenStream) -> TokenStream {
+/// the same span, or an error at each raw edition-reserved word. Most
+/// inputs hold no raw identifier: one look at the text decides.
+pub(super) fn plain_identifiers(input: TokenStream) -> Result<TokenStream, Vec<syn::Error>> {
     if !input.to_string().contains("r#") {
-        return input;
+        return Ok(input);
     }
-    rebuild(input)
+    let mut errors = Vec::new();
+    let out = rebuild(input, &mut errors);
+    match errors.is_empty() {
+        true => Ok(out),
+        false => Err(errors),
+    }
 }
 
-fn rebuild(stream: TokenStream) -> TokenStream {
+fn rebuild(stream: TokenStream, errors: &mut Vec<syn::Error>) -> TokenStream {
     stream
         .into_iter()
         .map(|tree| match tree {
-            TokenTree::Ident(ident) => TokenTree::Ident(plain(ident)),
+            TokenTree::Ident(ident) => TokenTree::Ident(plain(ident, errors)),
             TokenTree::Group(group) => {
-                let mut plain = Group::new(group.delimiter(), rebuild(group.stream()));
+                let inner = rebuild(group.stream(), errors);
+                let mut plain = Group::new(group.delimiter(), inner);
                 plain.set_span(group.span());
                 TokenTree::Group(plain)
             }
@@ -29,28 +42,54 @@ fn rebuild(stream: TokenStream) -> TokenStream {
         .collect()
 }
 
-fn plain(ident: Ident) -> Ident {
+fn plain(ident: Ident, errors: &mut Vec<syn::Error>) -> Ident {
     let text = ident.to_string();
-    match text.strip_prefix("r#") {
-        // A keyword would not parse as an identifier: it stays raw.
-        Some(name) if syn::parse_str::<Ident>(name).is_ok() => Ident::new(name, ident.span()),
-        _ => ident,
+    let Some(name) = text.strip_prefix("r#") else {
+        return ident;
+    };
+    if EDITION_WORDS.contains(&name) {
+        errors.push(syn::Error::new(
+            ident.span(),
+            crate::diag::with_help(
+                format!("`{text}` is a raw `{name}`, which only some editions of Rust reserve"),
+                format!(
+                    "whether `{text}` and `{name}` are one name depends on the caller's \
+                     edition: give it another name (`{name}_`, say)"
+                ),
+            ),
+        ));
+        return ident;
+    }
+    // A keyword does not parse as an identifier: it stays raw.
+    match syn::parse_str::<Ident>(name) {
+        Ok(_) => Ident::new(name, ident.span()),
+        Err(_) => ident,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    fn plain(text: &str) -> Result<String, usize> {
+        super::plain_identifiers(text.parse().unwrap())
+            .map(|out| out.to_string())
+            .map_err(|errors| errors.len())
+    }
+
     #[test]
     fn raw_non_keywords_become_plain_and_raw_keywords_stay() {
-        let input: proc_macro2::TokenStream =
-            "a r#b { r#type (r#c, \"r#d\") } r#async".parse().unwrap();
-        let out = super::plain_identifiers(input).to_string();
-        assert_eq!(out, "a b { r#type (c , \"r#d\") } r#async");
+        assert_eq!(
+            plain("a r#b { r#type (r#c, \"r#d\") } r#union").unwrap(),
+            "a b { r#type (c , \"r#d\") } union"
+        );
+    }
+
+    #[test]
+    fn raw_words_of_some_editions_are_refused() {
+        assert_eq!(plain("r#gen r#dyn { r#async }"), Err(3));
     }
 
     #[test]
     fn inputs_without_raw_identifiers_are_returned_as_they_are() {
-        let input: proc_macro2::TokenStream = "a { b (c) }".parse().unwrap();
-        assert_eq!(super::plain_identifiers(input).to_string(), "a { b (c) }");
+        assert_eq!(plain("a { b (c) }").unwrap(), "a { b (c) }");
     }
 }
