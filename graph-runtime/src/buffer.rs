@@ -97,17 +97,20 @@ impl<'a, T> Buf<'a, T> {
         }
     }
 
-    /// Number of elements.
-    pub fn len(&self) -> usize {
+    /// Number of elements. (These three take `self`, as `slice` does: a
+    /// trait's method of the same name taking `self` would otherwise be
+    /// chosen over them, and the race check reads `x.len()` in a graph
+    /// as no access to `x`.)
+    pub fn len(self) -> usize {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub fn is_empty(self) -> bool {
         self.len == 0
     }
 
     /// Size in bytes.
-    pub fn num_bytes(&self) -> usize {
+    pub fn num_bytes(self) -> usize {
         self.len * std::mem::size_of::<T>()
     }
 

@@ -8,6 +8,7 @@ mod conditional;
 mod dag;
 mod iterations;
 mod memory;
+mod operands;
 mod race;
 mod rules;
 

@@ -22,9 +22,10 @@
 //! (linear in nodes and edges times the accesses / 64, memory bounded).
 
 use super::bits::BitMatrix;
+use super::operands::buffer_names;
 use super::Topology;
 use crate::diag::Diagnostics;
-use crate::model::{argument_values, place, Model, NodeId, Op};
+use crate::model::{argument_values, Model, NodeId, Op};
 use rustc_hash::FxHashMap;
 use syn::Expr;
 
@@ -374,95 +375,6 @@ fn disjoint(model: &Model<'_>, node: NodeId, buffer: &str) -> bool {
     model
         .holders(node)
         .any(|n| leaves_out(&model.nodes[n].attrs.disjoint))
-}
-
-/// The buffer an operand names: an allocation, a buffer parameter, or a
-/// caller's variable (`&x`); or the buffer a method call reads from
-/// (`x.slice(lo..hi)`, a part of `x`: an access to `x`).
-/// The buffers an operand may reach: the one its form names (`x`, `&x`,
-/// `x.slice(..)`, `xs[i]`), else every buffer named anywhere in it
-/// (`{ x }`, `(x)`, `Buf::slice(x, ..)`, `f(x)`, a macro's tokens), as a
-/// use of the whole buffer: an operand the checker cannot read is taken
-/// to touch all it names, never nothing.
-fn buffer_names(model: &Model<'_>, operand: &Expr) -> Vec<String> {
-    if let Some(name) = buffer_name(model, operand) {
-        return vec![name];
-    }
-    let mut names = Vec::new();
-    let mut stack = vec![quote::ToTokens::to_token_stream(operand)];
-    while let Some(tokens) = stack.pop() {
-        let tokens: Vec<_> = tokens.into_iter().collect();
-        for (at, token) in tokens.iter().enumerate() {
-            match token {
-                proc_macro2::TokenTree::Group(group) => stack.push(group.stream()),
-                // `x.len()`: its length, not its memory.
-                proc_macro2::TokenTree::Ident(_) if is_length_of(&tokens[at + 1..]) => {}
-                proc_macro2::TokenTree::Ident(ident) => {
-                    let ident = ident.clone();
-                    let path = Expr::Path(syn::ExprPath {
-                        attrs: Vec::new(),
-                        qself: None,
-                        path: ident.into(),
-                    });
-                    if let Some(name) = buffer_name(model, &path) {
-                        if !names.contains(&name) {
-                            names.push(name);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    names
-}
-
-/// Whether `rest`, the tokens after an ident, read its length: `.len()`,
-/// `.num_bytes()`, `.is_empty()`.
-fn is_length_of(rest: &[proc_macro2::TokenTree]) -> bool {
-    use proc_macro2::TokenTree::{Ident, Punct};
-    matches!(rest, [Punct(dot), Ident(method), ..] if dot.as_char() == '.'
-        && ["len", "num_bytes", "is_empty"].iter().any(|m| method == m))
-}
-
-fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
-    if let Some((ident, _)) = place(operand) {
-        return Some(ident.to_string());
-    }
-    // A part of a buffer (`x.slice(a..b)`, as of a list's `xs[i]`); other
-    // calls may return any buffer their arguments name, and are scanned.
-    if let Expr::MethodCall(call) = operand {
-        if call.method == "slice" {
-            return buffer_name(model, &call.receiver);
-        }
-        return None;
-    }
-    // One buffer of a list (`xs[i]`): the race check sees the list as one.
-    if let Expr::Index(index) = operand {
-        return buffer_name(model, &index.expr);
-    }
-    let Expr::Path(path) = operand else {
-        return None;
-    };
-    let name = path.path.get_ident()?.to_string();
-    if model.buffer_named(&name).is_some()
-        || model.host_named(&name).is_some()
-        || model.device_named(&name).is_some()
-    {
-        return Some(name);
-    }
-    let param = model.def.params.iter().find(|p| p.name == name)?;
-    // Buffers come by reference, or as the runtime's handles by value
-    // (`Buf`, `Escaped`, `HostBuf`); scalars do not race.
-    let buffer = match &param.ty {
-        syn::Type::Reference(_) => true,
-        syn::Type::Path(p) => {
-            let last = &p.path.segments.last()?.ident;
-            last == "Buf" || last == "Escaped" || last == "HostBuf"
-        }
-        _ => false,
-    };
-    buffer.then_some(name)
 }
 
 /// Records, for the accesses held by nodes of `level` (directly or in a

@@ -83,10 +83,28 @@ impl Model<'_> {
     }
 
     /// The parameter an operand names, when the graph binds it read-only (a
-    /// `&CudaSlice` parameter of a named graph).
+    /// `&CudaSlice` parameter of a named graph): written as it is, or in
+    /// parentheses, a block, or a part of it (`y.slice(..)`,
+    /// `y.try_slice(..).unwrap()`).
     pub fn read_only_param(&self, expr: &syn::Expr) -> Option<&Ident> {
-        let syn::Expr::Path(path) = expr else {
-            return None;
+        let path = match expr {
+            syn::Expr::Path(path) => path,
+            syn::Expr::Paren(inner) => return self.read_only_param(&inner.expr),
+            syn::Expr::Group(inner) => return self.read_only_param(&inner.expr),
+            syn::Expr::Block(block) if block.block.stmts.len() == 1 => {
+                return match &block.block.stmts[0] {
+                    syn::Stmt::Expr(inner, None) => self.read_only_param(inner),
+                    _ => None,
+                };
+            }
+            syn::Expr::MethodCall(call)
+                if ["slice", "try_slice", "unwrap", "expect"]
+                    .iter()
+                    .any(|m| call.method == m) =>
+            {
+                return self.read_only_param(&call.receiver);
+            }
+            _ => return None,
         };
         let ident = path.path.get_ident()?;
         // An allocation of the graph shadows a parameter of its name.

@@ -68,24 +68,37 @@ pub(super) fn config_idents(op: &Op<'_>) -> Vec<Ident> {
 }
 
 fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
-    let mut prev_punct: Option<char> = None;
+    // After a lone `.` (a field or method) or a path's `::` (a segment),
+    // an identifier names no variable; after a struct field's single `:`
+    // (`W { f: t }`), it does. (`..`, a range, is not a lone `.`.)
+    let mut after_member = false;
+    let mut joined: Option<char> = None;
     let mut iter = tokens.into_iter().peekable();
     while let Some(tt) = iter.next() {
         match tt {
             TokenTree::Ident(ident) => {
-                let next_is_path =
+                // Before a `:`: a path's segment (`k::K`) or a field's name.
+                let before_colon =
                     matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
-                if !matches!(prev_punct, Some('.') | Some(':')) && !next_is_path {
+                if !after_member && !before_colon {
                     out.push(ident);
                 }
-                prev_punct = None;
+                (after_member, joined) = (false, None);
             }
-            TokenTree::Punct(p) => prev_punct = Some(p.as_char()),
+            TokenTree::Punct(p) => {
+                let c = p.as_char();
+                after_member = match c {
+                    ':' => joined == Some(':'),
+                    '.' => joined != Some('.') && p.spacing() == Spacing::Alone,
+                    _ => false,
+                };
+                joined = (p.spacing() == Spacing::Joint).then_some(c);
+            }
             TokenTree::Group(g) => {
                 collect_idents(g.stream(), out);
-                prev_punct = None;
+                (after_member, joined) = (false, None);
             }
-            TokenTree::Literal(_) => prev_punct = None,
+            TokenTree::Literal(_) => (after_member, joined) = (false, None),
         }
     }
 }
