@@ -22,7 +22,7 @@ impl Emitter<'_, '_> {
         let node = &self.model.nodes[id];
         let var = super::Moved::from(self.node_binding(id));
         let dep_list = self.dep_list(id);
-        // (Kinds and spans first: `deps` moves the values out.)
+        // (Kinds and spans first: `deps` takes the list.)
         let incoming: Vec<(EdgeKind, Option<Span>)> =
             dep_list.iter().map(|d| (d.kind, d.span)).collect();
         let dynamic = !Self::static_deps(&dep_list);
