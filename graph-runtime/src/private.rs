@@ -19,10 +19,14 @@ pub fn fill_value<T: crate::memory::FillValue>(value: T) -> T {
     value
 }
 
-/// Whether two strings are equal, in a const context (a struct
-/// parameter's field lookup by name).
-pub const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+/// Whether a struct parameter's field `declared` (as `stringify!` spells
+/// it: a raw field is `r#dst`) is the field `name` of a graph's struct
+/// literal (the DSL makes raw names plain: `dst`), in a const context.
+pub const fn field_is(name: &str, declared: &str) -> bool {
+    let (a, mut b) = (name.as_bytes(), declared.as_bytes());
+    if let [b'r', b'#', rest @ ..] = b {
+        b = rest;
+    }
     if a.len() != b.len() {
         return false;
     }

@@ -523,7 +523,7 @@ mod tests {
             }
         );
         const { assert!(!<Mixed<'static> as KernelParam>::WRITES) };
-        assert!(!Mixed::__field_writes("a") && !Mixed::__field_writes("nope"));
+        assert!(!Mixed::__field_writes("a") && Mixed::__field_writes("nope"));
     }
 
     crate::kernel_struct! {

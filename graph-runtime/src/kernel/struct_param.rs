@@ -84,13 +84,14 @@ macro_rules! kernel_struct {
 
         impl $name<'_> {
             /// Whether field `name`'s parameter type writes its buffer
-            /// (`cuda_graph!`'s race and read-only checks ask).
+            /// (`cuda_graph!`'s race and read-only checks ask); a name it
+            /// does not know is taken to write (never "reads only").
             #[doc(hidden)]
             pub const fn __field_writes(name: &str) -> bool {
-                $(if $crate::__private::str_eq(name, ::core::stringify!($field)) {
+                $(if $crate::__private::field_is(name, ::core::stringify!($field)) {
                     return <$ty as $crate::kernel::KernelParam>::WRITES;
                 })*
-                false
+                true
             }
         }
     };
