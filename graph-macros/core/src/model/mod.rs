@@ -14,6 +14,7 @@ mod host;
 mod lower;
 mod op;
 mod operand_idents;
+pub(crate) use operand_idents::bound_in;
 mod resolve;
 
 pub use lower::lower;
