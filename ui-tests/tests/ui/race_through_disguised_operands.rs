@@ -1,6 +1,7 @@
 // An operand that disguises a buffer still uses it: a length call a
 // macro turns back into the buffer, an index that hands one back, a
-// struct field's value; and a read-only slice in parentheses is still it.
+// struct field's value, a macro's tokens; and a read-only slice in
+// parentheses or a macro is still it.
 use graph_runtime::cudarc::driver::CudaSlice;
 use graph_runtime::{cuda_graph, Buf};
 use std::ops::Index;
@@ -49,3 +50,26 @@ cuda_graph! {
 }
 
 fn main() {}
+
+#[allow(unused_macros)] // (the graphs do not expand: their errors are reported)
+macro_rules! pick {
+    ($a:ident : $b:tt) => {
+        $a
+    };
+    (. $a:ident) => {
+        $a
+    };
+}
+
+cuda_graph! {
+    graph FreedInAMacro() {
+        t: alloc f32[32];
+        done: free t;
+        u: fill pick!(t: _) = 0.0f32;
+        t -> done -> u;
+    }
+
+    graph ReadOnlyInAMacro(y: &CudaSlice<f32>) {
+        a: fill pick!(. y) = 0.0f32;
+    }
+}

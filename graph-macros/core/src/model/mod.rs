@@ -105,6 +105,30 @@ impl Model<'_> {
             {
                 return self.read_only_param(&call.receiver);
             }
+            // A macro may make anything of its tokens: any read-only
+            // parameter named in them.
+            syn::Expr::Macro(call) => {
+                let mut streams = vec![call.mac.tokens.clone()];
+                while let Some(stream) = streams.pop() {
+                    for tree in stream {
+                        match tree {
+                            proc_macro2::TokenTree::Group(g) => streams.push(g.stream()),
+                            proc_macro2::TokenTree::Ident(ident) => {
+                                let name = syn::Expr::Path(syn::ExprPath {
+                                    attrs: Vec::new(),
+                                    qself: None,
+                                    path: ident.into(),
+                                });
+                                if let Some(param) = self.read_only_param(&name) {
+                                    return Some(param);
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                return None;
+            }
             _ => return None,
         };
         let ident = path.path.get_ident()?;

@@ -68,19 +68,27 @@ pub(super) fn config_idents(op: &Op<'_>) -> Vec<Ident> {
 }
 
 fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
+    collect_idents_in(tokens, false, out);
+}
+
+/// `in_macro`: in a macro's tokens, which may make a name of anything
+/// (`pick!(t: _)`, `pick!(. t)`), every identifier counts.
+fn collect_idents_in(tokens: TokenStream, in_macro: bool, out: &mut Vec<Ident>) {
     // After a lone `.` (a field or method) or a path's `::` (a segment),
     // an identifier names no variable; after a struct field's single `:`
     // (`W { f: t }`), it does. (`..`, a range, is not a lone `.`.)
     let mut after_member = false;
     let mut joined: Option<char> = None;
+    let mut after_bang = false;
     let mut iter = tokens.into_iter().peekable();
     while let Some(tt) = iter.next() {
+        let macro_call = std::mem::take(&mut after_bang);
         match tt {
             TokenTree::Ident(ident) => {
                 // Before a `:`: a path's segment (`k::K`) or a field's name.
                 let before_colon =
                     matches!(iter.peek(), Some(TokenTree::Punct(p)) if p.as_char() == ':');
-                if !after_member && !before_colon {
+                if in_macro || (!after_member && !before_colon) {
                     out.push(ident);
                 }
                 (after_member, joined) = (false, None);
@@ -93,9 +101,10 @@ fn collect_idents(tokens: TokenStream, out: &mut Vec<Ident>) {
                     _ => false,
                 };
                 joined = (p.spacing() == Spacing::Joint).then_some(c);
+                after_bang = c == '!';
             }
             TokenTree::Group(g) => {
-                collect_idents(g.stream(), out);
+                collect_idents_in(g.stream(), in_macro || macro_call, out);
                 (after_member, joined) = (false, None);
             }
             TokenTree::Literal(_) => (after_member, joined) = (false, None),
