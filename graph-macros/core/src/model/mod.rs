@@ -14,7 +14,6 @@ mod host;
 mod lower;
 mod op;
 mod operand_idents;
-pub(crate) use operand_idents::bound_in;
 mod resolve;
 
 pub use lower::lower;

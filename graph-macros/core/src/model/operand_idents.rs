@@ -123,13 +123,6 @@ pub(super) fn bound_idents(op: &Op<'_>) -> Vec<Ident> {
     out
 }
 
-/// The identifiers `tokens` (one operand) bind, as [`bound_idents`].
-pub(crate) fn bound_in(tokens: TokenStream) -> Vec<Ident> {
-    let mut out = Vec::new();
-    collect_bound(tokens, &mut out);
-    out
-}
-
 fn collect_bound(tokens: TokenStream, out: &mut Vec<Ident>) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     // Where an expression starts after a closure's parameters (`|a| |b|`).

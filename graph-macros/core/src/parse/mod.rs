@@ -10,7 +10,6 @@ mod plain;
 mod repeat;
 
 use edge::parse_edge;
-pub(crate) use node::is_keyword;
 use node::{parse_element_type_and_len, parse_node_kind};
 pub use node::{BufferDecl, HostDecl};
 use proc_macro2::{Span, TokenStream, TokenTree};

@@ -376,16 +376,11 @@ fn single_token_expr(piece: &TokenStream) -> Option<Expr> {
 /// not a keyword (`true`, `self`, `crate`, reserved words: syn reads those
 /// otherwise, or refuses them), not `_`.
 fn is_plain(ident: &Ident) -> bool {
-    // (A raw identifier, `r#fn`, matches no keyword: a path, as syn reads it.)
-    !is_keyword(&ident.to_string())
-}
-
-/// Whether `text` is a Rust keyword (strict, reserved or an edition's) or
-/// `_`: matched by length and bytes, cheaper than comparing with each
-/// keyword in turn.
-pub(crate) fn is_keyword(text: &str) -> bool {
-    matches!(
-        text,
+    // One string, matched by length and bytes: cheaper than comparing the
+    // identifier with each keyword in turn. (A raw identifier, `r#fn`,
+    // matches none: a path, as syn reads it.)
+    !matches!(
+        ident.to_string().as_str(),
         "_" | "abstract"
             | "as"
             | "async"
