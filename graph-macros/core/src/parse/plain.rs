@@ -13,9 +13,17 @@ const EDITION_WORDS: [&str; 5] = ["async", "await", "dyn", "try", "gen"];
 
 /// `input` with every raw identifier of a non-keyword written plain, at
 /// the same span, or an error at each raw edition-reserved word. Most
-/// inputs hold no raw identifier: one look at the text decides.
+/// inputs hold no raw identifier: one look at the text decides (a raw
+/// string, `r#"..."#`, is not one, and leaves the input as it is).
 pub(super) fn plain_identifiers(input: TokenStream) -> Result<TokenStream, Vec<syn::Error>> {
-    if !input.to_string().contains("r#") {
+    let text = input.to_string();
+    let raw_ident = text.match_indices("r#").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 2..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && after.is_some_and(|c| c.is_alphabetic() || c == '_')
+    });
+    if !raw_ident {
         return Ok(input);
     }
     let mut errors = Vec::new();
@@ -91,5 +99,10 @@ mod tests {
     #[test]
     fn inputs_without_raw_identifiers_are_returned_as_they_are() {
         assert_eq!(plain("a { b (c) }").unwrap(), "a { b (c) }");
+        // A raw string and an identifier ending in `r`: no raw identifier.
+        assert_eq!(
+            plain("f(r#\"x\"#) { br #c }").unwrap(),
+            "f (r#\"x\"#) { br # c }"
+        );
     }
 }
