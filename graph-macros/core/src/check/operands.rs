@@ -55,11 +55,7 @@ fn scan_names(model: &Model<'_>, tokens: TokenStream, in_macro: bool, names: &mu
                     && is_length_of(&tokens[at + 1..])
                     && is_device_buffer(model, ident) => {}
             TokenTree::Ident(ident) => {
-                let path = Expr::Path(syn::ExprPath {
-                    attrs: Vec::new(),
-                    qself: None,
-                    path: ident.clone().into(),
-                });
+                let path = crate::parse::path_expr(ident.clone());
                 if let Some(name) = buffer_name(model, &path) {
                     if !names.contains(&name) {
                         names.push(name);

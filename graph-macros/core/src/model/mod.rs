@@ -113,11 +113,7 @@ impl Model<'_> {
                         match tree {
                             proc_macro2::TokenTree::Group(g) => streams.push(g.stream()),
                             proc_macro2::TokenTree::Ident(ident) => {
-                                let name = syn::Expr::Path(syn::ExprPath {
-                                    attrs: Vec::new(),
-                                    qself: None,
-                                    path: ident.into(),
-                                });
+                                let name = crate::parse::path_expr(ident);
                                 if let Some(param) = self.read_only_param(&name) {
                                     return Some(param);
                                 }

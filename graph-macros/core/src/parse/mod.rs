@@ -10,6 +10,7 @@ mod plain;
 mod repeat;
 
 use edge::parse_edge;
+pub(crate) use node::path_expr;
 use node::{parse_element_type_and_len, parse_node_kind};
 pub use node::{BufferDecl, HostDecl};
 use proc_macro2::{Span, TokenStream, TokenTree};

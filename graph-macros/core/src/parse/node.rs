@@ -438,7 +438,7 @@ fn is_plain(ident: &Ident) -> bool {
 }
 
 /// `ident` as a path expression, as syn parses it.
-fn path_expr(ident: Ident) -> Expr {
+pub(crate) fn path_expr(ident: Ident) -> Expr {
     Expr::Path(syn::ExprPath {
         attrs: Vec::new(),
         qself: None,
