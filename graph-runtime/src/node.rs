@@ -168,8 +168,10 @@ pub(crate) struct NodeInfo {
     pub level: u64,
     /// Its dependencies' indices: `Registry::dep_list[deps.0..deps.1]`.
     pub deps: (u32, u32),
-    /// Graph allocations ordered before (or made by) this node, sorted.
-    pub allocs_before: Vec<u32>,
+    /// Graph allocations ordered before (or made by) this node, sorted:
+    /// `Registry::alloc_sets[allocs.0..allocs.1]` (see
+    /// `Registry::allocs_before`).
+    pub allocs: (u32, u32),
     /// The top-level node it runs under: itself, or for a node of a
     /// conditional body, the conditional node at the root level.
     pub top: u32,

@@ -184,10 +184,18 @@ where
 /// failure and returns it.
 #[inline]
 pub fn settle(failure: &mut Option<GraphError>) -> Result<()> {
-    match failure.take() {
-        Some(error) => Err(error),
+    // A test of the tag, not a `take` per node (which moves the whole
+    // error out and back).
+    match failure {
         None => Ok(()),
+        Some(_) => settle_failed(failure),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn settle_failed(failure: &mut Option<GraphError>) -> Result<()> {
+    failure.take().map_or(Ok(()), Err)
 }
 
 /// Node handles of no graph, which generated builders fill their node table

@@ -90,6 +90,36 @@ pub fn build_breakdown(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>) -> Resu
         })?
         .0)
     })?;
-    out.push_str(&format!("; drop of 1x10 {dropping:.2}\n"));
+    out.push_str(&format!("; drop of 1x10 {dropping:.2}"));
+    // What a lane costs beyond its nodes: a bound slice (cudarc waits for
+    // its pending work on its stream when handing out its address, with
+    // more than one stream alive) and a repeated block's loop. 16 x 10
+    // against 1 x 160: the same nodes, 15 more lanes.
+    let mut lanes: Vec<CudaSlice<f32>> = (0..16)
+        .map(|_| stream.alloc_zeros::<f32>(32))
+        .collect::<std::result::Result<_, _>>()?;
+    let binds = sample(51, &mut || {
+        Ok(time_us(|| {
+            let mut graph = graph_runtime::Graph::new(ctx)?;
+            for slice in lanes.iter_mut() {
+                std::hint::black_box(graph.bind_mut(slice));
+            }
+            Ok(graph)
+        })?
+        .0)
+    })?;
+    let mut chain = |width: usize, length: usize| {
+        sample(51, &mut || {
+            let xs = &mut lanes[..width];
+            Ok(time_us(|| Ok(crate::chains::build_chain(ctx, xs, width, length)?))?.0)
+        })
+    };
+    let (wide, long) = (chain(16, 10)?, chain(1, 160)?);
+    out.push_str(&format!(
+        "; bind_mut {:.3} a slice (multi-stream mode: {}); lanes: 16x10 macro {wide:.2}, 1x160 macro {long:.2}, {:.3} an extra lane\n",
+        (binds - create) / 16.0,
+        ctx.is_in_multi_stream_mode(),
+        (wide - long) / 15.0,
+    ));
     Ok(out)
 }

@@ -40,7 +40,7 @@ impl Registry {
         let info = self.allocs.get(alloc as usize)?;
         let top = self.nodes.get(index)?.top as usize;
         let alloc_label = self.alloc_label(info);
-        if info.node().is_some() && self.nodes[top].allocs_before.binary_search(&alloc).is_err() {
+        if info.node().is_some() && self.allocs_before(top).binary_search(&alloc).is_err() {
             return Some(OrderRule::UseBeforeAlloc {
                 allocation: alloc_label.to_string(),
             });

@@ -103,7 +103,14 @@ impl<'a> Graph<'a> {
         args: A::Args<'a>,
         deps: &[Node],
     ) -> KernelNode<A> {
-        self.__add_kernel_with_edges(failure, label, kernel, config, args, deps, None)
+        // Not through `__add_kernel_with_edges`: one call a node, not two.
+        if failure.is_none() {
+            match self.add_labelled_kernel(label.into(), kernel, config, args, deps, None) {
+                Ok(node) => return node,
+                Err(error) => *failure = Some(error),
+            }
+        }
+        KernelNode::UNSET
     }
 
     /// [`Graph::__add_kernel`] with the kinds of the edges from `deps`

@@ -298,6 +298,10 @@ impl<'a> Graph<'a> {
         }
         self.check_deps(label, deps)?;
         let allocs_before = self.check_uses(label, deps, uses)?;
+        // (One more for an alloc node's own allocation.)
+        if !self.registry.has_room_for_allocs(allocs_before.len() + 1) {
+            return Err(graph_full(label));
+        }
         if edges.is_some_and(|kinds| kinds.len() != deps.len()) {
             return Err(GraphError::arguments(
                 &label.to_string(),
@@ -350,9 +354,7 @@ impl<'a> Graph<'a> {
         let at = |e: cudarc::driver::DriverError, operation| {
             GraphError::driver(operation, e.0, Some(&label.to_string()))
         };
-        self.ctx
-            .bind_to_thread()
-            .map_err(|e| at(e, "cuCtxSetCurrent"))?;
+        result::make_current(&self.ctx).map_err(|e| at(e, "cuCtxSetCurrent"))?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
         // has one entry per dependency (checked above); a context is current.
@@ -374,7 +376,7 @@ impl<'a> Graph<'a> {
             top: self.top_node,
             holder: self.holder,
         };
-        registry.push_node(label, (raw, kind), place, deps, allocs_before);
+        registry.push_node(label, (raw, kind), place, deps, &allocs_before);
         // Under the one `&mut` of the registry a node takes. (Every kind:
         // a `#[disjoint]` block's check reads copies' and fills' too.)
         registry.built_uses.record(index, uses);
@@ -482,13 +484,13 @@ impl<'a> Graph<'a> {
         }
         let mut before: Vec<u32> = Vec::new();
         for dep in deps {
-            before.extend_from_slice(&registry.nodes[dep.index as usize].allocs_before);
+            before.extend_from_slice(registry.allocs_before(dep.index as usize));
         }
         before.sort_unstable();
         before.dedup();
         // A body's uses are ordered through its top-level node.
         let ordered: &[u32] = match self.top_node {
-            Some(top) => &registry.nodes[top as usize].allocs_before,
+            Some(top) => registry.allocs_before(top as usize),
             None => &before,
         };
         for alloc in uses.iter().filter_map(|u| u.alloc) {

@@ -3,6 +3,7 @@
 
 use super::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where a graph's allocation comes from.
 #[derive(Debug, Clone)]
@@ -39,12 +40,37 @@ impl AllocInfo {
 /// instantiation takes a reference instead of copying every node record
 /// (a tenth of a 10-node graph's instantiation, by instruction count), and
 /// the first change after it copies them once (`Arc::make_mut`).
-#[derive(Debug, Default, Clone)]
-pub(crate) struct SharedRegistry(Arc<Registry>);
+///
+/// Every node added takes `&mut` of it; `maybe_shared` lets that skip
+/// `make_mut`'s atomic compare-and-swap (a locked instruction a node, about
+/// 20 cycles) while no clone was made since the last `make_mut`.
+#[derive(Debug, Default)]
+pub(crate) struct SharedRegistry {
+    /// Never handed out: only `clone` adds an owner, and it sets the flag
+    /// (no `Weak` is ever made).
+    registry: Arc<Registry>,
+    /// False only while `registry` has no other owner.
+    maybe_shared: AtomicBool,
+}
+
+impl Clone for SharedRegistry {
+    fn clone(&self) -> Self {
+        // Relaxed: the flag is read only through `&mut self`, and whatever
+        // hands that `&mut` to a thread orders this store before it.
+        self.maybe_shared.store(true, Ordering::Relaxed);
+        SharedRegistry {
+            registry: Arc::clone(&self.registry),
+            maybe_shared: AtomicBool::new(true),
+        }
+    }
+}
 
 impl From<Registry> for SharedRegistry {
     fn from(registry: Registry) -> Self {
-        SharedRegistry(Arc::new(registry))
+        SharedRegistry {
+            registry: Arc::new(registry),
+            maybe_shared: AtomicBool::new(false),
+        }
     }
 }
 
@@ -52,23 +78,37 @@ impl SharedRegistry {
     /// Whether both are one record (a graph unchanged since its exec was
     /// made, and that exec).
     pub fn ptr_eq(&self, other: &SharedRegistry) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.registry, &other.registry)
+    }
+
+    /// `make_mut`, after which no other owner is left.
+    #[cold]
+    #[inline(never)]
+    fn unshare(&mut self) -> &mut Registry {
+        *self.maybe_shared.get_mut() = false;
+        Arc::make_mut(&mut self.registry)
     }
 }
 
 impl std::ops::Deref for SharedRegistry {
     type Target = Registry;
     fn deref(&self) -> &Registry {
-        &self.0
+        &self.registry
     }
 }
 
 impl std::ops::DerefMut for SharedRegistry {
-    /// An atomic check per call: the kernel-node path takes
-    /// `&mut *registry` once per node (other node kinds take it two to
-    /// five times, next to a driver call each).
+    #[inline]
     fn deref_mut(&mut self) -> &mut Registry {
-        Arc::make_mut(&mut self.0)
+        if *self.maybe_shared.get_mut() {
+            return self.unshare();
+        }
+        let registry = Arc::as_ptr(&self.registry).cast_mut();
+        // SAFETY: `maybe_shared` is false, so no clone was made since
+        // `unshare` (or `from`) left this `Arc` the only owner, and no
+        // `Weak` exists: `&mut self` is the only way to the record, as
+        // `Arc::get_mut` would find (without its atomic operations).
+        unsafe { &mut *registry }
     }
 }
 
@@ -102,6 +142,10 @@ pub(crate) struct Registry {
     next_name: usize,
     /// Every node's dependency indices, one list after another.
     pub(super) dep_list: Vec<u32>,
+    /// Every node's allocations ordered before it, one list after another
+    /// (empty for every node of a graph without allocations): a node
+    /// record without a `Vec` of its own to make and to drop.
+    alloc_sets: Vec<u32>,
     /// The edges other than full ones: (position in `dep_list`, kind).
     /// An update may not change them: the exec keeps its own edges (a
     /// kernel made for a programmatic edge may start early).
@@ -247,6 +291,31 @@ impl Registry {
             && deps <= MOST - self.dep_list.len().min(MOST)
     }
 
+    /// Whether a node ordered after `allocs` more allocations fits
+    /// `alloc_sets`, whose positions are `u32`s.
+    pub fn has_room_for_allocs(&self, allocs: usize) -> bool {
+        allocs <= u32::MAX as usize - self.alloc_sets.len().min(u32::MAX as usize)
+    }
+
+    /// The allocations ordered before node `index` (or made by it), sorted.
+    pub fn allocs_before(&self, index: usize) -> &[u32] {
+        let (start, end) = self.nodes[index].allocs;
+        &self.alloc_sets[start as usize..end as usize]
+    }
+
+    /// Records that node `index`, the last added, makes allocation `alloc`
+    /// (newer than every other, so its list stays sorted).
+    pub fn add_alloc_made_by_last(&mut self, index: u32, alloc: u32) {
+        let info = &mut self.nodes[index as usize];
+        assert_eq!(
+            info.allocs.1 as usize,
+            self.alloc_sets.len(),
+            "the alloc node is the last node added"
+        );
+        self.alloc_sets.push(alloc);
+        info.allocs.1 += 1;
+    }
+
     /// Appends `text` to the labels, returning where it is.
     fn push_label(&mut self, text: &str) -> (u32, u32) {
         let start = self.labels.len() as u32;
@@ -276,7 +345,7 @@ impl Registry {
         (raw, kind): (sys::CUgraphNode, NodeKind),
         place: Place,
         deps: &[Node],
-        allocs_before: Vec<u32>,
+        allocs_before: &[u32],
     ) -> u32 {
         let Place { level, top, holder } = place;
         let index = self.nodes.len() as u32;
@@ -291,10 +360,16 @@ impl Registry {
                     let nodes = self.nodes.capacity() - self.nodes.len();
                     let _ = self.label_indices.try_reserve(nodes * indices.len());
                 }
-                self.label_indices.extend_from_slice(indices);
+                // One push each: a block's one or two indices, not a
+                // `memcpy` call.
+                for &index in indices {
+                    self.label_indices.push(index);
+                }
                 self.repeated_name(name)
             }
         };
+        let allocs_start = self.alloc_sets.len() as u32;
+        self.alloc_sets.extend_from_slice(allocs_before);
         let deps_start = self.dep_list.len() as u32;
         self.dep_list.extend(deps.iter().map(|d| d.index));
         self.nodes.push(NodeInfo {
@@ -304,7 +379,7 @@ impl Registry {
             kind,
             level,
             deps: (deps_start, self.dep_list.len() as u32),
-            allocs_before,
+            allocs: (allocs_start, self.alloc_sets.len() as u32),
             top: top.unwrap_or(index),
             holder: holder.unwrap_or(u32::MAX),
         });
@@ -371,7 +446,7 @@ mod tests {
             holder: None,
         };
         let raw = (std::ptr::null_mut(), NodeKind::Kernel);
-        registry.push_node(label, raw, place, &[], Vec::new()) as usize
+        registry.push_node(label, raw, place, &[], &[]) as usize
     }
 
     #[test]
@@ -463,7 +538,7 @@ mod tests {
                 holder,
             };
             let raw = (std::ptr::null_mut(), NodeKind::Kernel);
-            registry.push_node("n".into(), raw, place, &deps, Vec::new());
+            registry.push_node("n".into(), raw, place, &deps, &[]);
         }
         registry
     }

@@ -187,9 +187,7 @@ impl<'a> Graph<'a> {
             freed_by: None,
             users: Vec::new(),
         });
-        registry.nodes[node.index as usize]
-            .allocs_before
-            .push(alloc);
+        registry.add_alloc_made_by_last(node.index, alloc);
         Ok((node, self.allocation_buf(ptr, len, alloc)))
     }
 
