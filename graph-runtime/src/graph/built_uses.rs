@@ -54,12 +54,14 @@ impl BuiltUses {
     /// Records kernel node `node`'s uses, if the graph is checked.
     pub fn record(&mut self, node: u32, uses: &[BufferUse]) {
         if self.checked {
-            self.uses.extend(uses.iter().map(|u| BuiltUse {
-                node,
-                bytes: u.bytes,
-                write: u.write,
-                part: u.part,
-            }));
+            for u in uses {
+                self.uses.push(BuiltUse {
+                    node,
+                    bytes: u.bytes,
+                    write: u.write,
+                    part: u.part,
+                });
+            }
         }
     }
 

@@ -368,10 +368,16 @@ impl Registry {
                 self.repeated_name(name)
             }
         };
+        // Pushes, not `extend`s: a list of none or one, most often, for
+        // which `extend` costs a copy call or a loop set up.
         let allocs_start = self.alloc_sets.len() as u32;
-        self.alloc_sets.extend_from_slice(allocs_before);
+        for &alloc in allocs_before {
+            self.alloc_sets.push(alloc);
+        }
         let deps_start = self.dep_list.len() as u32;
-        self.dep_list.extend(deps.iter().map(|d| d.index));
+        for dep in deps {
+            self.dep_list.push(dep.index);
+        }
         self.nodes.push(NodeInfo {
             label,
             indices: (indices_start, self.label_indices.len() as u32),

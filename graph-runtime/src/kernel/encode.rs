@@ -70,6 +70,7 @@ pub(super) struct CountBounds {
 }
 
 /// Keeps the smaller of `bound` and (`value`, `index`).
+#[inline]
 pub(super) fn lower(bound: &mut (u64, usize), value: u64, index: usize) {
     if value < bound.0 {
         *bound = (value, index);
@@ -77,6 +78,7 @@ pub(super) fn lower(bound: &mut (u64, usize), value: u64, index: usize) {
 }
 
 /// Keeps the larger of `bound` and (`value`, `index`).
+#[inline]
 pub(super) fn raise(bound: &mut (u64, usize), value: u64, index: usize) {
     if value > bound.0 {
         *bound = (value, index);
@@ -173,6 +175,7 @@ impl<'a> ArgEncoder<'a> {
         (words, &self.starts[..self.len])
     }
 
+    #[inline]
     pub(super) fn push_use(&mut self, used: BufferUse) {
         match self.use_slots.get_mut(self.use_count) {
             Some(slot) => {
@@ -270,13 +273,18 @@ impl<'a> ArgEncoder<'a> {
     /// For a kernel declared `no_alias` ([`KernelDecl::no_alias`]): no
     /// buffer it writes overlaps another buffer argument (the kernel may
     /// read one element while another thread writes it).
+    #[inline]
     pub(crate) fn check_aliasing(
         &self,
         no_alias: bool,
     ) -> std::result::Result<(), ArgumentRefusal> {
-        if !no_alias {
-            return Ok(());
+        match no_alias {
+            false => Ok(()),
+            true => self.check_no_overlap(),
         }
+    }
+
+    fn check_no_overlap(&self) -> std::result::Result<(), ArgumentRefusal> {
         let uses = self.uses();
         for (i, a) in uses.iter().enumerate() {
             for b in &uses[i + 1..] {
@@ -293,11 +301,13 @@ impl<'a> ArgEncoder<'a> {
         Ok(())
     }
 
+    #[inline]
     pub(super) fn bound_buffer(&mut self, len: usize, index: usize) {
         lower(&mut self.bounds.shortest, len as u64, index);
     }
 
     /// Passes a buffer's address and reports its use.
+    #[inline]
     pub(super) fn push_buffer<T>(&mut self, buffer: &Buf<'a, T>, write: bool) {
         self.push_scalar(buffer.device_ptr().to_ne_bytes());
         self.push_use(buffer.as_use(write));

@@ -46,6 +46,7 @@ macro_rules! scalar_params {
         unsafe impl KernelParam for $t {
             type Arg<'a> = $t;
             const FIELD: Option<(usize, usize)> = Some((std::mem::size_of::<$t>(), std::mem::align_of::<$t>()));
+            #[inline]
             fn encode(arg: &$t, _: usize, out: &mut ArgEncoder<'_>) -> std::result::Result<(), ArgumentRefusal> {
                 out.push_scalar(arg.to_ne_bytes());
                 Ok(())
@@ -121,6 +122,7 @@ pub struct ExecParam;
 unsafe impl<T: 'static> KernelParam for In<T> {
     type Arg<'a> = Buf<'a, T>;
     const FIELD: Option<(usize, usize)> = POINTER;
+    #[inline]
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -153,6 +155,7 @@ pub(super) fn at_least(
 unsafe impl<T: 'static, const N: usize> KernelParam for InFirst<T, N> {
     type Arg<'a> = Buf<'a, T>;
     const FIELD: Option<(usize, usize)> = POINTER;
+    #[inline]
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -180,6 +183,7 @@ unsafe impl<T: 'static, const N: usize> KernelParam for OutFirst<T, N> {
     type Arg<'a> = Buf<'a, T>;
     const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
+    #[inline]
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -198,6 +202,7 @@ unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
     type Arg<'a> = Buf<'a, T>;
     const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
+    #[inline]
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -215,6 +220,9 @@ unsafe impl<T: 'static> KernelParam for OutPerBlock<T> {
 unsafe impl KernelParam for Len {
     type Arg<'a> = u32;
     const FIELD: Option<(usize, usize)> = UNSIGNED;
+    // Inlined into the generic encoder of each kernel's arguments, in the
+    // user's crate (a call there otherwise: no cross-crate inlining).
+    #[inline]
     fn encode(
         arg: &u32,
         index: usize,
@@ -235,6 +243,7 @@ pub(super) const UNSIGNED: Option<(usize, usize)> = Some((4, 4));
 unsafe impl KernelParam for Index {
     type Arg<'a> = u32;
     const FIELD: Option<(usize, usize)> = UNSIGNED;
+    #[inline]
     fn encode(
         arg: &u32,
         index: usize,
@@ -253,6 +262,7 @@ unsafe impl<T: 'static> KernelParam for Out<T> {
     type Arg<'a> = Buf<'a, T>;
     const FIELD: Option<(usize, usize)> = POINTER;
     const WRITES: bool = true;
+    #[inline]
     fn encode<'a>(
         arg: &Buf<'a, T>,
         index: usize,
@@ -273,6 +283,7 @@ unsafe impl<T: bytemuck::Pod> KernelParam for Val<T> {
     type Arg<'a> = T;
     const FIELD: Option<(usize, usize)> =
         Some((std::mem::size_of::<T>(), std::mem::align_of::<T>()));
+    #[inline]
     fn encode(
         arg: &T,
         _: usize,
@@ -289,6 +300,7 @@ unsafe impl<T: bytemuck::Pod, const N: usize> KernelParam for [T; N] {
     type Arg<'a> = [T; N];
     const FIELD: Option<(usize, usize)> =
         Some((std::mem::size_of::<[T; N]>(), std::mem::align_of::<T>()));
+    #[inline]
     fn encode(
         arg: &[T; N],
         _: usize,
@@ -302,6 +314,7 @@ unsafe impl<T: bytemuck::Pod, const N: usize> KernelParam for [T; N] {
 // SAFETY: passes the handle's value and reports the handle as set.
 unsafe impl KernelParam for Cond {
     type Arg<'a> = CondHandle;
+    #[inline]
     fn encode(
         arg: &CondHandle,
         _: usize,
@@ -316,6 +329,7 @@ unsafe impl KernelParam for Cond {
 // SAFETY: passes the exec's handle and reports the exec as launched.
 unsafe impl KernelParam for ExecParam {
     type Arg<'a> = DeviceExec<'a>;
+    #[inline]
     fn encode<'a>(
         arg: &DeviceExec<'a>,
         _: usize,
@@ -350,6 +364,7 @@ macro_rules! tuple_args {
         impl<$($p: KernelParam),*> KernelArgs for ($($p,)*) {
             type Args<'a> = ($($p::Arg<'a>,)*);
             #[allow(unused_variables)]
+            #[inline]
             fn encode<'a>(args: &Self::Args<'a>, out: &mut ArgEncoder<'a>) -> std::result::Result<(), ArgumentRefusal> {
                 $($p::encode(&args.$i, $i, out)?;)*
                 Ok(())
