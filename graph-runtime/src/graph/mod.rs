@@ -37,15 +37,15 @@ pub(crate) use kernel_node::foreign_device_exec;
 mod operand;
 mod raw;
 mod registry;
+mod shared_registry;
 mod structure;
 
 pub use operand::Operand;
 
 pub(crate) use kernel_node::with_kernel_params;
 pub(crate) use raw::RawGraph;
-pub(crate) use registry::{
-    AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry, SharedRegistry,
-};
+pub(crate) use registry::{AllocInfo, AllocOrigin, HostMemory, HostNodeMaker, Place, Registry};
+pub(crate) use shared_registry::SharedRegistry;
 
 pub(crate) use crate::ids::{next_id, FOREIGN_ROOT};
 
@@ -354,7 +354,11 @@ impl<'a> Graph<'a> {
         let at = |e: cudarc::driver::DriverError, operation| {
             GraphError::driver(operation, e.0, Some(&label.to_string()))
         };
-        result::make_current(&self.ctx).map_err(|e| at(e, "cuCtxSetCurrent"))?;
+        // Not cudarc's `bind_to_thread`: its `check_err` takes the error a
+        // failed cudarc call stored (an atomic swap, about 20 cycles of a
+        // node's add) to return it from a call that did not fail; it stays
+        // stored for cudarc's next call to report.
+        result::bind(&self.ctx).map_err(|e| at(e, "cuCtxSetCurrent"))?;
         // SAFETY: the graph and its dependencies are live (owned by self);
         // params were fully initialised by the caller for `kind`; edge data
         // has one entry per dependency (checked above); a context is current.

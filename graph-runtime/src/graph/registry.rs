@@ -3,7 +3,6 @@
 
 use super::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where a graph's allocation comes from.
 #[derive(Debug, Clone)]
@@ -33,82 +32,6 @@ impl AllocInfo {
             AllocOrigin::Node(node) => Some(node),
             AllocOrigin::Escaped(_) => None,
         }
-    }
-}
-
-/// A graph's [`Registry`], shared with the execs instantiated from it:
-/// instantiation takes a reference instead of copying every node record
-/// (a tenth of a 10-node graph's instantiation, by instruction count), and
-/// the first change after it copies them once (`Arc::make_mut`).
-///
-/// Every node added takes `&mut` of it; `maybe_shared` lets that skip
-/// `make_mut`'s atomic compare-and-swap (a locked instruction a node, about
-/// 20 cycles) while no clone was made since the last `make_mut`.
-#[derive(Debug, Default)]
-pub(crate) struct SharedRegistry {
-    /// Never handed out: only `clone` adds an owner, and it sets the flag
-    /// (no `Weak` is ever made).
-    registry: Arc<Registry>,
-    /// False only while `registry` has no other owner.
-    maybe_shared: AtomicBool,
-}
-
-impl Clone for SharedRegistry {
-    fn clone(&self) -> Self {
-        // Relaxed: the flag is read only through `&mut self`, and whatever
-        // hands that `&mut` to a thread orders this store before it.
-        self.maybe_shared.store(true, Ordering::Relaxed);
-        SharedRegistry {
-            registry: Arc::clone(&self.registry),
-            maybe_shared: AtomicBool::new(true),
-        }
-    }
-}
-
-impl From<Registry> for SharedRegistry {
-    fn from(registry: Registry) -> Self {
-        SharedRegistry {
-            registry: Arc::new(registry),
-            maybe_shared: AtomicBool::new(false),
-        }
-    }
-}
-
-impl SharedRegistry {
-    /// Whether both are one record (a graph unchanged since its exec was
-    /// made, and that exec).
-    pub fn ptr_eq(&self, other: &SharedRegistry) -> bool {
-        Arc::ptr_eq(&self.registry, &other.registry)
-    }
-
-    /// `make_mut`, after which no other owner is left.
-    #[cold]
-    #[inline(never)]
-    fn unshare(&mut self) -> &mut Registry {
-        *self.maybe_shared.get_mut() = false;
-        Arc::make_mut(&mut self.registry)
-    }
-}
-
-impl std::ops::Deref for SharedRegistry {
-    type Target = Registry;
-    fn deref(&self) -> &Registry {
-        &self.registry
-    }
-}
-
-impl std::ops::DerefMut for SharedRegistry {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut Registry {
-        if *self.maybe_shared.get_mut() {
-            return self.unshare();
-        }
-        let registry = Arc::as_ptr(&self.registry).cast_mut();
-        // SAFETY: `maybe_shared` is false, so no clone was made since
-        // `unshare` (or `from`) left this `Arc` the only owner, and no
-        // `Weak` exists: `&mut self` is the only way to the record, as
-        // `Arc::get_mut` would find (without its atomic operations).
-        unsafe { &mut *registry }
     }
 }
 

@@ -35,20 +35,6 @@ pub fn driver_version() -> R<i32> {
     Ok(version)
 }
 
-/// Makes `ctx` current on this thread unless it already is: cudarc's
-/// `bind_to_thread` less its `check_err`, which takes the error a failed
-/// cudarc call stored in the context (an atomic swap, about 20 cycles of a
-/// kernel node's add) to return it from a call that did not fail. The
-/// error stays stored for cudarc's next call to report.
-pub fn make_current(ctx: &cudarc::driver::CudaContext) -> R<()> {
-    let wanted = ctx.cu_ctx();
-    if cudarc::driver::result::ctx::get_current()? != Some(wanted) {
-        // SAFETY: the context is live while `ctx` is borrowed.
-        unsafe { cudarc::driver::result::ctx::set_current(wanted) }?;
-    }
-    Ok(())
-}
-
 /// # Safety
 /// `node` is a live host node; `params` point to a function and data that
 /// stay valid while any graph or exec may call them.
