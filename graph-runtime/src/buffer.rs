@@ -183,6 +183,7 @@ impl<'a, T> Buf<'a, T> {
 }
 
 /// Whether a use is of a part sliced past its buffer's end (`Buf::slice`).
+#[inline]
 pub(crate) fn any_out_of_range<'u>(uses: impl IntoIterator<Item = &'u BufferUse>) -> bool {
     uses.into_iter()
         .any(|u| u.root == crate::ids::OUT_OF_RANGE_ROOT)
@@ -191,17 +192,23 @@ pub(crate) fn any_out_of_range<'u>(uses: impl IntoIterator<Item = &'u BufferUse>
 /// Refuses, for node `label`, a use of a part sliced past its buffer's end
 /// (`Buf::slice`): every node, update and stream launch checks it before
 /// the lengths, which the empty part would misreport.
+#[inline]
 pub(crate) fn refuse_out_of_range<'u>(
     label: impl std::fmt::Display,
     uses: impl IntoIterator<Item = &'u BufferUse>,
 ) -> crate::Result<()> {
     match any_out_of_range(uses) {
-        true => Err(crate::GraphError::arguments(
-            &label.to_string(),
-            crate::error::ArgumentRefusal::PartPastEnd,
-        )),
+        true => Err(part_past_end(&label)),
         false => Ok(()),
     }
+}
+
+#[cold]
+fn part_past_end(label: &dyn std::fmt::Display) -> crate::GraphError {
+    crate::GraphError::arguments(
+        &label.to_string(),
+        crate::error::ArgumentRefusal::PartPastEnd,
+    )
 }
 
 /// How a node uses a buffer, for the graph's ownership and ordering checks.

@@ -296,7 +296,18 @@ impl<'a> Graph<'a> {
         if !self.registry.has_room(label, deps.len()) {
             return Err(graph_full(label));
         }
-        self.check_deps(label, deps)?;
+        // Checked and their handles gathered in one pass. Few nodes have
+        // more than a handful of dependencies: keep their handles and edge
+        // data on the stack. (Against `Vec`s: 3-6% of build + instantiate
+        // on four shapes, BENCHMARKS.md runs 22-23.)
+        const INLINE: usize = 8;
+        let mut inline_deps = [std::ptr::null_mut(); INLINE];
+        for (i, dep) in deps.iter().enumerate() {
+            let raw = self.checked_dep(label, dep)?;
+            if let Some(slot) = inline_deps.get_mut(i) {
+                *slot = raw;
+            }
+        }
         let allocs_before = self.check_uses(label, deps, uses)?;
         // (One more for an alloc node's own allocation.)
         if !self.registry.has_room_for_allocs(allocs_before.len() + 1) {
@@ -312,18 +323,10 @@ impl<'a> Graph<'a> {
             ));
         }
         let registry = &self.registry;
-        // Few nodes have more than a handful of dependencies: keep their
-        // handles and edge data on the stack. (Against `Vec`s: 3-6% of
-        // build + instantiate on four shapes, BENCHMARKS.md runs 22-23.)
-        const INLINE: usize = 8;
-        let mut inline_deps = [std::ptr::null_mut(); INLINE];
         // Made only for nodes with edge kinds (most have none).
         let mut inline_edges;
         let (heap_deps, heap_edges): (Vec<sys::CUgraphNode>, Vec<sys::CUgraphEdgeData>);
         let raw_deps: &[sys::CUgraphNode] = if deps.len() <= INLINE {
-            for (slot, dep) in inline_deps.iter_mut().zip(deps) {
-                *slot = registry.nodes[dep.index as usize].raw;
-            }
             &inline_deps[..deps.len()]
         } else {
             heap_deps = deps
@@ -429,26 +432,30 @@ impl<'a> Graph<'a> {
         Ok(())
     }
 
-    fn check_deps(&self, label: NodeLabel<'_>, deps: &[Node]) -> Result<()> {
-        let registry = &self.registry;
-        for dep in deps {
-            if dep.graph != self.instance || dep.index as usize >= registry.nodes.len() {
-                return Err(GraphError::foreign(
-                    Foreign::Dependency,
-                    Some(&label.to_string()),
-                    "add a node",
-                ));
-            }
-            if dep.level != self.level {
-                let dependency = registry.label(dep.index as usize).to_string();
-                return Err(GraphError::unsupported(
-                    "add a node",
-                    Some(&label.to_string()),
-                    Unsupported::DependencyInOtherLevel { dependency },
-                ));
-            }
+    /// A dependency's driver handle, if it is a node of this graph level.
+    #[inline]
+    fn checked_dep(&self, label: NodeLabel<'_>, dep: &Node) -> Result<sys::CUgraphNode> {
+        match self.registry.nodes.get(dep.index as usize) {
+            Some(info) if dep.graph == self.instance && dep.level == self.level => Ok(info.raw),
+            _ => Err(self.dep_refusal(label, dep)),
         }
-        Ok(())
+    }
+
+    #[cold]
+    fn dep_refusal(&self, label: NodeLabel<'_>, dep: &Node) -> GraphError {
+        if dep.graph != self.instance || dep.index as usize >= self.registry.nodes.len() {
+            return GraphError::foreign(
+                Foreign::Dependency,
+                Some(&label.to_string()),
+                "add a node",
+            );
+        }
+        let dependency = self.registry.label(dep.index as usize).to_string();
+        GraphError::unsupported(
+            "add a node",
+            Some(&label.to_string()),
+            Unsupported::DependencyInOtherLevel { dependency },
+        )
     }
 
     /// Buffer uses must be of this graph; a graph allocation must be ordered
