@@ -47,8 +47,9 @@ impl<'a> Graph<'a> {
     }
 
     /// As `add_kernel_with_edges`, with a label a repeated block may have
-    /// left unspelled.
-    #[inline]
+    /// left unspelled. (Always inlined: one call a node, not two; it is
+    /// made once per kernel type and caller, not per node.)
+    #[inline(always)]
     fn add_labelled_kernel<A: KernelArgs>(
         &mut self,
         label: NodeLabel<'_>,
