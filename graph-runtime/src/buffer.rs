@@ -476,6 +476,12 @@ impl DeviceTarget<'_> {
     pub(crate) fn is_of(&self, ctx: &Arc<cudarc::driver::CudaContext>) -> bool {
         self.context == Arc::as_ptr(ctx) as usize
     }
+
+    /// Whether `other` keeps the same exec handle tracking the same set.
+    pub(crate) fn same_as(&self, other: &DeviceTarget<'_>) -> bool {
+        std::ptr::addr_eq(Arc::as_ptr(&self._exec), Arc::as_ptr(&other._exec))
+            && std::ptr::addr_eq(Arc::as_ptr(&self.tracking), Arc::as_ptr(&other.tracking))
+    }
 }
 
 /// What keeps a graph's references valid: bound slices, the kernels' modules

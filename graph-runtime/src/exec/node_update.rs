@@ -138,9 +138,7 @@ impl<'a> Exec<'a> {
             ));
         }
         if !encoded.execs().is_empty() {
-            lock(&self.resources)
-                .device_targets
-                .extend(encoded.execs().iter().cloned());
+            crate::graph::keep_device_targets(&mut lock(&self.resources), encoded.execs());
         }
         let guard = self.graph.lock();
         self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;

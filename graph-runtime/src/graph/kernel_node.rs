@@ -185,13 +185,11 @@ impl<'a> Graph<'a> {
             self.registry.setters.push((handle.raw(), node.index));
         }
         if !encoded.execs().is_empty() {
-            lock(&self.resources)
-                .device_targets
-                .extend(encoded.execs().iter().cloned());
+            keep_device_targets(&mut lock(&self.resources), encoded.execs());
         }
-        // Consecutive nodes of one kernel keep its module alive once.
+        // Consecutive nodes of one kernel skip the lock.
         if self.last_function != function.cu_function() {
-            lock(&self.resources).functions.push(function.clone());
+            keep_function(&mut lock(&self.resources), function);
             self.last_function = function.cu_function();
         }
         Ok(node)
@@ -291,4 +289,36 @@ pub(crate) fn with_kernel_params<R>(
         ctx,
     };
     f(&mut params)
+}
+
+/// Keeps `function`'s module loaded for the graph's nodes, once per
+/// function: graphs that share resources (`new_sharing`, a loop that
+/// rebuilds and updates every iteration) add the same kernels again, and a
+/// list of every addition grew by one kernel a rebuild, for the life of
+/// the original graph. (An entry keeps its module, so no other function
+/// can have the handle it compares by.)
+pub(crate) fn keep_function(
+    resources: &mut Resources<'_>,
+    function: &cudarc::driver::CudaFunction,
+) {
+    let raw = function.cu_function();
+    if !resources.functions.iter().any(|f| f.cu_function() == raw) {
+        resources.functions.push(function.clone());
+    }
+}
+
+/// Keeps the execs a kernel node launches from the device, each once (as
+/// [`keep_function`]; per-node updates add them too). A target is the same
+/// only with the same exec handle and the same tracked set: an exec updated
+/// since tracks other resources, which its new target brings.
+pub(crate) fn keep_device_targets<'a>(resources: &mut Resources<'a>, targets: &[DeviceTarget<'a>]) {
+    for target in targets {
+        if !resources
+            .device_targets
+            .iter()
+            .any(|kept| kept.same_as(target))
+        {
+            resources.device_targets.push(target.clone());
+        }
+    }
 }

@@ -11,7 +11,9 @@
 //! (cudaGraph_t, CUgraph) are not internally synchronized and must not be
 //! accessed concurrently from multiple threads."
 
-use crate::buffer::{lock, Binding, Buf, BufferUse, SharedResources, UseEvent};
+use crate::buffer::{
+    lock, Binding, Buf, BufferUse, DeviceTarget, Resources, SharedResources, UseEvent,
+};
 use crate::error::{
     ArgumentRefusal, DriverResultExt, Foreign, GraphError, OrderRule, Result, Unsupported,
 };
@@ -33,7 +35,7 @@ mod ancestry;
 mod built_uses;
 mod disjoint;
 mod kernel_node;
-pub(crate) use kernel_node::foreign_device_exec;
+pub(crate) use kernel_node::{foreign_device_exec, keep_device_targets};
 mod operand;
 mod raw;
 mod registry;
@@ -99,9 +101,15 @@ unsafe impl Send for Graph<'_> {}
 
 impl std::fmt::Debug for Graph<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // What the graph keeps alive, shared with its execs and the
+        // graphs made with `new_sharing`.
+        let resources = lock(&self.resources);
         f.debug_struct("Graph")
             .field("instance", &self.instance)
             .field("nodes", &self.registry().nodes.len())
+            .field("bindings", &resources.bindings.len())
+            .field("kernels", &resources.functions.len())
+            .field("device_targets", &resources.device_targets.len())
             .finish()
     }
 }

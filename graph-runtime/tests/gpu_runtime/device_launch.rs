@@ -80,3 +80,45 @@ fn self_relaunch_loop_of_1000_steps() {
     assert_eq!(stream.clone_dtoh(&steps).unwrap(), [1000]);
     assert_eq!(stream.clone_dtoh(&counter).unwrap(), [0]);
 }
+
+/// Per-node updates that pass the same device exec again keep it once in
+/// the launching graph's tracked targets (each update added another, and
+/// every later launch tracked the whole list); the launches still run it.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn per_node_updates_with_one_device_exec_keep_it_once() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let (add_one, launch) = (
+        kernels::AddOne::load(&ctx).unwrap(),
+        kernels::LaunchGraph::load(&ctx).unwrap(),
+    );
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut device_graph = Graph::new(&ctx).unwrap();
+        let xb = device_graph.bind_mut(&mut x);
+        let cfg = LaunchConfig::for_elements(N, 256);
+        device_graph
+            .add_kernel("add_one", &add_one, cfg, (xb, N), &[])
+            .unwrap();
+        let mut device_exec = device_graph.instantiate_with(&device_launch()).unwrap();
+        device_exec.upload(&stream).unwrap();
+        sync(&stream);
+        let handle = device_exec.device_handle().unwrap();
+        let mut launcher = Graph::new(&ctx).unwrap();
+        let node = launcher
+            .add_kernel("launch", &launch, LaunchConfig::new(1, 1), (handle, 0), &[])
+            .unwrap();
+        let mut exec = launcher.instantiate_with(&device_launch()).unwrap();
+        exec.upload(&stream).unwrap();
+        for _ in 0..100 {
+            exec.set_kernel_args(&node, (handle, 0)).unwrap();
+            exec.launch(&stream).unwrap();
+            sync(&stream);
+        }
+        let text = format!("{launcher:?}");
+        assert!(text.contains("device_targets: 1"), "{text}");
+    }
+    let x = stream.clone_dtoh(&x).unwrap();
+    assert!(x.iter().all(|v| *v == 100.0), "{:?}", &x[..4]);
+}

@@ -165,3 +165,63 @@ fn a_lent_slice_refuses_launches_of_execs_that_share_it() {
     }
     sync(&stream);
 }
+
+/// The number after `field: ` in a graph's `Debug` output.
+fn debug_count(graph: &Graph<'_>, field: &str) -> usize {
+    let text = format!("{graph:?}");
+    let at = text
+        .find(&format!("{field}: "))
+        .unwrap_or_else(|| panic!("no `{field}` in {text}"));
+    let digits: String = text[at + field.len() + 2..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// A loop that rebuilds its graph and updates the exec with it every
+/// iteration (the graphs share the first's resources) keeps each kernel's
+/// module once: 1,000 rebuilds of two kernels keep two, not 2,000 (each
+/// rebuild added its kernels to the shared list again, for the life of the
+/// first graph). The values read back count every launch.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_rebuild_loop_keeps_each_kernel_once() {
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let add_one = kernels::AddOne::load(&ctx).unwrap();
+    let scale = kernels::Scale::load(&ctx).unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let cfg = LaunchConfig::for_elements(N, 256);
+        // Two kernels, alternating (so that no node follows one of its own
+        // kernel): x + 1, times 1, + 1.
+        macro_rules! add {
+            ($g:expr) => {{
+                let a = $g.add_kernel("bump", &add_one, cfg, (xb, N), &[]).unwrap();
+                let s = $g
+                    .add_kernel("keep", &scale, cfg, (xb, 1.0f32, N), &[a.node()])
+                    .unwrap();
+                $g.add_kernel("bump again", &add_one, cfg, (xb, N), &[s.node()])
+                    .unwrap();
+            }};
+        }
+        add!(g);
+        let mut exec = g.instantiate().unwrap();
+        for _ in 0..1000 {
+            let mut rebuilt = g.new_sharing().unwrap();
+            add!(rebuilt);
+            exec.update(&rebuilt).unwrap();
+            exec.launch(&stream).unwrap();
+        }
+        assert_eq!(debug_count(&g, "kernels"), 2, "{g:?}");
+        assert_eq!(debug_count(&g, "bindings"), 1, "{g:?}");
+        let all = stream
+            .clone_dtoh(&exec.bound_mut(xb).unwrap().view())
+            .unwrap();
+        assert!(all.iter().all(|v| *v == 2000.0), "{:?}", &all[..4]);
+    }
+    sync(&stream);
+}
