@@ -1,7 +1,8 @@
 //! Loading kernel code: NVRTC compilation for the current device and the
-//! per-process module cache.
+//! per-process module and kernel caches.
 
 use super::*;
+use std::sync::OnceLock;
 
 /// 64-bit FNV-1a: a cheap content hash for the module cache key.
 fn fnv1a(bytes: &[u8]) -> usize {
@@ -73,6 +74,79 @@ pub(super) fn cached_module(
     let module = ctx.load_module(ptx).op_at("cuModuleLoadData", name)?;
     cache.push((key, module.clone()));
     Ok(module)
+}
+
+/// The kernels a declaration has loaded, one per context, for the life of
+/// the process (each keeps its context alive, so no other context takes
+/// its key). The first context's is read without a lock: a build takes
+/// its kernels from here, and most programs use one device. Used by
+/// `declare_kernel!`'s expansion; not part of the API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct LoadedKernels<A: 'static> {
+    first: OnceLock<(usize, Kernel<A>)>,
+    /// Other contexts' (leaked, as the first is held by the static).
+    /// Every load takes this lock, so each kernel loads once per context.
+    others: Mutex<Vec<(usize, &'static Kernel<A>)>>,
+}
+
+impl<A: 'static> LoadedKernels<A> {
+    pub const fn new() -> Self {
+        LoadedKernels {
+            first: OnceLock::new(),
+            others: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The kernel for `ctx`, loading it on first use.
+    ///
+    /// # Errors
+    /// As [`KernelDecl::load`](crate::KernelDecl::load).
+    #[inline]
+    pub fn get_or_load(
+        &'static self,
+        ctx: &Arc<CudaContext>,
+        decl: &KernelDecl<A>,
+    ) -> Result<&'static Kernel<A>> {
+        let key = ctx.cu_ctx() as usize;
+        match self.first.get() {
+            Some((first, kernel)) if *first == key => Ok(kernel),
+            _ => self.load(key, ctx, decl),
+        }
+    }
+
+    #[cold]
+    fn load(
+        &'static self,
+        key: usize,
+        ctx: &Arc<CudaContext>,
+        decl: &KernelDecl<A>,
+    ) -> Result<&'static Kernel<A>> {
+        // A poisoned lock only means another thread panicked while loading;
+        // the list stays consistent.
+        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        match self.first.get() {
+            // Set only under this lock: no other thread sets it meanwhile.
+            None => {
+                let kernel = decl.load(ctx)?;
+                return Ok(&self.first.get_or_init(|| (key, kernel)).1);
+            }
+            Some((first, kernel)) if *first == key => return Ok(kernel),
+            Some(_) => {}
+        }
+        if let Some(&(_, kernel)) = others.iter().find(|(k, _)| *k == key) {
+            return Ok(kernel);
+        }
+        let kernel: &'static Kernel<A> = Box::leak(Box::new(decl.load(ctx)?));
+        others.push((key, kernel));
+        Ok(kernel)
+    }
+}
+
+impl<A: 'static> Default for LoadedKernels<A> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 fn compile(src: &str, name: &str, ctx: &Arc<CudaContext>) -> Result<cudarc::nvrtc::Ptx> {

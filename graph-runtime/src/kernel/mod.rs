@@ -91,6 +91,7 @@ pub use config::{Dim3, LaunchConfig, LaunchDim};
 pub use counts::{Count, InLen, OutLen, COUNTS};
 pub use encode::ArgEncoder;
 use load::cached_module;
+pub use load::LoadedKernels;
 pub use params::*;
 pub(crate) use stream::param_pointers;
 pub use stream::{StreamBuffer, StreamBufferMut, StreamLaunch};
@@ -257,6 +258,18 @@ pub trait KernelDef {
     fn load(ctx: &Arc<CudaContext>) -> Result<Kernel<Self::Args>> {
         Self::DECL.load(ctx)
     }
+
+    /// The loaded kernel for `ctx`, as generated builders take it: a
+    /// declared kernel's is borrowed from its declaration's cache, with no
+    /// lock taken and no reference count touched (a build of a few nodes
+    /// made both per kernel type); otherwise [`KernelDef::load`]'s.
+    ///
+    /// # Errors
+    /// As [`KernelDef::load`].
+    #[doc(hidden)]
+    fn __loaded(ctx: &Arc<CudaContext>) -> Result<std::borrow::Cow<'static, Kernel<Self::Args>>> {
+        Self::load(ctx).map(std::borrow::Cow::Owned)
+    }
 }
 
 /// Declares kernels as types implementing [`KernelDef`], one statement each.
@@ -326,8 +339,14 @@ macro_rules! declare_kernel {
             fn load(
                 ctx: &::std::sync::Arc<$crate::cudarc::driver::CudaContext>,
             ) -> $crate::Result<$crate::kernel::Kernel<$args>> {
+                ::core::result::Result::Ok(::std::borrow::Cow::into_owned(Self::__loaded(ctx)?))
+            }
+
+            fn __loaded(
+                ctx: &::std::sync::Arc<$crate::cudarc::driver::CudaContext>,
+            ) -> $crate::Result<::std::borrow::Cow<'static, $crate::kernel::Kernel<$args>>> {
                 static LOADED: $crate::kernel::LoadedKernels<$args> = $crate::kernel::LoadedKernels::new();
-                LOADED.get_or_load(ctx, &Self::DECL)
+                ::core::result::Result::Ok(::std::borrow::Cow::Borrowed(LOADED.get_or_load(ctx, &Self::DECL)?))
             }
         }
     };
@@ -384,44 +403,6 @@ pub unsafe trait PdlAware: KernelDef {
     /// error for an undeclared kernel is the trait's message alone.
     #[doc(hidden)]
     const DECLARED: () = ();
-}
-
-/// The kernels a declaration has loaded, one per context: a graph build
-/// finds its kernel with one short lock instead of a module lookup.
-/// Used by the `kernel!` macro's expansion; not part of the API.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct LoadedKernels<A> {
-    loaded: Mutex<Vec<(usize, Kernel<A>)>>,
-}
-
-impl<A> LoadedKernels<A> {
-    pub const fn new() -> Self {
-        LoadedKernels {
-            loaded: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The kernel for `ctx`, loading it on first use.
-    ///
-    /// # Errors
-    /// As [`KernelDecl::load`](crate::KernelDecl::load).
-    pub fn get_or_load(&self, ctx: &Arc<CudaContext>, decl: &KernelDecl<A>) -> Result<Kernel<A>> {
-        let key = ctx.cu_ctx() as usize;
-        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, kernel)) = loaded.iter().find(|(k, _)| *k == key) {
-            return Ok(kernel.clone());
-        }
-        let kernel = decl.load(ctx)?;
-        loaded.push((key, kernel.clone()));
-        Ok(kernel)
-    }
-}
-
-impl<A> Default for LoadedKernels<A> {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// The `I`th parameter type of a parameter tuple: how `cuda_graph!` checks

@@ -164,7 +164,7 @@ impl<'a> Graph<'a> {
         let words: Buf<'a, u64> = dst.retyped();
         let node = self.add_kernel(
             label,
-            &kernel,
+            kernel,
             LaunchConfig::new(blocks, 256),
             (words, bits, n),
             deps,
@@ -375,7 +375,7 @@ const FILL64_SOURCE: &str = r#"extern "C" __global__ void graph_runtime_fill64(
 
 type Fill64 = (crate::kernel::Out<u64>, u64, u64);
 
-fn fill64(ctx: &Arc<CudaContext>) -> Result<crate::kernel::Kernel<Fill64>> {
+fn fill64(ctx: &Arc<CudaContext>) -> Result<&'static crate::kernel::Kernel<Fill64>> {
     // SAFETY: matches `graph_runtime_fill64(unsigned long long*, unsigned
     // long long, unsigned long long)`; it writes x[..n], and the runtime
     // passes n = the buffer's length (see `add_fill`).

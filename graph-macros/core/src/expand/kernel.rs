@@ -181,7 +181,7 @@ impl Emitter<'_, '_> {
                 #(#arg_checks)*
                 #args_check
                 #deps_decl
-                #g.#add_kernel(&mut #failed, #kernel_label, &#loaded, #config, #args, #deps #edges)
+                #g.#add_kernel(&mut #failed, #kernel_label, #loaded, #config, #args, #deps #edges)
             };
             #node_handle
             #priority

@@ -192,7 +192,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
             next += 1;
             let var = format_ident!("__kernel{}", index, span = Span::mixed_site());
             out.extend(quote! {
-                let #var = <#path as #rt::__private::KernelDef>::load(#g.context())?;
+                let #var = &*<#path as #rt::__private::KernelDef>::__loaded(#g.context())?;
             });
         }
         out
