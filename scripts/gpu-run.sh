@@ -447,7 +447,9 @@ example_limit=${SANITIZE_EXAMPLE_TIMEOUT:-300}
 # tests named with --exact), so that no single run holds the pool's tail
 # (gpu_attacks under racecheck alone took over 509 s in one process).
 # Runs that measure or fault the whole device (the soak's device memory,
-# gpu_faults' trap) wait for the pool to drain and run alone, after it.
+# gpu_faults' trap), or that the tools fault beside others (the
+# concurrency test under memcheck), wait for the pool to drain and run
+# alone, after it.
 # Each run leaves $base.result: its status, allowed errors and name.
 deferred=() skipped_runs=()
 # One run under TOOL: writes the verdict to its .result and its block of
@@ -548,10 +550,15 @@ sanitize() { # NAME LIMIT COMMAND...
     say "=== $tool: $name: SKIPPED ($why)"
     skipped_runs+=("$tool"); return 0
   fi
-  if [[ $name == "test gpu_soak"* || $name == "test gpu_faults"* ]] && [ "${draining:-0}" = 0 ]; then
+  if [[ $name == "test gpu_soak"* || $name == "test gpu_faults"* || $name == "test gpu_concurrency"* ]] &&
+     [ "${draining:-0}" = 0 ]; then
     # The soak checks the whole device's memory, and gpu_faults' trap (in
     # a child, unsanitized) failed the kernels of runs beside it with
-    # CUDA_ERROR_LAUNCH_FAILED (H100, 2026-12-05): alone, after the pool.
+    # CUDA_ERROR_LAUNCH_FAILED (H100, 2026-12-05). The concurrency test's
+    # workload faults under memcheck beside other sanitized processes, and
+    # so does its plain C++ mirror (scripts/sanitizer-repro/
+    # workload_threads.cu: 3 of 4 runs four at once, 0 of 2 alone; H100,
+    # 2026-12-06): alone, after the pool.
     local IFS=$'\x1f'
     deferred+=("$tool$IFS$name$IFS$limit$IFS$*"); return 0
   fi

@@ -2,8 +2,8 @@
 # Checks gpu-run.sh's sanitizer pool (no GPU needed; .ci/run runs it) over
 # a fake bundle and a fake compute-sanitizer: every test of a large binary
 # runs exactly once, in shards, the `alone` ones on their own and the
-# switched-off ones never; no more runs than --jobs at once; the soak and
-# gpu_faults run while nothing else does; a run that fails beside others
+# switched-off ones never; no more runs than --jobs at once; the soak,
+# gpu_faults and gpu_concurrency run while nothing else does; a run that fails beside others
 # runs again alone (not a deferred one, not past the deadline); a failing
 # run fails the whole; two runs whose names clean up alike keep apart.
 set -euo pipefail
@@ -61,6 +61,7 @@ fake_test gpu_attacks $(seq -f 'a%g' 1 23) alone::x control_raw_launch_without_t
 fake_test gpu_small s1 s2 alone::p::q alone::p__q
 fake_test gpu_soak soak
 fake_test gpu_faults trap
+fake_test gpu_concurrency threads
 cat >"$dir/san" <<'EOF'
 #!/usr/bin/env bash
 log=""
@@ -96,9 +97,10 @@ grep -q 'test gpu_attacks \[3/3\]' "$dir/out.txt" || fail "no third shard"
 [ "$(ran gpu_small | xargs)" = "alone::p::q alone::p__q s1 s2" ] || fail "gpu_small's tests: $(ran gpu_small | xargs)"
 awk '$2 == "process" && $3 > 0 { found = 1 } END { exit !found }' "$dir/ran" || fail "no two runs overlapped"
 awk '$2 == "process" && $3 > 3 { exit 1 }' "$dir/ran" || fail "more than 4 runs at once"
-[ "$(awk '($1 == "gpu_soak" || $1 == "gpu_faults") && $2 == "process" { print $3 }' "$dir/ran")" = "0
-0" ] || fail "the soak or gpu_faults ran beside other runs"
-grep -q '^memcheck: 9 runs, 9 clean, 0 failed' "$dir/out.txt" || fail "wrong tally"
+[ "$(awk '($1 == "gpu_soak" || $1 == "gpu_faults" || $1 == "gpu_concurrency") && $2 == "process" { print $3 }' "$dir/ran")" = "0
+0
+0" ] || fail "the soak, gpu_faults or gpu_concurrency ran beside other runs"
+grep -q '^memcheck: 10 runs, 10 clean, 0 failed' "$dir/out.txt" || fail "wrong tally"
 tail -n 1 "$dir/out.txt" | grep -q '^ALL SANITIZER RUNS CLEAN' || fail "no clean verdict"
 
 # Two alone tests whose names clean up to the same file name: the failing
@@ -109,7 +111,7 @@ grep -q '=== again, alone: memcheck test gpu_small alone::p::q' "$dir/out.txt" |
 
 # A run that fails only beside others is clean alone, and counted so.
 [ "$(FAIL=s1 ONLY_BESIDE=1 pool --jobs 4)" = 0 ] || fail "a run clean alone failed the pool"
-grep -q '^memcheck: 9 runs, 9 clean, 0 failed.*; 1 clean only alone' "$dir/out.txt" || fail "no count of runs clean only alone"
+grep -q '^memcheck: 10 runs, 10 clean, 0 failed.*; 1 clean only alone' "$dir/out.txt" || fail "no count of runs clean only alone"
 
 # A deferred run (alone already) is not tried again.
 [ "$(FAIL_ONCE=soak pool --jobs 4)" = 1 ] || fail "a failed deferred run passed on a second try"

@@ -56,6 +56,12 @@
 // all three switches: the fault is racecheck's. `1 30` (13,183 cycles):
 // host RSS 163.2 MiB at cycle 1,000, 165.1 MiB at cycle 10,000.
 //
+// On an H100, 2026-12-06: `2 3` under memcheck was clean alone (2 of 2)
+// and failed four at once (3 of 4, and 2 of 2 beside two runs of the
+// Rust test): "an illegal memory access was encountered" at
+// cudaStreamSynchronize or the reaper's cudaFreeHost, no invalid access
+// reported. The Rust test fails the same way, and only beside others.
+//
 //   nvcc -O2 -arch=sm_90 -o workload_threads workload_threads.cu -lnvrtc -lcuda
 //   compute-sanitizer --tool racecheck ./workload_threads THREADS SECONDS [SWITCHES]
 #include <atomic>
