@@ -97,7 +97,9 @@
 //!   `device.cuda_stream().context()`; cudarc's own copies across two
 //!   values skip their waits the same way). A child graph, an update's
 //!   graph and a kernel argument naming a [`DeviceExec`] of another value
-//!   are refused too. A launch or upload on
+//!   are refused too, and so is a kernel loaded in another context (the
+//!   driver runs a kernel node in its function's context, whatever the
+//!   graph's). A launch or upload on
 //!   a capturing stream (cudarc's `begin_capture` is safe) is refused: it
 //!   would be recorded, not run. An exec whose drop cannot wait for its
 //!   last launch because a capture began on its stream since keeps what

@@ -386,6 +386,11 @@ pub enum Foreign {
     /// An event of another context.
     #[error("the event")]
     Event,
+    /// A kernel loaded in another context than the graph's: the driver
+    /// runs a kernel node in its function's context, where the graph's
+    /// buffers are not.
+    #[error("the kernel")]
+    Kernel,
     /// A child graph of another context, or of another `CudaContext`
     /// value.
     #[error("the child graph")]
@@ -426,6 +431,10 @@ impl Foreign {
             }
             Foreign::HostBufferOfOtherType => " (its memory has another type)",
             Foreign::Event | Foreign::StreamOfOtherContext => " (it is of another context)",
+            Foreign::Kernel => {
+                " (it was loaded in another context: load it with the graph's, \
+                 `K::load(graph.context())`)"
+            }
             Foreign::ChildGraph | Foreign::DeviceExec => {
                 " (it is of another context, or of another `CudaContext` value of the graph's)"
             }

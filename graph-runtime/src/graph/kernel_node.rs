@@ -69,7 +69,7 @@ impl<'a> Graph<'a> {
             .and_then(|()| encoded.check_aliasing(kernel.is_no_alias()));
         let node = self.add_encoded_kernel(
             label,
-            kernel.function(),
+            (kernel.function(), kernel.home()),
             &config,
             (&encoded, encoding),
             deps,
@@ -145,7 +145,7 @@ impl<'a> Graph<'a> {
     fn add_encoded_kernel(
         &mut self,
         label: NodeLabel<'_>,
-        function: &cudarc::driver::CudaFunction,
+        (function, home): (&cudarc::driver::CudaFunction, Option<&Arc<CudaContext>>),
         config: &LaunchConfig,
         (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), ArgumentRefusal>),
         deps: &[Node],
@@ -161,6 +161,17 @@ impl<'a> Graph<'a> {
             return Err(GraphError::arguments(&label.to_string(), reason));
         }
         self.owner.check_poisoned()?;
+        // The driver runs a kernel node in its function's context (the
+        // node's context field is ignored when a function is set): a
+        // kernel loaded in another context would run there, on addresses
+        // of this one. (As stream launches refuse it.)
+        if home.is_some_and(|home| home.cu_ctx() != self.ctx.cu_ctx()) {
+            return Err(GraphError::foreign(
+                Foreign::Kernel,
+                Some(&label.to_string()),
+                "add a node",
+            ));
+        }
         if !encoded.conds().is_empty() {
             self.check_setters(&label.to_string(), deps, encoded.conds())?;
         }
@@ -309,8 +320,9 @@ pub(crate) fn keep_function(
 
 /// Keeps the execs a kernel node launches from the device, each once (as
 /// [`keep_function`]; per-node updates add them too). A target is the same
-/// only with the same exec handle and the same tracked set: an exec updated
-/// since tracks other resources, which its new target brings.
+/// only with the same exec handle and the same tracked set. (While a
+/// `DeviceExec` lives it borrows its exec, which then cannot be updated to
+/// track another set; the second comparison keeps that from mattering.)
 pub(crate) fn keep_device_targets<'a>(resources: &mut Resources<'a>, targets: &[DeviceTarget<'a>]) {
     for target in targets {
         if !resources

@@ -455,7 +455,10 @@ impl<A> Kernel<A> {
     ///
     /// # Safety
     /// As for [`KernelDecl::cuda_c`]: `function` must take parameters
-    /// matching `A` and stay within the memory it is given. (Graphs keep the
+    /// matching `A` and stay within the memory it is given; and it must be
+    /// loaded in the context of the graphs and streams it is used with
+    /// (such a kernel does not say its context, so the runtime cannot
+    /// refuse another's, as it does for kernels it loads). (Graphs keep the
     /// function's module loaded while they or their execs hold its nodes;
     /// an exec updated from another graph keeps its original graph's
     /// modules, not those of graphs it was updated from in between.)

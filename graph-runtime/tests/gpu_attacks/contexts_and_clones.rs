@@ -6,9 +6,9 @@
 //! free of part of an allocation, and a host buffer reached through an
 //! exec instantiated before it was added.
 
-use crate::common::{gpu, graph_memory_lock, own_context};
+use crate::common::{assert_foreign, gpu, graph_memory_lock, own_context};
 use crate::{expect_foreign, expect_refused};
-use graph_runtime::error::{StreamRefusal, Unsupported};
+use graph_runtime::error::{Foreign, StreamRefusal, Unsupported};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 
@@ -41,6 +41,52 @@ fn a_slice_or_event_of_another_context_is_refused() {
     expect_foreign(&err, Some("record_b"));
     let err = g.add_event_wait("wait_b", &event, &[]).unwrap_err();
     expect_foreign(&err, Some("wait_b"));
+}
+
+/// Attack: add a kernel loaded in context B to a graph of context A, on
+/// A's own buffer. The driver runs a kernel node in its function's
+/// context (a node's context is ignored when a function is set), so the
+/// kernel would run in B on A's addresses. Must happen: the node is
+/// refused as a foreign kernel naming it, in a conditional body too; the
+/// same kernel loaded in A is taken, and its launch writes the buffer.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_kernel_of_another_context_is_refused() {
+    let a = own_context();
+    let b = own_context();
+    let (in_a, in_b) = (
+        kernels::AddOne::load(&a).unwrap(),
+        kernels::AddOne::load(&b).unwrap(),
+    );
+    let stream = a.new_stream().unwrap();
+    let mut x = stream.alloc_zeros::<f32>(N as usize).unwrap();
+    let cfg = LaunchConfig::for_elements(N, 256);
+    {
+        let mut g = Graph::new(&a).unwrap();
+        let xb = g.bind_mut(&mut x);
+        let err = g
+            .add_kernel("from_b", &in_b, cfg, (xb, N), &[])
+            .unwrap_err();
+        assert_foreign(&err, Foreign::Kernel, "from_b");
+        let handle = g.cond_handle(Some(1)).unwrap();
+        let err = g
+            .add_if("when", handle, &[], |body| {
+                body.add_kernel("from_b_in_body", &in_b, cfg, (xb, N), &[])?;
+                Ok(())
+            })
+            .unwrap_err();
+        assert_foreign(&err, Foreign::Kernel, "from_b_in_body");
+    }
+    {
+        let mut g = Graph::new(&a).unwrap();
+        let xb = g.bind_mut(&mut x);
+        g.add_kernel("from_a", &in_a, cfg, (xb, N), &[]).unwrap();
+        let mut exec = g.instantiate().unwrap();
+        exec.launch(&stream).unwrap();
+        exec.synchronize().unwrap();
+    }
+    let x = stream.clone_dtoh(&x).unwrap();
+    assert!(x.iter().all(|v| *v == 1.0), "{:?}", &x[..4]);
 }
 
 /// Attack: launch on `ctx.per_thread_stream()` and drop the exec on
