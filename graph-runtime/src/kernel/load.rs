@@ -86,7 +86,8 @@ pub(super) fn cached_module(
 pub struct LoadedKernels<A: 'static> {
     first: OnceLock<(usize, Kernel<A>)>,
     /// Other contexts' (leaked, as the first is held by the static).
-    /// Every load takes this lock, so each kernel loads once per context.
+    /// Every load (a first use in a context) takes this lock, so each
+    /// kernel loads once per context.
     others: Mutex<Vec<(usize, &'static Kernel<A>)>>,
 }
 

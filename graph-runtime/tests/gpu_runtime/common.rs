@@ -124,3 +124,16 @@ pub fn slow_fill_launched<'a>(
     exec.launch(&stream).unwrap();
     (exec, stream)
 }
+
+/// The number after `field: ` in a graph's `Debug` output.
+pub fn debug_count(graph: &graph_runtime::Graph<'_>, field: &str) -> usize {
+    let text = format!("{graph:?}");
+    let at = text
+        .find(&format!("{field}: "))
+        .unwrap_or_else(|| panic!("no `{field}` in {text}"));
+    let digits: String = text[at + field.len() + 2..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}

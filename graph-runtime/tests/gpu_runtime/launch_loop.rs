@@ -2,7 +2,7 @@
 //! again, all while the exec lives (`Exec::bound_mut`), with cudarc's event
 //! tracking ordering the reads and writes on another stream.
 
-use crate::common::{gpu, sync};
+use crate::common::{debug_count, gpu, sync};
 use graph_runtime::kernel::KernelDef;
 use graph_runtime::{Graph, GraphError, LaunchConfig};
 
@@ -164,19 +164,6 @@ fn a_lent_slice_refuses_launches_of_execs_that_share_it() {
         assert!(all.iter().all(|v| *v == 8.0), "{:?}", &all[..4]);
     }
     sync(&stream);
-}
-
-/// The number after `field: ` in a graph's `Debug` output.
-fn debug_count(graph: &Graph<'_>, field: &str) -> usize {
-    let text = format!("{graph:?}");
-    let at = text
-        .find(&format!("{field}: "))
-        .unwrap_or_else(|| panic!("no `{field}` in {text}"));
-    let digits: String = text[at + field.len() + 2..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().unwrap()
 }
 
 /// A loop that rebuilds its graph and updates the exec with it every
