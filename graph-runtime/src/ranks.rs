@@ -17,7 +17,9 @@
 //!    launch (`escape`). A launch holds every one it makes, uses or frees.
 //!
 //! Every other lock of the runtime is a leaf: nothing is taken while it is
-//! held. No lock of these families is held while user code runs (host-node
+//! held. (A `try_lock` that gives up instead of waiting, as `Graph`'s
+//! `Debug` takes a resource set, cannot wait in a cycle, and takes nothing
+//! while it holds the set: it is outside the ranks.) No lock of these families is held while user code runs (host-node
 //! closures, captured work, `BoundMut`'s views: a buffer lent out is marked,
 //! not locked).
 //!

@@ -101,16 +101,24 @@ unsafe impl Send for Graph<'_> {}
 
 impl std::fmt::Debug for Graph<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // What the graph keeps alive, shared with its execs and the
-        // graphs made with `new_sharing`.
-        let resources = lock(&self.resources);
-        f.debug_struct("Graph")
-            .field("instance", &self.instance)
-            .field("nodes", &self.registry().nodes.len())
-            .field("bindings", &resources.bindings.len())
-            .field("kernels", &resources.functions.len())
-            .field("device_targets", &resources.device_targets.len())
-            .finish()
+        let mut out = f.debug_struct("Graph");
+        out.field("instance", &self.instance)
+            .field("nodes", &self.registry().nodes.len());
+        // What the graph keeps alive, shared with its execs and the graphs
+        // made with `new_sharing`. Without waiting: a launch holds the set
+        // while it queues, and a host node's closure that logs the graph
+        // must not wait for a launch that may wait for it.
+        let resources = match self.resources.try_lock() {
+            Ok(resources) => Some(resources),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        if let Some(resources) = resources {
+            out.field("bindings", &resources.bindings.len())
+                .field("kernels", &resources.functions.len())
+                .field("device_targets", &resources.device_targets.len());
+        }
+        out.finish()
     }
 }
 
