@@ -558,6 +558,13 @@ mod tests {
              handle on the graph that holds the conditional node, or on one that holds it \
              through conditional bodies)"
         );
+        let kernel = GraphError::foreign(Foreign::Kernel, Some("from_b"), "add a node");
+        assert_eq!(kernel.label(), Some("from_b"));
+        assert_eq!(
+            kernel.to_string(),
+            "the kernel of node `from_b` belongs to another graph (it was loaded in another \
+             context: load it in the graph's, `K::load(graph.context())`)"
+        );
         let passed = GraphError::foreign(Foreign::NotBoundMut, None, "Exec::bound_mut");
         assert_eq!(passed.label(), None);
         assert_eq!(

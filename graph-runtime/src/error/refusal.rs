@@ -432,7 +432,7 @@ impl Foreign {
             Foreign::HostBufferOfOtherType => " (its memory has another type)",
             Foreign::Event | Foreign::StreamOfOtherContext => " (it is of another context)",
             Foreign::Kernel => {
-                " (it was loaded in another context: load it with the graph's, \
+                " (it was loaded in another context: load it in the graph's, \
                  `K::load(graph.context())`)"
             }
             Foreign::ChildGraph | Foreign::DeviceExec => {
