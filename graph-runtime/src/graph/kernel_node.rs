@@ -69,7 +69,7 @@ impl<'a> Graph<'a> {
             .and_then(|()| encoded.check_aliasing(kernel.is_no_alias()));
         let node = self.add_encoded_kernel(
             label,
-            (kernel.function(), kernel.home()),
+            (kernel.function(), kernel.is_of_other_context(&self.ctx)),
             &config,
             (&encoded, encoding),
             deps,
@@ -145,7 +145,7 @@ impl<'a> Graph<'a> {
     fn add_encoded_kernel(
         &mut self,
         label: NodeLabel<'_>,
-        (function, home): (&cudarc::driver::CudaFunction, Option<&Arc<CudaContext>>),
+        (function, of_other_context): (&cudarc::driver::CudaFunction, bool),
         config: &LaunchConfig,
         (encoded, encoding): (&ArgEncoder<'a>, std::result::Result<(), ArgumentRefusal>),
         deps: &[Node],
@@ -164,8 +164,8 @@ impl<'a> Graph<'a> {
         // The driver runs a kernel node in its function's context (the
         // node's context field is ignored when a function is set): a
         // kernel loaded in another context would run there, on addresses
-        // of this one. (As stream launches refuse it.)
-        if home.is_some_and(|home| home.cu_ctx() != self.ctx.cu_ctx()) {
+        // of this one.
+        if of_other_context {
             return Err(GraphError::foreign(
                 Foreign::Kernel,
                 Some(&label.to_string()),

@@ -507,6 +507,16 @@ impl<A> Kernel<A> {
     pub fn home(&self) -> Option<&Arc<CudaContext>> {
         self.home.as_ref()
     }
+
+    /// Whether it is known to be loaded in another context than `ctx`:
+    /// the driver launches a function in its own context, so graphs and
+    /// streams of `ctx` refuse it (a kernel of
+    /// [`Kernel::from_function`] does not say, and is taken on trust).
+    pub(crate) fn is_of_other_context(&self, ctx: &CudaContext) -> bool {
+        self.home
+            .as_ref()
+            .is_some_and(|home| home.cu_ctx() != ctx.cu_ctx())
+    }
 }
 
 #[cfg(test)]

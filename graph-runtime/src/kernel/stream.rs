@@ -420,11 +420,7 @@ impl<'a, A: KernelArgs> StreamLaunch<'_, 'a, A> {
             }
         }
         let ctx = self.stream.context();
-        if self
-            .kernel
-            .home()
-            .is_some_and(|home| home.cu_ctx() != ctx.cu_ctx())
-        {
+        if self.kernel.is_of_other_context(ctx) {
             return Err(refused(LaunchRefusal::KernelOfOtherContext));
         }
         // The per-thread default stream names another stream on every

@@ -168,9 +168,10 @@ fn a_lent_slice_refuses_launches_of_execs_that_share_it() {
 
 /// A loop that rebuilds its graph and updates the exec with it every
 /// iteration (the graphs share the first's resources) keeps each kernel's
-/// module once: 1,000 rebuilds of two kernels keep two, not 2,000 (each
-/// rebuild added its kernels to the shared list again, for the life of the
-/// first graph). The values read back count every launch.
+/// module once: 1,000 rebuilds of a graph of two kernels, alternating,
+/// keep two, not 3,003 (each graph added a kernel to the shared list at
+/// each change of kernel, for the life of the first graph). The values
+/// read back count every launch.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
 fn a_rebuild_loop_keeps_each_kernel_once() {
