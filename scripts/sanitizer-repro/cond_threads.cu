@@ -23,7 +23,10 @@
 // adds a hundred), `default` (the IF's handle is true by default, with no
 // kernel setting it), `twice` (each exec is launched twice per cycle),
 // `alloc` (a graph-memory allocation, written by a kernel and freed by the
-// graph, then a host node, beside the conditionals).
+// graph, then a host node, beside the conditionals), `capture` (the WHILE
+// body's count-down kernel added by a stream capture into the body graph,
+// cudaStreamBeginCaptureToGraph, as graph-runtime's capture nodes are),
+// `own` (everything in a non-primary context made beside the primary one).
 //
 // Measured on the lent H200 (2026-12-02, compute-sanitizer of CUDA 13):
 // clean under racecheck with 1, 2 and 4 threads, nvcc and NVRTC kernels,
@@ -31,6 +34,11 @@
 // alloc,switch,default,twice), while graph-runtime's concurrency workload
 // with those parts faults under racecheck with two threads (README.md,
 // "Test"). Whatever the workload adds beyond this program is what to look at.
+// On an H100 (2026-12-06), six at once under memcheck, one thread, 3-4 s
+// each: clean with no variant (NVRTC and nvcc kernels, 12 runs), with
+// `capture` (12) and with `capture,own` (NVRTC, 6), where graph-runtime's
+// test of a capture in a WHILE body failed six at once in 1 run of 6
+// (tests/README.md, "Open").
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -88,6 +96,8 @@ static bool use_switch = false;
 static bool if_default = false;
 static int launches = 1;
 static bool with_alloc = false;
+static bool by_capture = false;
+static CUcontext own_ctx = nullptr;
 static CUfunction nvrtc_fn[4];
 
 static void load_nvrtc() {
@@ -122,8 +132,9 @@ static cudaGraph_t conditional(int id, cudaGraph_t g, const cudaGraphNode_t* dep
 }
 
 static void worker(int id, double seconds, std::atomic<long>* cycles) {
-    CK(cudaSetDevice(0));
+    if (own_ctx) CU(cuCtxSetCurrent(own_ctx)); else CK(cudaSetDevice(0));
     cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaStream_t cs; CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
     float* x; unsigned* left; CK(cudaMalloc(&x, N * sizeof(float))); CK(cudaMalloc(&left, sizeof(unsigned)));
     unsigned n = N;
     auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -155,7 +166,17 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         void* add_args[] = {&x, &one, &n};
         cudaGraphNode_t step = kernel(id, body, nullptr, ADD, add_args, (N + 255) / 256, 256);
         void* cd_args[] = {&wh, &left};
-        kernel(id, body, &step, COUNT_DOWN, cd_args, 1, 1);
+        if (by_capture) {
+            // graph-runtime's capture nodes in a body (tests/gpu_runtime/
+            // nodes.rs, a_capture_in_a_body_holds_only_what_bodies_allow):
+            // the count-down captured into the body, after the add.
+            CK(cudaStreamBeginCaptureToGraph(cs, body, &step, nullptr, 1, cudaStreamCaptureModeThreadLocal));
+            if (use_nvrtc) CU(cuLaunchKernel(nvrtc_fn[COUNT_DOWN], 1, 1, 1, 1, 1, 1, 0, cs, cd_args, nullptr));
+            else count_down<<<1, 1, 0, cs>>>(wh, left);
+            cudaGraph_t same; CK(cudaStreamEndCapture(cs, &same));
+        } else {
+            kernel(id, body, &step, COUNT_DOWN, cd_args, 1, 1);
+        }
         cudaGraphConditionalHandle ih;
         cudaGraphNode_t set = loop;
         if (if_default) {
@@ -196,7 +217,7 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(g));
         ++*cycles;
     }
-    CK(cudaFree(x)); CK(cudaFree(left)); CK(cudaStreamDestroy(s));
+    CK(cudaFree(x)); CK(cudaFree(left)); CK(cudaStreamDestroy(s)); CK(cudaStreamDestroy(cs));
 }
 
 int main(int argc, char** argv) {
@@ -206,9 +227,16 @@ int main(int argc, char** argv) {
     use_switch = argc > 4 && std::string(argv[4]).find("switch") != std::string::npos;
     if_default = argc > 4 && std::string(argv[4]).find("default") != std::string::npos;
     with_alloc = argc > 4 && std::string(argv[4]).find("alloc") != std::string::npos;
+    by_capture = argc > 4 && std::string(argv[4]).find("capture") != std::string::npos;
     launches = argc > 4 && std::string(argv[4]).find("twice") != std::string::npos ? 2 : 1;
     int id = -1;
     CK(cudaFree(0));
+    if (argc > 4 && std::string(argv[4]).find("own") != std::string::npos) {
+        // graph-runtime's tests' own_context(): a non-primary context beside
+        // the primary one, current on every worker.
+        CU(cuCtxCreate(&own_ctx, nullptr, 0, 0));
+        CU(cuCtxSetCurrent(own_ctx));
+    }
     if (use_nvrtc) load_nvrtc();
     std::vector<std::atomic<long>> cycles(threads);
     std::vector<std::thread> pool;
