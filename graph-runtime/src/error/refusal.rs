@@ -93,6 +93,12 @@ pub enum Unsupported {
     /// A graph with host buffers as a child graph.
     #[error("a graph with host buffers cannot be a child graph; add its nodes to this graph")]
     HostBuffersInChild,
+    /// A graph with conditional nodes as a child graph.
+    #[error(
+        "a graph with conditional nodes cannot be a child graph (CUDA refuses it); add its nodes \
+         to this graph, or place a fragment"
+    )]
+    ConditionalInChild,
     /// A graph that binds another graph's allocation as a child graph.
     #[error(
         "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a child \

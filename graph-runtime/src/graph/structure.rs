@@ -80,7 +80,7 @@ impl<'a> Graph<'a> {
     ///
     /// # Errors
     /// As every node-adding method (see [`Graph`](crate::Graph#errors));
-    /// [`GraphError::Unsupported`] for a child that is a conditional body, has host buffers, binds another graph's allocation, or copies host memory into a conditional body;
+    /// [`GraphError::Unsupported`] for a child that is a conditional body, has conditional nodes or host buffers, binds another graph's allocation, or copies host memory into a conditional body;
     /// [`GraphError::ForeignHandle`] for a child of another context or `CudaContext` value.
     pub fn add_child(&mut self, label: &str, child: Graph<'a>, deps: &[Node]) -> Result<Node> {
         if !self.same_context(&child.ctx) {
@@ -113,6 +113,23 @@ impl<'a> Graph<'a> {
                 "add_child",
                 Some(label),
                 Unsupported::EscapedInChild,
+            ));
+        }
+        if child
+            .registry()
+            .nodes
+            .iter()
+            .any(|n| n.kind == NodeKind::Conditional)
+        {
+            // CUDA refuses them (CUDA_CHILD_GRAPH_NODE_PARAMS: "must not
+            // contain conditional nodes"). Refused here, typed, whatever the
+            // driver: this graph does not see the child's handles, so two
+            // copies of one child would drive two conditional nodes by one
+            // handle, with setters no check of this graph orders.
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::ConditionalInChild,
             ));
         }
         if child.registry.host_copies && self.is_body() {

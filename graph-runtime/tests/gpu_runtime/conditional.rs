@@ -264,3 +264,55 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
     }
     assert_eq!(stream.clone_dtoh(&visits).unwrap(), [2, 0]);
 }
+
+/// A graph with conditional nodes is refused as a child graph, naming the
+/// node, before the driver sees it (CUDA refuses such children too; and
+/// the parent could not order the child's handle setters, so two copies of
+/// one child would drive two conditional nodes by one handle). The parent
+/// stays usable.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_graph_with_conditional_nodes_is_refused_as_a_child() {
+    use graph_runtime::error::Unsupported;
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let (set, mark) = (
+        kernels::SetCondition::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
+    );
+    let mut inner = stream.alloc_zeros::<i32>(1).unwrap();
+    let mut outer = stream.alloc_zeros::<i32>(2).unwrap();
+    let mut parent = Graph::new(&ctx).unwrap();
+    let o = parent.bind_mut(&mut outer);
+    let mut child = Graph::new(&ctx).unwrap();
+    let v = child.bind_mut(&mut inner);
+    let h = child.cond_handle(None).unwrap();
+    let s = child
+        .add_kernel("set", &set, one(), (h, 1u32), &[])
+        .unwrap();
+    child
+        .add_if("branch", h, &[s.node()], |body| {
+            body.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop)
+        })
+        .unwrap();
+    let err = parent.add_child("child", child, &[]).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            GraphError::Unsupported {
+                label: Some(label),
+                what: Unsupported::ConditionalInChild,
+                ..
+            } if label == "child"
+        ),
+        "{err:?}"
+    );
+    parent
+        .add_kernel("mark", &mark, one(), (o, 1), &[])
+        .unwrap();
+    parent.instantiate().unwrap().launch(&stream).unwrap();
+    sync(&stream);
+    drop(parent);
+    assert_eq!(stream.clone_dtoh(&outer).unwrap(), [0, 1]);
+    assert_eq!(stream.clone_dtoh(&inner).unwrap(), [0]);
+}
