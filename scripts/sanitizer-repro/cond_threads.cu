@@ -26,7 +26,10 @@
 // graph, then a host node, beside the conditionals), `capture` (the WHILE
 // body's count-down kernel added by a stream capture into the body graph,
 // cudaStreamBeginCaptureToGraph, as graph-runtime's capture nodes are),
-// `own` (everything in a non-primary context made beside the primary one).
+// `own` (everything in a non-primary context made beside the primary one),
+// `child` (the count-down captured into a graph of its own, added to the
+// body as a child graph node: graph-runtime's shape; written 2026-12-06
+// after the device time was spent, not yet compiled or run).
 //
 // Measured on the lent H200 (2026-12-02, compute-sanitizer of CUDA 13):
 // clean under racecheck with 1, 2 and 4 threads, nvcc and NVRTC kernels,
@@ -97,6 +100,7 @@ static bool if_default = false;
 static int launches = 1;
 static bool with_alloc = false;
 static bool by_capture = false;
+static bool by_child = false;
 static CUcontext own_ctx = nullptr;
 static CUfunction nvrtc_fn[4];
 
@@ -166,14 +170,23 @@ static void worker(int id, double seconds, std::atomic<long>* cycles) {
         void* add_args[] = {&x, &one, &n};
         cudaGraphNode_t step = kernel(id, body, nullptr, ADD, add_args, (N + 255) / 256, 256);
         void* cd_args[] = {&wh, &left};
-        if (by_capture) {
-            // graph-runtime's capture nodes in a body (tests/gpu_runtime/
-            // nodes.rs, a_capture_in_a_body_holds_only_what_bodies_allow):
-            // the count-down captured into the body, after the add.
-            CK(cudaStreamBeginCaptureToGraph(cs, body, &step, nullptr, 1, cudaStreamCaptureModeThreadLocal));
+        if (by_capture || by_child) {
+            // `capture`: the count-down captured into the body itself, after
+            // the add. `child`: as graph-runtime's add_capture_setting does
+            // (tests/gpu_runtime/nodes.rs, a_capture_in_a_body_holds_only_
+            // what_bodies_allow), captured in relaxed mode into a graph of
+            // its own, which the body gets as a child graph node.
+            cudaGraph_t into = body;
+            if (by_child) CK(cudaGraphCreate(&into, 0));
+            CK(cudaStreamBeginCaptureToGraph(cs, into, by_child ? nullptr : &step, nullptr, by_child ? 0 : 1,
+                                             by_child ? cudaStreamCaptureModeRelaxed : cudaStreamCaptureModeThreadLocal));
             if (use_nvrtc) CU(cuLaunchKernel(nvrtc_fn[COUNT_DOWN], 1, 1, 1, 1, 1, 1, 0, cs, cd_args, nullptr));
             else count_down<<<1, 1, 0, cs>>>(wh, left);
             cudaGraph_t same; CK(cudaStreamEndCapture(cs, &same));
+            if (by_child) {
+                cudaGraphNode_t child; CK(cudaGraphAddChildGraphNode(&child, body, &step, 1, into));
+                CK(cudaGraphDestroy(into));
+            }
         } else {
             kernel(id, body, &step, COUNT_DOWN, cd_args, 1, 1);
         }
@@ -227,6 +240,7 @@ int main(int argc, char** argv) {
     use_switch = argc > 4 && std::string(argv[4]).find("switch") != std::string::npos;
     if_default = argc > 4 && std::string(argv[4]).find("default") != std::string::npos;
     with_alloc = argc > 4 && std::string(argv[4]).find("alloc") != std::string::npos;
+    by_child = argc > 4 && std::string(argv[4]).find("child") != std::string::npos;
     by_capture = argc > 4 && std::string(argv[4]).find("capture") != std::string::npos;
     launches = argc > 4 && std::string(argv[4]).find("twice") != std::string::npos ? 2 : 1;
     int id = -1;
