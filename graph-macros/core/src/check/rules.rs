@@ -8,6 +8,7 @@ use crate::parse::EdgeKind;
 /// these names.
 pub(crate) const EXEC_METHODS: &[&str] = &[
     "launch",
+    "launch_on_own_stream",
     "upload",
     "update",
     "synchronize",

@@ -302,6 +302,17 @@ impl<'a> Lowering<'a, '_> {
             self.diag
                 .error_at(span, "this attribute does not apply to an alloc scope");
         }
+        if let Some((span, _)) = attrs.disjoint {
+            // Ignored, it would read as a claim that covers the scope's
+            // nodes, and check nothing.
+            self.diag.error_at(
+                span,
+                crate::diag::with_help(
+                    "`#[disjoint]` does not apply to an alloc scope",
+                    "put it on the nodes inside the scope that touch disjoint parts, or on the repeated block around it",
+                ),
+            );
+        }
         let id = self.model.scopes.len();
         let buffer_name = syntax.buffer.to_string();
         let make = |op: Op<'a>, origin, name: String| {
