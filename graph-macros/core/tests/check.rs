@@ -328,3 +328,42 @@ fn several_syntax_errors_in_one_call() {
     let errs = errors("graph G() { a: nonsense; b: empty; c: kernel K<<<1>>>(); d: empty; }");
     assert_eq!(errs.len(), 2, "{errs:#?}");
 }
+
+#[test]
+fn nodes_labelled_like_node_kinds_still_start_edges() {
+    // `copy -> fill` is an edge between nodes so labelled, not an
+    // unlabeled copy node.
+    assert_ok(
+        "graph G(x: &CudaSlice<f32>, y: &mut CudaSlice<f32>, ev: &CudaEvent) {
+            copy: copy x => y;
+            fill: fill y = 0.0f32;
+            record: record ev;
+            wait: wait ev;
+            copy -> fill -> record -> wait;
+            [copy, fill] -> empty;
+            empty: empty;
+        }",
+    );
+}
+
+#[test]
+fn unlabeled_nodes_ask_for_a_label_and_the_rest_still_parses() {
+    assert_errors(
+        "graph G(x: &mut CudaSlice<f32>) {
+            cond go = 1;
+            if go { e: empty; }
+            fill x = 0.0f32;
+            empty;
+            alloc f32[4];
+            alloc s: f32[4];
+            a: empty;
+        }",
+        &[
+            "an `if` node needs a label",
+            "a `fill` node needs a label",
+            "an `empty` node needs a label",
+            "an `alloc` node needs a label",
+            "an alloc scope needs a body: `alloc s: T[len] { ... }`",
+        ],
+    );
+}

@@ -1,6 +1,7 @@
 // Inside a repeated block, an edge joins members of its body. A node
 // outside it is ordered against the block itself, in the edge's own
-// direction; the block's own label names no member.
+// direction; the block's own label names no member (reported once for
+// an edge that names it twice).
 use graph_runtime::cuda_graph;
 
 cuda_graph! {
@@ -14,6 +15,7 @@ cuda_graph! {
             fold -> join;
             join -> stage;
             lane[w-1] -> stage;
+            lane[w-1] -> lane;
         }
         join: empty;
         lane -> join;

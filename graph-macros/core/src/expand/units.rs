@@ -52,10 +52,18 @@ impl Emitter<'_, '_> {
                     == within
         }) {
             let name = &handle.syntax.name;
-            let default = super::Moved::from(match &handle.syntax.default {
-                Some(value) => quote!(::core::option::Option::Some(#value)),
+            let default = match &handle.syntax.default {
+                Some(value) => {
+                    // Typed at the value's tokens: a default of another
+                    // type (`true`) is reported there, not at the macro.
+                    let var = internal("__cond_default");
+                    let value_type =
+                        quote::quote_spanned!(syn::spanned::Spanned::span(value)=> u32);
+                    out.extend(quote! { let #var: #value_type = #value; });
+                    quote!(::core::option::Option::Some(#var))
+                }
                 None => quote!(::core::option::Option::None),
-            });
+            };
             out.extend(quote! { let #name = #g.cond_handle(#default)?; });
             // (Named graphs only: the expression form has no `bound()`.)
             let named = self.model.def.name.is_some();

@@ -267,6 +267,9 @@ impl<'a> Lowering<'a, '_> {
         for (stmt, level, repeat, prefix) in &self.edge_stmts {
             let (stmt, level, repeat) = (*stmt, *level, *repeat);
             let groups = stmt.groups.len();
+            // A label that failed once in this statement is reported once
+            // (`b -> b` in a block named `b` is one mistake).
+            let mut failed: Vec<&Ident> = Vec::new();
             let resolved: Vec<Vec<(LabelTarget, usize, &EdgeLabel)>> = stmt
                 .groups
                 .iter()
@@ -279,9 +282,13 @@ impl<'a> Lowering<'a, '_> {
                         .labels
                         .iter()
                         .filter_map(|label| {
+                            if failed.contains(&&label.label) {
+                                return None;
+                            }
                             let resolved = self.resolve_label(label, level, repeat, prefix, ends);
                             if resolved.is_none() {
                                 dropped = true;
+                                failed.push(&label.label);
                             }
                             let (target, back) = resolved?;
                             Some((target, back, label))

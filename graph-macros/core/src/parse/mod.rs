@@ -7,6 +7,7 @@
 mod edge;
 mod node;
 mod plain;
+mod recover;
 mod repeat;
 
 use edge::parse_edge;
@@ -505,11 +506,14 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
             body,
         }));
     }
-    if starts_with("alloc") && input.peek2(Ident) {
+    if starts_with("alloc") && input.peek2(Ident) && input.peek3(Token![:]) {
         let keyword = input.parse()?;
         let buffer = input.parse()?;
         input.parse::<Token![:]>()?;
         let (ty, len) = parse_element_type_and_len(input)?;
+        if input.peek(Token![;]) {
+            return Err(recover::scope_without_body(input, &buffer));
+        }
         let body = parse_block(input, errors)?;
         return Ok(Stmt::Scope(AllocScope {
             attrs,
@@ -537,15 +541,10 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
                 fragment,
             }));
         }
-        let kind = parse_node_kind(input, errors)?;
-        if kind.ends_with_block() {
-            if input.peek(Token![;]) {
-                input.parse::<Token![;]>()?;
-            }
-        } else {
-            input.parse::<Token![;]>()?;
-        }
-        return Ok(Stmt::Node(NodeStmt { attrs, label, kind }));
+        return recover::node_stmt(input, attrs, label, errors);
+    }
+    if recover::is_unlabeled_node(input, first.as_deref()) {
+        return recover::unlabeled_node(input, attrs, errors);
     }
     if input.peek(Ident) {
         let kind = edge_attribute(&attrs)?;
