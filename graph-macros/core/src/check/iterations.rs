@@ -112,6 +112,15 @@ pub(super) fn check(
                 }
             }
         }
+        // Once per access and block: a race of the same access across
+        // another block's iterations (an outer one) is another fix, and
+        // reported in the same run.
+        for access in &accesses {
+            if let Source::Touch(t) = access.source {
+                reported_touches[t] = false;
+            }
+        }
+        reported_setters.clear();
     }
     races
 }
@@ -292,7 +301,8 @@ fn walk(start: NodeId, next: &[Vec<NodeId>], stop: impl Fn(NodeId) -> bool) -> V
     out
 }
 
-/// Reports `this` access of a racing pair, once per access: a write is an
+/// Reports `this` access of a racing pair, once per access (in this block):
+/// a write is an
 /// error; a kernel argument an assertion that its parameter only reads; a
 /// handle setter an error at the handle.
 #[allow(clippy::too_many_arguments)]
