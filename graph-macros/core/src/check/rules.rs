@@ -330,6 +330,8 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
 
 /// A copy or fill that writes a slice the graph binds read-only
 /// (`&CudaSlice<T>`): the runtime would refuse it when the graph is built.
+/// And, in a named graph, a fill's destination written as a reference
+/// (`fill &mut x = ..`).
 fn check_read_only_destination(
     model: &Model<'_>,
     node: &crate::model::Node<'_>,
@@ -337,6 +339,24 @@ fn check_read_only_destination(
 ) {
     let (dst, what) = match &node.op {
         Op::Copy { dst, .. } => (*dst, "copies into it"),
+        Op::Fill {
+            dst: syn::Expr::Reference(reference),
+            ..
+        } if model.def.name.is_some() => {
+            // In a named graph a buffer is a `Buf`, never borrowed (the
+            // expression form borrows the caller's slices: `fill &mut x`);
+            // rustc would also offer `&mut &mut x` for it.
+            let bare = &reference.expr;
+            diag.error_with_help(
+                reference.and_token,
+                "a fill's destination is the buffer itself, not a reference to it",
+                format!(
+                    "write `fill {} = ..`: a fill node writes its destination",
+                    quote::ToTokens::to_token_stream(bare)
+                ),
+            );
+            return;
+        }
         Op::Fill { dst, .. } => (*dst, "fills it"),
         _ => return,
     };

@@ -1,0 +1,12 @@
+// A fill destination written as a reference in a named graph (`&mut u`,
+// the expression form's spelling): one error at the
+// `&`, not a type mismatch with a suggestion of `&mut &mut u`.
+use graph_runtime::cuda_graph;
+
+cuda_graph! {
+    graph FillRef(u: &mut graph_runtime::cudarc::driver::CudaSlice<f32>) {
+        z: fill &mut u = 0.0f32;
+    }
+}
+
+fn main() {}
