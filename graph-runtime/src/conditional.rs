@@ -3,7 +3,7 @@
 //! launch, selects which body graph runs, or whether a WHILE body runs again.
 //! Bodies are built by closures that receive the body as a `Graph`.
 
-use crate::error::{DriverResultExt, GraphError, Result, Unsupported};
+use crate::error::{DriverResultExt, Foreign, GraphError, OrderRule, Result, Unsupported};
 use crate::graph::{zeroed_params, Graph, SharedRegistry};
 pub use crate::handle::CondHandle;
 use crate::node::{Node, NodeKind};
@@ -140,6 +140,69 @@ impl<'a> Graph<'a> {
         self.add_conditional(label, handle, Conditional::Switch { arms }, deps, arm)
     }
 
+    /// A kernel may set only handles of its own graph, and two kernels that
+    /// set one handle must be ordered (CUDA: concurrent
+    /// `cudaGraphSetConditional` calls on one handle are undefined), unless
+    /// they sit in different arms of one conditional node.
+    pub(crate) fn check_setters(
+        &self,
+        label: &str,
+        deps: &[Node],
+        handles: &[CondHandle],
+    ) -> Result<()> {
+        let registry = &self.registry;
+        for handle in handles {
+            if handle.graph() != self.instance {
+                return Err(GraphError::foreign(
+                    Foreign::ConditionalHandle,
+                    Some(label),
+                    "add a node",
+                ));
+            }
+            for &(raw, other) in &registry.setters {
+                if raw == handle.raw()
+                    && !registry.ordered_before_new(other, self.level, self.holder, deps)
+                {
+                    return Err(GraphError::unordered(
+                        label,
+                        OrderRule::HandleSetters {
+                            other: registry.label(other as usize).to_string(),
+                        },
+                    ));
+                }
+            }
+            // A conditional node already reading it: this setter comes
+            // after it, or inside its bodies (as a `while` body's does).
+            self.check_handle_ordered(label, deps, handle.raw(), &registry.readers)?;
+        }
+        Ok(())
+    }
+
+    /// That every node of `others` that sets or reads `handle` is ordered
+    /// before a new node with `deps` here (or holds it in a body): a set
+    /// and a read of one handle that nothing orders race, whatever the
+    /// macro saw (a handle carried in a cell reaches a kernel unseen).
+    pub(crate) fn check_handle_ordered(
+        &self,
+        label: &str,
+        deps: &[Node],
+        handle: sys::CUgraphConditionalHandle,
+        others: &[(sys::CUgraphConditionalHandle, u32)],
+    ) -> Result<()> {
+        let registry = &self.registry;
+        for &(raw, other) in others {
+            if raw == handle && !registry.ordered_before_new(other, self.level, self.holder, deps) {
+                return Err(GraphError::unordered(
+                    label,
+                    OrderRule::HandleSetAndRead {
+                        other: registry.label(other as usize).to_string(),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `level` is this graph's, or that of a graph holding this
     /// body (through the conditional nodes around it).
     fn level_encloses(&self, level: u64) -> bool {
@@ -179,6 +242,8 @@ impl<'a> Graph<'a> {
                 arms,
             ),
         };
+        // Its handle's setters so far come before it.
+        self.check_handle_ordered(label, deps, handle.raw(), &self.registry().setters)?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
         params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
             handle: handle.raw(),
@@ -196,6 +261,7 @@ impl<'a> Graph<'a> {
             &[],
             &mut params,
         )?;
+        self.registry.readers.push((handle.raw(), node.index));
         // SAFETY: the driver set `phGraph_out` to an array of `size` body
         // graphs owned by the conditional node, valid for the node's lifetime.
         let bodies: Vec<sys::CUgraph> = unsafe {

@@ -14,6 +14,15 @@ pub enum OrderRule {
          add an edge between them (CUDA leaves concurrent sets of one handle undefined)"
     )]
     HandleSetters { other: String },
+    /// Sets a conditional handle that a conditional node reads (or reads
+    /// one a node sets), and nothing orders them: the read may see either
+    /// value, or none set yet.
+    #[error(
+        "and `{other}` set and read one conditional handle, and the two are not ordered; add an \
+         edge between them (a setter before the conditional node sets it for that launch), or \
+         set it inside the conditional node's body"
+    )]
+    HandleSetAndRead { other: String },
     /// Both use one host buffer, one of them writing, unordered.
     #[error(
         "uses a host buffer that `{other}` also uses, one of them writing, and the two are \

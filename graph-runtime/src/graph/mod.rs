@@ -18,7 +18,6 @@ use crate::error::{
     ArgumentRefusal, DriverResultExt, Foreign, GraphError, OrderRule, Result, Unsupported,
 };
 use crate::fault::HostFaults;
-use crate::handle::CondHandle;
 use crate::kernel::{ArgEncoder, Kernel, KernelArgs, LaunchConfig};
 use crate::node::{EdgeKind, KernelNode, Node, NodeInfo, NodeKind};
 use crate::ranks::{self, Rank, Ranked};
@@ -411,41 +410,6 @@ impl<'a> Graph<'a> {
             level: self.level,
             index,
         })
-    }
-
-    /// A kernel may set only handles of its own graph, and two kernels that
-    /// set one handle must be ordered (CUDA: concurrent
-    /// `cudaGraphSetConditional` calls on one handle are undefined), unless
-    /// they sit in different arms of one conditional node.
-    pub(crate) fn check_setters(
-        &self,
-        label: &str,
-        deps: &[Node],
-        handles: &[CondHandle],
-    ) -> Result<()> {
-        let registry = &self.registry;
-        for handle in handles {
-            if handle.graph() != self.instance {
-                return Err(GraphError::foreign(
-                    Foreign::ConditionalHandle,
-                    Some(label),
-                    "add a node",
-                ));
-            }
-            for &(raw, other) in &registry.setters {
-                if raw == handle.raw()
-                    && !registry.ordered_before_new(other, self.level, self.holder, deps)
-                {
-                    return Err(GraphError::unordered(
-                        label,
-                        OrderRule::HandleSetters {
-                            other: registry.label(other as usize).to_string(),
-                        },
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// A dependency's driver handle, if it is a node of this graph level.

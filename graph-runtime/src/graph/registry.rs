@@ -75,6 +75,8 @@ pub(crate) struct Registry {
     pub(super) edge_kinds: Vec<(u32, EdgeKind)>,
     /// Kernel nodes that set a conditional handle: (handle, node).
     pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
+    /// Conditional nodes and the handle each reads: (handle, node).
+    pub readers: Vec<(sys::CUgraphConditionalHandle, u32)>,
     /// Nodes that use a host buffer: (buffer, node, writes).
     pub host_uses: Vec<(u64, u32, bool)>,
     /// Its host buffers' memory and uses, for clones (see `host`).

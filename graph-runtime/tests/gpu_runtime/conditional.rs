@@ -316,3 +316,56 @@ fn a_graph_with_conditional_nodes_is_refused_as_a_child() {
     assert_eq!(stream.clone_dtoh(&outer).unwrap(), [0, 1]);
     assert_eq!(stream.clone_dtoh(&inner).unwrap(), [0]);
 }
+
+/// A set and a read of one handle that nothing orders race (the read may
+/// see either value): refused whichever is added second, naming the
+/// other, as a handle carried past the macro's check (in a cell, a
+/// closure) would be. A setter ordered before or after the conditional
+/// node is accepted and runs.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
+fn a_set_and_a_read_of_one_handle_must_be_ordered() {
+    use graph_runtime::error::OrderRule;
+    let ctx = gpu();
+    let stream = ctx.new_stream().unwrap();
+    let (set, mark) = (
+        kernels::SetCondition::load(&ctx).unwrap(),
+        kernels::Mark::load(&ctx).unwrap(),
+    );
+    let mut visits = stream.alloc_zeros::<i32>(2).unwrap();
+    {
+        let mut g = Graph::new(&ctx).unwrap();
+        let v = g.bind_mut(&mut visits);
+        let go = g.cond_handle(Some(1)).unwrap();
+        let early = g.add_kernel("early", &set, one(), (go, 0u32), &[]).unwrap();
+        // A reader beside the setter.
+        let err = g
+            .add_if("beside", go, &[], |body| body.add_empty("e", &[]).map(drop))
+            .unwrap_err();
+        assert!(
+            matches!(&err, GraphError::Unordered { label, rule: OrderRule::HandleSetAndRead { other } }
+                if label == "beside" && other == "early"),
+            "{err:?}"
+        );
+        let branch = g
+            .add_if("branch", go, &[early.node()], |body| {
+                body.add_kernel("then", &mark, one(), (v, 0), &[]).map(drop)
+            })
+            .unwrap();
+        // A setter beside the reader.
+        let err = g
+            .add_kernel("late", &set, one(), (go, 1u32), &[early.node()])
+            .unwrap_err();
+        assert!(
+            matches!(&err, GraphError::Unordered { label, rule: OrderRule::HandleSetAndRead { other } }
+                if label == "late" && other == "branch"),
+            "{err:?}"
+        );
+        g.add_kernel("after", &set, one(), (go, 1u32), &[branch])
+            .unwrap();
+        g.instantiate().unwrap().launch(&stream).unwrap();
+        sync(&stream);
+    }
+    // `early` cleared the default before the IF read it.
+    assert_eq!(stream.clone_dtoh(&visits).unwrap(), [0, 0]);
+}
