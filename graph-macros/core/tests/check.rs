@@ -367,3 +367,25 @@ fn unlabeled_nodes_ask_for_a_label_and_the_rest_still_parses() {
         ],
     );
 }
+
+#[test]
+fn a_setter_unordered_with_its_reader() {
+    assert_errors(
+        "graph G() { cond go = 1; s: kernel K<<<1,1>>>(go, 0u32); b: if go { e: empty; } }",
+        &["`s` sets the conditional handle `go` while `b` may be reading it: nothing orders them\n= help: order them with an edge: `s -> b` to set it for this launch's `b`, or `b -> s` to set it after"],
+    );
+    // Before, after, or inside the reader's body: ordered.
+    assert_ok(
+        "graph G() { cond go = 1; s: kernel K<<<1,1>>>(go, 0u32); b: if go { e: empty; } s -> b; }",
+    );
+    assert_ok(
+        "graph G() { cond go = 1; b: if go { e: empty; } s: kernel K<<<1,1>>>(go, 0u32); b -> s; }",
+    );
+    assert_ok("graph G() { cond go = 1; w: while go { s: kernel K<<<1,1>>>(go, 0u32); } }");
+    // A setter in a body of another conditional node counts as that node.
+    assert_errors(
+        "graph G() { cond go = 1; cond other = 1; o: if other { s: kernel K<<<1,1>>>(go, 0u32); } b: if go { e: empty; } }",
+        &["`s` sets the conditional handle `go` while `b` may be reading it: nothing orders them\n= help: order them with an edge: `o -> b` to set it for this launch's `b`, or `b -> o` to set it after"],
+    );
+    assert_ok("graph G() { cond go = 1; cond other = 1; o: if other { s: kernel K<<<1,1>>>(go, 0u32); } b: if go { e: empty; } o -> b; }");
+}

@@ -25,6 +25,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, ordering: bool, diag: &Diag
         let direct = handles_set_directly(model);
         check_set_before_read(model, topology, &direct, diag);
         check_setters_ordered(model, topology, diag);
+        check_setters_ordered_with_reader(model, topology, diag);
     }
 }
 
@@ -84,6 +85,70 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
                     model.nodes[a].name, model.nodes[b].name
                 ),
                 format!("order them with an edge (`{x} -> {y}`): CUDA leaves concurrent sets of one handle undefined"),
+            );
+        }
+    }
+}
+
+/// A kernel that sets a handle while its conditional node reads it races
+/// with that read: each setter must be ordered before the conditional
+/// node, after it, or be inside its bodies (as a `while` body's is).
+/// Compared at the innermost level both are in (a node inside a
+/// conditional body counts as the conditional node there); there, one node
+/// holding both (the reader itself, or one whose arms part them) is fine.
+fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
+    // A node and the conditional nodes holding it, innermost first.
+    let chain = |mut at: NodeId| {
+        let mut out = vec![(model.nodes[at].level, at)];
+        while let Some(parent) = model.levels[model.nodes[at].level].parent {
+            at = parent;
+            out.push((model.nodes[at].level, at));
+        }
+        out
+    };
+    // Where each handle's setters are, lifted to every level: a reader
+    // that holds a setter there is that setter, whose pairs
+    // `check_setters_ordered` reports (one report for one missing edge).
+    let mut lifted: Vec<rustc_hash::FxHashSet<(usize, NodeId)>> =
+        vec![Default::default(); model.handles.len()];
+    for setter in 0..model.nodes.len() {
+        for handle in model.handles_set_by(setter) {
+            lifted[handle].extend(chain(setter));
+        }
+    }
+    for setter in 0..model.nodes.len() {
+        for handle in model.handles_set_by(setter) {
+            let Some(&reader) = model.handles[handle].drives.first() else {
+                continue;
+            };
+            let readers = chain(reader);
+            let common = chain(setter).into_iter().find_map(|(level, mine)| {
+                let theirs = readers.iter().find(|(l, _)| *l == level)?.1;
+                Some((level, mine, theirs))
+            });
+            let Some((level, mine, theirs)) = common else {
+                continue;
+            };
+            if mine == theirs
+                || lifted[handle].contains(&(level, theirs))
+                || topology.orders[level].is_none()
+                || reaches(topology, mine, theirs)
+                || reaches(topology, theirs, mine)
+            {
+                continue;
+            }
+            let name = &model.handles[handle].syntax.name;
+            let Some(ident) = model.nodes[setter].uses.iter().find(|i| *i == name) else {
+                continue;
+            };
+            let (a, b) = (&model.nodes[mine].name, &model.nodes[theirs].name);
+            diag.error_with_help(
+                ident,
+                format!(
+                    "`{}` sets the conditional handle `{name}` while `{}` may be reading it: nothing orders them",
+                    model.nodes[setter].name, model.nodes[reader].name
+                ),
+                format!("order them with an edge: `{a} -> {b}` to set it for this launch's `{b}`, or `{b} -> {a}` to set it after"),
             );
         }
     }
