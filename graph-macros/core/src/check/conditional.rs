@@ -69,7 +69,7 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
             if level != other || topology.orders[level].is_none() {
                 continue;
             }
-            if reaches(topology, first, second) || reported.contains(&b) {
+            if reaches_before(topology, &position, first, second) || reported.contains(&b) {
                 continue;
             }
             reported.push(b);
@@ -116,6 +116,15 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
             lifted[handle].extend(chain(setter));
         }
     }
+    if lifted.iter().all(|l| l.is_empty()) {
+        return;
+    }
+    let mut position = vec![0usize; model.nodes.len()];
+    for order in topology.orders.iter().flatten() {
+        for (i, &v) in order.iter().enumerate() {
+            position[v] = i;
+        }
+    }
     for setter in 0..model.nodes.len() {
         for handle in model.handles_set_by(setter) {
             let Some(&reader) = model.handles[handle].drives.first() else {
@@ -132,8 +141,8 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
             if mine == theirs
                 || lifted[handle].contains(&(level, theirs))
                 || topology.orders[level].is_none()
-                || reaches(topology, mine, theirs)
-                || reaches(topology, theirs, mine)
+                || reaches_before(topology, &position, mine, theirs)
+                || reaches_before(topology, &position, theirs, mine)
             {
                 continue;
             }
@@ -154,15 +163,21 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
     }
 }
 
-/// Whether `to` is reachable from `from` along edges of their level.
-fn reaches(topology: &Topology, from: NodeId, to: NodeId) -> bool {
+/// Whether `to` is reachable from `from` along edges of their level,
+/// searching only the nodes between them in the level's topological order
+/// (a path cannot leave that stretch): near the setter, the search is
+/// short.
+fn reaches_before(topology: &Topology, position: &[usize], from: NodeId, to: NodeId) -> bool {
+    if position[from] > position[to] {
+        return false;
+    }
     let mut stack = vec![from];
     let mut seen = rustc_hash::FxHashSet::default();
     while let Some(v) = stack.pop() {
         if v == to {
             return true;
         }
-        if seen.insert(v) {
+        if position[v] < position[to] && seen.insert(v) {
             stack.extend(&topology.successors[v]);
         }
     }
