@@ -54,12 +54,7 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
             }
         }
     }
-    let mut position = vec![0usize; model.nodes.len()];
-    for order in topology.orders.iter().flatten() {
-        for (i, &v) in order.iter().enumerate() {
-            position[v] = i;
-        }
-    }
+    let position = positions(model, topology);
     let mut reported: Vec<NodeId> = Vec::new();
     for (handle, mut entries) in holders.into_iter().enumerate() {
         entries.sort_by_key(|&(level, node, _)| (level, position[node], node));
@@ -119,12 +114,7 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
     if lifted.iter().all(|l| l.is_empty()) {
         return;
     }
-    let mut position = vec![0usize; model.nodes.len()];
-    for order in topology.orders.iter().flatten() {
-        for (i, &v) in order.iter().enumerate() {
-            position[v] = i;
-        }
-    }
+    let position = positions(model, topology);
     for setter in 0..model.nodes.len() {
         for handle in model.handles_set_by(setter) {
             let Some(&reader) = model.handles[handle].drives.first() else {
@@ -161,6 +151,17 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
             );
         }
     }
+}
+
+/// Each node's place in its level's topological order.
+fn positions(model: &Model<'_>, topology: &Topology) -> Vec<usize> {
+    let mut position = vec![0usize; model.nodes.len()];
+    for order in topology.orders.iter().flatten() {
+        for (i, &v) in order.iter().enumerate() {
+            position[v] = i;
+        }
+    }
+    position
 }
 
 /// Whether `to` is reachable from `from` along edges of their level,
