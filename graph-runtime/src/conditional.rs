@@ -159,10 +159,8 @@ impl<'a> Graph<'a> {
                     "add a node",
                 ));
             }
-            for &(raw, other) in &registry.setters {
-                if raw == handle.raw()
-                    && !registry.ordered_before_new(other, self.level, self.holder, deps)
-                {
+            for &other in registry.setters.of(handle.raw()) {
+                if !registry.ordered_before_new(other, self.level, self.holder, deps) {
                     return Err(GraphError::unordered(
                         label,
                         OrderRule::HandleSetters {
@@ -173,25 +171,25 @@ impl<'a> Graph<'a> {
             }
             // A conditional node already reading it: this setter comes
             // after it, or inside its bodies (as a `while` body's does).
-            self.check_handle_ordered(label, deps, handle.raw(), &registry.readers)?;
+            self.check_handle_ordered(label, deps, registry.readers.of(handle.raw()))?;
         }
         Ok(())
     }
 
-    /// That every node of `others` that sets or reads `handle` is ordered
-    /// before a new node with `deps` here (or holds it in a body): a set
-    /// and a read of one handle that nothing orders race, whatever the
-    /// macro saw (a handle carried in a cell reaches a kernel unseen).
+    /// That every node of `others` (the setters or readers of one handle)
+    /// is ordered before a new node with `deps` here (or holds it in a
+    /// body): a set and a read of one handle that nothing orders race,
+    /// whatever the macro saw (a handle carried in a cell reaches a kernel
+    /// unseen).
     pub(crate) fn check_handle_ordered(
         &self,
         label: &str,
         deps: &[Node],
-        handle: sys::CUgraphConditionalHandle,
-        others: &[(sys::CUgraphConditionalHandle, u32)],
+        others: &[u32],
     ) -> Result<()> {
         let registry = &self.registry;
-        for &(raw, other) in others {
-            if raw == handle && !registry.ordered_before_new(other, self.level, self.holder, deps) {
+        for &other in others {
+            if !registry.ordered_before_new(other, self.level, self.holder, deps) {
                 return Err(GraphError::unordered(
                     label,
                     OrderRule::HandleSetAndRead {
@@ -243,7 +241,7 @@ impl<'a> Graph<'a> {
             ),
         };
         // Its handle's setters so far come before it.
-        self.check_handle_ordered(label, deps, handle.raw(), &self.registry().setters)?;
+        self.check_handle_ordered(label, deps, self.registry().setters.of(handle.raw()))?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
         params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
             handle: handle.raw(),
@@ -261,7 +259,7 @@ impl<'a> Graph<'a> {
             &[],
             &mut params,
         )?;
-        self.registry.readers.push((handle.raw(), node.index));
+        self.registry.readers.push(handle.raw(), node.index);
         // SAFETY: the driver set `phGraph_out` to an array of `size` body
         // graphs owned by the conditional node, valid for the node's lifetime.
         let bodies: Vec<sys::CUgraph> = unsafe {

@@ -213,7 +213,7 @@ impl<'a> Graph<'a> {
         // The driver clones the captured graph into the node; ours is dropped.
         let node = self.add_child_node(label, deps, &uses, captured.raw)?;
         for handle in sets {
-            self.registry.setters.push((handle.raw(), node.index));
+            self.registry.setters.push(handle.raw(), node.index);
         }
         // As for a copy node of host memory: no device launch, and not in a
         // child graph inside a conditional body.

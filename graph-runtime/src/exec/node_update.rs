@@ -120,7 +120,7 @@ impl<'a> Exec<'a> {
                     "Exec::set_kernel_args",
                 ));
             }
-            if !self.registry.setters.contains(&(handle.raw(), node.index)) {
+            if !self.registry.setters.contains(handle.raw(), node.index) {
                 return Err(GraphError::NodeUpdateRefused {
                     label: label(),
                     reason: crate::error::NodeUpdateRefusal::OtherConditionalHandles,

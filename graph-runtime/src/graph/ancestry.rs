@@ -109,15 +109,22 @@ impl Registry {
     }
 
     /// Whether node `a` is an ancestor of node `b` (a path of edges a -> b).
+    /// A node is recorded after its dependencies, so such a path passes
+    /// only nodes numbered between the two: the search stays there (and
+    /// costs what lies between them, not the whole graph).
     pub fn is_ancestor(&self, a: usize, b: usize) -> bool {
-        let mut seen = vec![false; self.nodes.len()];
+        if a >= b {
+            return false;
+        }
+        // seen[n - a - 1] for the nodes a < n < b.
+        let mut seen = vec![false; b - a - 1];
         let mut stack: Vec<u32> = self.deps(b).to_vec();
         while let Some(n) = stack.pop() {
             let n = n as usize;
             if n == a {
                 return true;
             }
-            if !std::mem::replace(&mut seen[n], true) {
+            if n > a && !std::mem::replace(&mut seen[n - a - 1], true) {
                 stack.extend_from_slice(self.deps(n));
             }
         }

@@ -193,7 +193,7 @@ impl<'a> Graph<'a> {
             |params| self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params),
         )?;
         for handle in encoded.conds() {
-            self.registry.setters.push((handle.raw(), node.index));
+            self.registry.setters.push(handle.raw(), node.index);
         }
         if !encoded.execs().is_empty() {
             keep_device_targets(&mut lock(&self.resources), encoded.execs());

@@ -73,10 +73,10 @@ pub(crate) struct Registry {
     /// An update may not change them: the exec keeps its own edges (a
     /// kernel made for a programmatic edge may start early).
     pub(super) edge_kinds: Vec<(u32, EdgeKind)>,
-    /// Kernel nodes that set a conditional handle: (handle, node).
-    pub setters: Vec<(sys::CUgraphConditionalHandle, u32)>,
-    /// Conditional nodes and the handle each reads: (handle, node).
-    pub readers: Vec<(sys::CUgraphConditionalHandle, u32)>,
+    /// Kernel (and capture) nodes that set each conditional handle.
+    pub setters: HandleNodes,
+    /// The conditional nodes that read each handle.
+    pub readers: HandleNodes,
     /// Nodes that use a host buffer: (buffer, node, writes).
     pub host_uses: Vec<(u64, u32, bool)>,
     /// Its host buffers' memory and uses, for clones (see `host`).
@@ -95,6 +95,27 @@ pub(crate) struct Registry {
     pub order: u64,
     /// The kernel nodes' memory as built, in a graph the macro checked.
     pub built_uses: super::built_uses::BuiltUses,
+}
+
+/// Nodes by the conditional handle they set or read: the order checks of
+/// a new setter or conditional node look at its handle's nodes only (a
+/// block of 10,000 iterations, each with its own handle, stays linear).
+#[derive(Debug, Default, Clone)]
+pub struct HandleNodes(HashMap<sys::CUgraphConditionalHandle, Vec<u32>>);
+
+impl HandleNodes {
+    pub fn push(&mut self, handle: sys::CUgraphConditionalHandle, node: u32) {
+        self.0.entry(handle).or_default().push(node);
+    }
+
+    /// The nodes of `handle`, in the order they were added.
+    pub fn of(&self, handle: sys::CUgraphConditionalHandle) -> &[u32] {
+        self.0.get(&handle).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn contains(&self, handle: sys::CUgraphConditionalHandle, node: u32) -> bool {
+        self.of(handle).contains(&node)
+    }
 }
 
 impl Registry {
