@@ -389,3 +389,15 @@ fn a_setter_unordered_with_its_reader() {
     );
     assert_ok("graph G() { cond go = 1; cond other = 1; o: if other { s: kernel K<<<1,1>>>(go, 0u32); } b: if go { e: empty; } o -> b; }");
 }
+
+#[test]
+fn a_while_set_only_in_a_repeated_block_may_never_stop() {
+    assert_errors(
+        "graph G(n: usize) { cond w0 = 1; w: while w0 { b: for i in 0..n { s: kernel K<<<1,1>>>(w0, 0u32); s[i-1] -> s; } } }",
+        &["`while w0` may never stop: its body sets `w0` only in the repeated block `b`, which may run 0 times\n= help: set `w0` in the body outside `b` too"],
+    );
+    assert_errors(
+        "graph G() { cond w0 = 1; w: while w0 { e: empty; } }",
+        &["`while w0` can never stop: no kernel or capture in its body takes `w0`"],
+    );
+}

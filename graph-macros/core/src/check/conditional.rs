@@ -333,13 +333,44 @@ fn check_while_can_stop(model: &Model<'_>, sets: &BitMatrix, diag: &Diagnostics)
             let name = &model.handles[handle].syntax.name;
             let tokens = handle_ident(model, id)
                 .map_or_else(|| quote::quote!(#name), |ident| quote::quote!(#ident));
-            diag.error_with_help(
-                tokens,
-                format!("`while {name}` can never stop: no kernel or capture in its body takes `{name}`"),
-                format!("pass `{name}` to a kernel in the body that calls cudaGraphSetConditional, or name it in a capture node whose captured kernels do"),
-            );
+            match block_setting_in_body(model, node, handle) {
+                Some(block) => diag.error_with_help(
+                    tokens,
+                    format!("`while {name}` may never stop: its body sets `{name}` only in the repeated block `{block}`, which may run 0 times"),
+                    format!("set `{name}` in the body outside `{block}` too"),
+                ),
+                None => diag.error_with_help(
+                    tokens,
+                    format!("`while {name}` can never stop: no kernel or capture in its body takes `{name}`"),
+                    format!("pass `{name}` to a kernel in the body that calls cudaGraphSetConditional, or name it in a capture node whose captured kernels do"),
+                ),
+            }
         }
     }
+}
+
+/// The repeated block inside `node`'s bodies that holds a setter of
+/// `handle` (one that `handles_set_directly` leaves out), if any.
+fn block_setting_in_body<'a>(
+    model: &'a Model<'_>,
+    node: &crate::model::Node<'_>,
+    handle: HandleId,
+) -> Option<&'a syn::Ident> {
+    (0..model.nodes.len()).find_map(|setter| {
+        if !model.handles_set_by(setter).any(|h| h == handle) {
+            return None;
+        }
+        let mut at = setter;
+        while !node.bodies.contains(&model.nodes[at].level) {
+            at = model.levels[model.nodes[at].level].parent?;
+        }
+        let declared = &model.handles[handle].repeats;
+        let block = model
+            .repeat_chain(setter)
+            .into_iter()
+            .find(|r| !declared.contains(r))?;
+        Some(&model.repeats[block].syntax.label)
+    })
 }
 
 fn check_set_before_read(
