@@ -159,46 +159,43 @@ impl<'a> Graph<'a> {
                     "add a node",
                 ));
             }
-            for &other in registry.setters.of(handle.raw()) {
-                if !registry.ordered_before_new(other, self.level, self.holder, deps) {
-                    return Err(GraphError::unordered(
-                        label,
-                        OrderRule::HandleSetters {
-                            other: registry.label(other as usize).to_string(),
-                        },
-                    ));
-                }
-            }
+            let setters = registry.setters.of(handle.raw());
+            self.check_handle_ordered(label, deps, setters, |other| OrderRule::HandleSetters {
+                other,
+            })?;
             // A conditional node already reading it: this setter comes
             // after it, or inside its bodies (as a `while` body's does).
-            self.check_handle_ordered(label, deps, registry.readers.of(handle.raw()))?;
+            let readers = registry.readers.of(handle.raw());
+            self.check_handle_ordered(label, deps, readers, |other| OrderRule::HandleSetAndRead {
+                other,
+            })?;
         }
         Ok(())
     }
 
     /// That every node of `others` (the setters or readers of one handle)
     /// is ordered before a new node with `deps` here (or holds it in a
-    /// body): a set and a read of one handle that nothing orders race,
-    /// whatever the macro saw (a handle carried in a cell reaches a kernel
-    /// unseen).
-    pub(crate) fn check_handle_ordered(
+    /// body), else `rule` naming the first that is not: two sets, or a set
+    /// and a read, of one handle that nothing orders race, whatever the
+    /// macro saw (a handle carried in a cell reaches a kernel unseen).
+    fn check_handle_ordered(
         &self,
         label: &str,
         deps: &[Node],
         others: &[u32],
+        rule: impl FnOnce(String) -> OrderRule,
     ) -> Result<()> {
         let registry = &self.registry;
-        for &other in others {
-            if !registry.ordered_before_new(other, self.level, self.holder, deps) {
-                return Err(GraphError::unordered(
-                    label,
-                    OrderRule::HandleSetAndRead {
-                        other: registry.label(other as usize).to_string(),
-                    },
-                ));
-            }
+        match others
+            .iter()
+            .find(|&&other| !registry.ordered_before_new(other, self.level, self.holder, deps))
+        {
+            Some(&other) => Err(GraphError::unordered(
+                label,
+                rule(registry.label(other as usize).to_string()),
+            )),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether `level` is this graph's, or that of a graph holding this
@@ -241,7 +238,10 @@ impl<'a> Graph<'a> {
             ),
         };
         // Its handle's setters so far come before it.
-        self.check_handle_ordered(label, deps, self.registry().setters.of(handle.raw()))?;
+        let setters = self.registry().setters.of(handle.raw());
+        self.check_handle_ordered(label, deps, setters, |other| OrderRule::HandleSetAndRead {
+            other,
+        })?;
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL);
         params.__bindgen_anon_1.conditional = sys::CUDA_CONDITIONAL_NODE_PARAMS {
             handle: handle.raw(),

@@ -9,7 +9,7 @@
 use super::bits::BitMatrix;
 use super::Topology;
 use crate::diag::Diagnostics;
-use crate::model::{HandleId, Kind, Model, NodeId, Op};
+use crate::model::{HandleId, Kind, Model, NodeId, Op, RepeatId};
 
 /// Every rule; with `ordering` false (an edge was dropped), only those
 /// that do not depend on the edges.
@@ -92,15 +92,9 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
 /// conditional body counts as the conditional node there); there, one node
 /// holding both (the reader itself, or one whose arms part them) is fine.
 fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) {
-    // A node and the conditional nodes holding it, innermost first.
-    let chain = |mut at: NodeId| {
-        let mut out = vec![(model.nodes[at].level, at)];
-        while let Some(parent) = model.levels[model.nodes[at].level].parent {
-            at = parent;
-            out.push((model.nodes[at].level, at));
-        }
-        out
-    };
+    // A node and the conditional nodes holding it, innermost first, each
+    // with its level.
+    let chain = |at: NodeId| model.holders(at).map(|n| (model.nodes[n].level, n));
     // Where each handle's setters are, lifted to every level: a reader
     // that holds a setter there is that setter, whose pairs
     // `check_setters_ordered` reports (one report for one missing edge).
@@ -120,8 +114,8 @@ fn check_setters_ordered_with_reader(model: &Model<'_>, topology: &Topology, dia
             let Some(&reader) = model.handles[handle].drives.first() else {
                 continue;
             };
-            let readers = chain(reader);
-            let common = chain(setter).into_iter().find_map(|(level, mine)| {
+            let readers: Vec<_> = chain(reader).collect();
+            let common = chain(setter).find_map(|(level, mine)| {
                 let theirs = readers.iter().find(|(l, _)| *l == level)?.1;
                 Some((level, mine, theirs))
             });
@@ -261,20 +255,29 @@ fn handles_set_directly(model: &Model<'_>) -> BitMatrix {
     let mut sets = BitMatrix::new(model.nodes.len(), model.handles.len());
     for id in 0..model.nodes.len() {
         for handle in model.handles_set_by(id) {
-            let chain = if model.repeats.is_empty() {
-                Vec::new()
-            } else {
-                model.repeat_chain(id)
-            };
-            if chain
-                .iter()
-                .all(|r| model.handles[handle].repeats.contains(r))
-            {
+            if block_outside_declaration(model, id, handle).is_none() {
                 sets.set(id, handle);
             }
         }
     }
     sets
+}
+
+/// The repeated block holding `node` that `handle` is declared outside
+/// (which may run 0 times, so a set there is not relied on outside it).
+fn block_outside_declaration(
+    model: &Model<'_>,
+    node: NodeId,
+    handle: HandleId,
+) -> Option<RepeatId> {
+    if model.repeats.is_empty() {
+        return None;
+    }
+    let declared = &model.handles[handle].repeats;
+    model
+        .repeat_chain(node)
+        .into_iter()
+        .find(|r| !declared.contains(r))
 }
 
 /// `sets[v]`: handles that v, or a node in one of v's bodies, sets (as
@@ -293,22 +296,15 @@ fn handles_set_within(model: &Model<'_>) -> BitMatrix {
 /// Where the setters of `handle` are, if all may not run: "the repeated
 /// block `b`, which may run 0 times" or "the body of `c`, which may not run".
 fn set_only_in(model: &Model<'_>, handle: crate::model::HandleId) -> Option<String> {
-    let declared = &model.handles[handle];
     (0..model.nodes.len()).find_map(|node| {
         if !model.handles_set_by(node).any(|h| h == handle) {
             return None;
         }
-        if !model.repeats.is_empty() {
-            let block = model
-                .repeat_chain(node)
-                .into_iter()
-                .find(|r| !declared.repeats.contains(r));
-            if let Some(block) = block {
-                let label = &model.repeats[block].syntax.label;
-                return Some(format!(
-                    "the repeated block `{label}`, which may run 0 times"
-                ));
-            }
+        if let Some(block) = block_outside_declaration(model, node, handle) {
+            let label = &model.repeats[block].syntax.label;
+            return Some(format!(
+                "the repeated block `{label}`, which may run 0 times"
+            ));
         }
         let holder = model.levels[model.nodes[node].level].parent?;
         Some(format!(
@@ -360,15 +356,10 @@ fn block_setting_in_body<'a>(
         if !model.handles_set_by(setter).any(|h| h == handle) {
             return None;
         }
-        let mut at = setter;
-        while !node.bodies.contains(&model.nodes[at].level) {
-            at = model.levels[model.nodes[at].level].parent?;
-        }
-        let declared = &model.handles[handle].repeats;
-        let block = model
-            .repeat_chain(setter)
-            .into_iter()
-            .find(|r| !declared.contains(r))?;
+        model
+            .holders(setter)
+            .find(|&at| node.bodies.contains(&model.nodes[at].level))?;
+        let block = block_outside_declaration(model, setter, handle)?;
         Some(&model.repeats[block].syntax.label)
     })
 }
