@@ -28,8 +28,7 @@
 // cudaStreamBeginCaptureToGraph, as graph-runtime's capture nodes are),
 // `own` (everything in a non-primary context made beside the primary one),
 // `child` (the count-down captured into a graph of its own, added to the
-// body as a child graph node: graph-runtime's shape; written 2026-12-06
-// after the device time was spent, not yet compiled or run).
+// body as a child graph node: graph-runtime's shape).
 //
 // Measured on the lent H200 (2026-12-02, compute-sanitizer of CUDA 13):
 // clean under racecheck with 1, 2 and 4 threads, nvcc and NVRTC kernels,
@@ -41,7 +40,10 @@
 // each: clean with no variant (NVRTC and nvcc kernels, 12 runs), with
 // `capture` (12) and with `capture,own` (NVRTC, 6), where graph-runtime's
 // test of a capture in a WHILE body failed six at once in 1 run of 6
-// (tests/README.md, "Open").
+// (tests/README.md). With `child`, clean in 12 of 12 (H100, 2026-12-06);
+// with `switch`, six at once under memcheck on an H200 the same day, 14
+// runs of 18 failed (`cudaMemcpyAsync`: an illegal memory access), as
+// switch_once.cu and graph-runtime's conditional tests do: the tool's.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
