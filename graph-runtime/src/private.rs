@@ -11,7 +11,7 @@ pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
 /// A kernel node handle of the declared kernel `K` (the node tables of
 /// `cuda_graph!` graphs hold these: shorter to emit than the projection).
 pub type KernelNodeOf<K> = crate::KernelNode<<K as KernelDef>::Args>;
-pub use crate::repeat::{count as repeat_count, last, node_at, reserve, Deps, Label, NodeLabel};
+pub use crate::repeat::{last, node_at, reserve, Count as RepeatCount, Deps, Label, NodeLabel};
 
 /// A fill node's value, checked where it is written (see `FillValue`).
 #[inline(always)]
@@ -163,7 +163,7 @@ pub fn buffer_bytes<T>(buffer: &crate::Buf<'_, T>) -> (u64, u64) {
 /// `<<<grid, block>>>` written as two integer literals that fit a `u32`,
 /// unsuffixed or `u32` (most kernel nodes): the launch configuration in
 /// fewer tokens than
-/// `LaunchConfig::new(Dim3::of(..), Dim3::of(..))`, which other
+/// `LaunchConfig::new(LaunchDim::dim(..), LaunchDim::dim(..))`, which other
 /// dimensions take so that a type error points at them.
 #[inline]
 pub fn launch(grid: u32, block: u32) -> crate::LaunchConfig {

@@ -11,14 +11,24 @@ use crate::node::{EdgeKind, Node};
     message = "a repeated block's count must be an integer, not `{Self}`",
     label = "the count of `for i in 0..count`"
 )]
-pub trait Count: sealed::Sealed {
+pub trait Count: sealed::Sealed + Copy + std::fmt::Display {
     /// The count, or None if it is negative or does not fit a `usize`.
     fn to_count(self) -> Option<usize>;
+
+    /// [`count`], as the DSL calls it: through the trait, so that a count
+    /// of another type is one error at the count, with no note pointing
+    /// into this file.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn __checked(self, label: &str) -> Result<usize> {
+        count(label, self)
+    }
 }
 
 macro_rules! count_for {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
+        #[diagnostic::do_not_recommend]
         impl Count for $t {
             #[inline(always)]
             fn to_count(self) -> Option<usize> {
@@ -30,6 +40,7 @@ macro_rules! count_for {
 count_for!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
 impl<C: Count + Copy> sealed::Sealed for &C {}
+#[diagnostic::do_not_recommend]
 impl<C: Count + Copy> Count for &C {
     #[inline(always)]
     fn to_count(self) -> Option<usize> {
@@ -47,7 +58,7 @@ mod sealed {
 /// [`GraphError::InvalidArguments`] for a negative count, or one past the
 /// nodes a graph can hold (`u32::MAX`: a block of more iterations would
 /// run until memory failed, rather than fail at once).
-pub fn count<C: Count + std::fmt::Display + Copy>(label: &str, count: C) -> Result<usize> {
+pub fn count<C: Count>(label: &str, count: C) -> Result<usize> {
     match count.to_count() {
         Some(n) if n <= crate::node::MAX_NODES => Ok(n),
         _ => Err(GraphError::arguments(label, refused_count(count))),

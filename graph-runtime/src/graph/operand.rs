@@ -23,6 +23,7 @@ pub trait Operand<'a>: sealed::Sealed {
     fn into_operand(self, graph: &mut Graph<'a>) -> Self::Out;
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for &'a CudaSlice<T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
@@ -30,6 +31,7 @@ impl<'a, T> Operand<'a> for &'a CudaSlice<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: 'static> Operand<'a> for &'a mut CudaSlice<T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
@@ -37,6 +39,7 @@ impl<'a, T: 'static> Operand<'a> for &'a mut CudaSlice<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for Escaped<T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, graph: &mut Graph<'a>) -> Buf<'a, T> {
@@ -44,6 +47,7 @@ impl<'a, T> Operand<'a> for Escaped<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for Buf<'a, T> {
     type Out = Buf<'a, T>;
     fn into_operand(self, _graph: &mut Graph<'a>) -> Buf<'a, T> {
@@ -51,6 +55,7 @@ impl<'a, T> Operand<'a> for Buf<'a, T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for &'a [T] {
     type Out = &'a [T];
     fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
@@ -58,6 +63,7 @@ impl<'a, T> Operand<'a> for &'a [T] {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for &'a Vec<T> {
     type Out = &'a [T];
     fn into_operand(self, _graph: &mut Graph<'a>) -> &'a [T] {
@@ -65,6 +71,7 @@ impl<'a, T> Operand<'a> for &'a Vec<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for &'a mut [T] {
     type Out = &'a mut [T];
     fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
@@ -72,6 +79,7 @@ impl<'a, T> Operand<'a> for &'a mut [T] {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T> Operand<'a> for &'a mut Vec<T> {
     type Out = &'a mut [T];
     fn into_operand(self, _graph: &mut Graph<'a>) -> &'a mut [T] {
@@ -79,6 +87,7 @@ impl<'a, T> Operand<'a> for &'a mut Vec<T> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a> Operand<'a> for &'a CudaEvent {
     type Out = &'a CudaEvent;
     fn into_operand(self, _graph: &mut Graph<'a>) -> &'a CudaEvent {

@@ -12,8 +12,9 @@ pub struct Dim3 {
 
 impl Dim3 {
     /// The dimensions `dim` gives (the DSL converts each `<<<grid,
-    /// block>>>` dimension with it, at the dimension's tokens, unless both
-    /// are `u32` literals: see `__private::launch`).
+    /// block>>>` dimension the same way, with [`LaunchDim`]'s method at the
+    /// dimension's tokens, unless both are `u32` literals: see
+    /// `__private::launch`).
     pub fn of(dim: impl LaunchDim) -> Dim3 {
         dim.dim()
     }

@@ -356,6 +356,7 @@ macro_rules! declare_kernel {
             unsafe { $crate::kernel::KernelDecl::$source($($arg),*).pdl_aware() });
         // SAFETY: the declaration's `unsafe pdl_aware` states that the
         // kernel waits on its predecessors.
+        #[diagnostic::do_not_recommend]
         unsafe impl $crate::kernel::PdlAware for $name {}
         $crate::declare_kernel!($($rest)*);
     };

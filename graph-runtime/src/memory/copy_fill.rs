@@ -344,6 +344,7 @@ pub trait FillValue: Pod + sealed::Scalar {
 macro_rules! fill_values {
     ($($t:ty => $bits:expr),*) => {$(
         impl sealed::Scalar for $t {}
+        #[diagnostic::do_not_recommend]
         impl FillValue for $t {
             fn bits(self) -> u64 {
                 #[allow(clippy::redundant_closure_call)]

@@ -55,6 +55,7 @@ pub trait AllocLen: sealed::Length {
 macro_rules! alloc_len_for {
     ($($t:ty),*) => {$(
         impl sealed::Length for $t {}
+        #[diagnostic::do_not_recommend]
         impl AllocLen for $t {
             #[inline(always)]
             fn to_len(self) -> usize {
@@ -66,6 +67,7 @@ macro_rules! alloc_len_for {
 alloc_len_for!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
 impl<L: AllocLen + Copy> sealed::Length for &L {}
+#[diagnostic::do_not_recommend]
 impl<L: AllocLen + Copy> AllocLen for &L {
     #[inline(always)]
     fn to_len(self) -> usize {

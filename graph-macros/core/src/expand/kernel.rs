@@ -41,10 +41,12 @@ impl Emitter<'_, '_> {
             }
             _ => {
                 // Each dimension converted at its tokens: rustc's error
-                // at a `usize` grid points there and names the fix.
+                // at a `usize` grid points there and names the fix. (The
+                // trait's method, not `Dim3::of`: a bound of a function
+                // adds a note pointing into the runtime's source.)
                 let dim = |d: &syn::Expr| {
                     let rt = rt.at(d.span());
-                    super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::Dim3::of(#d)))
+                    super::Moved::from(quote_spanned!(d.span()=> #rt::kernel::LaunchDim::dim(#d)))
                 };
                 let (grid, block) = (dim(grid), dim(block));
                 quote!(#rt::LaunchConfig::new(#grid, #block))

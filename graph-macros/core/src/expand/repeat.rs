@@ -11,10 +11,11 @@ use super::level::{internal, Emitter};
 use super::Runtime;
 use crate::model::{LevelId, NodeId, Origin, RepeatId};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use syn::spanned::Spanned;
 use syn::Ident;
 
 /// Whether the kernel-failure slot `__failed` is declared in the current
@@ -211,6 +212,14 @@ impl Emitter<'_, '_> {
         );
         let label = syntax.label.to_string();
         let count_expr = &syntax.count;
+        // Through the trait at the count's tokens: a count of another type
+        // is one error there (a function's bound adds a note pointing into
+        // the runtime, and a label over the whole macro).
+        let checked_count = {
+            let span = count_expr.span();
+            let rt = rt.at(span);
+            quote_spanned! {span=> #rt::__private::RepeatCount::__checked(#count_expr, #label)? }
+        };
         let start_deps = self.deps_value(repeat.start);
         // In a block of the same level, the vectors one instance of this
         // block uses are declared once, before the outer loop, and cleared
@@ -318,7 +327,7 @@ impl Emitter<'_, '_> {
         let claim = self.disjoint_claim(block, g, &count, &label);
         let (claim_decl, claim_start, claim_check) = (claim[0].clone(), &claim[1], &claim[2]);
         quote! {
-            let #count: usize = #rt::__private::repeat_count(#label, #count_expr)?;
+            let #count: usize = #checked_count;
             #reserve
             let #start = #start_deps;
             #end_decl
