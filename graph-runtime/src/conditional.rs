@@ -45,6 +45,7 @@ impl<'a> Graph<'a> {
             )
         }
         .op("cuGraphConditionalHandleCreate")?;
+        self.registry.cond_handles += 1;
         Ok(CondHandle::new(raw, self.instance, self.level))
     }
 

@@ -272,8 +272,11 @@
 //!   graph (its allocations would keep this graph's addresses).
 //! - *Conditional handles.* A kernel sets only handles of its own graph, two
 //!   kernels that set one handle are ordered (or in different arms of one
-//!   conditional node), and an exec's argument update keeps each kernel's
-//!   handles.
+//!   conditional node), and so are a setter and the conditional node that
+//!   reads the handle; an exec's argument update keeps each kernel's
+//!   handles. A graph that made a handle is refused as a child graph: the
+//!   parent would not see its setters, and the driver copies the child,
+//!   so two copies would set one handle unordered.
 //! - *Driver threads.* No CUDA call is made on the driver's callback thread:
 //!   host-node closures run on a runtime-owned thread while the callback
 //!   waits, and values kept by user objects are dropped on another.

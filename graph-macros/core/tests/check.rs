@@ -249,6 +249,22 @@ fn conditional_rules() {
         "graph G() { cond c = 1; i: if c { a: empty; } j: if c { b: empty; } }",
         &["the conditional handle `c` already drives `i`"],
     );
+    // A handle must drive a conditional node (CUDA: "must be associated
+    // with a conditional node in this graph"): set only, or unused, it is
+    // refused at its declaration; one named by a refused node is not
+    // reported again.
+    assert_errors(
+        "graph G() { cond c = 0; s: kernel k::SET<<<1, 1>>>(c, 1u32); }",
+        &["the conditional handle `c` drives no conditional node"],
+    );
+    assert_errors(
+        "graph G() { cond c; a: empty; }",
+        &["the conditional handle `c` drives no conditional node"],
+    );
+    assert_errors(
+        "graph G(n: usize) { cond go = 1; l: for i in 0..n { maybe: if go { a: empty; } } }",
+        &["the handle `go` would drive `maybe` in every iteration of `l`, but a handle drives one conditional node"],
+    );
     assert_errors(
         "graph G() { cond c; i: if c { a: empty; } }",
         &["`i` reads the conditional handle `c`, which has no default and is not set by any node upstream"],

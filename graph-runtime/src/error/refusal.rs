@@ -108,6 +108,13 @@ pub enum Unsupported {
          to this graph, or place a fragment"
     )]
     ConditionalInChild,
+    /// A graph that made conditional handles as a child graph.
+    #[error(
+        "a graph that makes conditional handles cannot be a child graph (its kernels would set \
+         handles of a graph the driver only copies, unordered between copies); add its nodes to \
+         this graph, or place a fragment"
+    )]
+    ConditionalHandleInChild,
     /// A graph that binds another graph's allocation as a child graph.
     #[error(
         "a graph that binds an allocation of another graph (`bind_escaped`) cannot be a child \

@@ -73,6 +73,9 @@ pub(crate) struct Registry {
     /// An update may not change them: the exec keeps its own edges (a
     /// kernel made for a programmatic edge may start early).
     pub(super) edge_kinds: Vec<(u32, EdgeKind)>,
+    /// Conditional handles made on the graph or its bodies (a child graph
+    /// may make none: see `Graph::add_child`).
+    pub cond_handles: usize,
     /// Kernel (and capture) nodes that set each conditional handle.
     pub setters: HandleNodes,
     /// The conditional nodes that read each handle.

@@ -132,6 +132,18 @@ impl<'a> Graph<'a> {
                 Unsupported::ConditionalInChild,
             ));
         }
+        if child.registry().cond_handles > 0 {
+            // Without a conditional node, a handle is still the child's:
+            // its kernels would set a handle of a graph the driver only
+            // copies (the copy's nodes keep the original's value), and two
+            // copies of the child would set it unordered, where no check
+            // of this graph sees them.
+            return Err(GraphError::unsupported(
+                "add_child",
+                Some(label),
+                Unsupported::ConditionalHandleInChild,
+            ));
+        }
         if child.registry.host_copies && self.is_body() {
             return Err(GraphError::unsupported(
                 "add_child",

@@ -268,11 +268,13 @@ fn a_failing_or_panicking_body_hands_the_records_back() {
 /// A graph with conditional nodes is refused as a child graph, naming the
 /// node, before the driver sees it (CUDA refuses such children too; and
 /// the parent could not order the child's handle setters, so two copies of
-/// one child would drive two conditional nodes by one handle). The parent
-/// stays usable.
+/// one child would drive two conditional nodes by one handle). So is one
+/// that only makes a handle, with or without a kernel setting it: copies
+/// of it would set one handle unordered, a handle of a graph the driver
+/// only copied. The parent stays usable.
 #[test]
 #[ignore = "needs a CUDA GPU: cargo test -- --include-ignored"]
-fn a_graph_with_conditional_nodes_is_refused_as_a_child() {
+fn a_graph_with_conditional_nodes_or_handles_is_refused_as_a_child() {
     use graph_runtime::error::Unsupported;
     let ctx = gpu();
     let stream = ctx.new_stream().unwrap();
@@ -307,6 +309,30 @@ fn a_graph_with_conditional_nodes_is_refused_as_a_child() {
         ),
         "{err:?}"
     );
+    // A handle and its setter, no conditional node: refused, and so is a
+    // clone of it, and a graph that only made a handle.
+    let mut setter = Graph::new(&ctx).unwrap();
+    let h = setter.cond_handle(Some(0)).unwrap();
+    setter
+        .add_kernel("set", &set, one(), (h, 1u32), &[])
+        .unwrap();
+    let copy = setter.try_clone().unwrap();
+    let mut handle_only = Graph::new(&ctx).unwrap();
+    handle_only.cond_handle(None).unwrap();
+    for (label, child) in [("c1", setter), ("c2", copy), ("c3", handle_only)] {
+        let err = parent.add_child(label, child, &[]).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                GraphError::Unsupported {
+                    label: Some(l),
+                    what: Unsupported::ConditionalHandleInChild,
+                    ..
+                } if l == label
+            ),
+            "{err:?}"
+        );
+    }
     parent
         .add_kernel("mark", &mark, one(), (o, 1), &[])
         .unwrap();

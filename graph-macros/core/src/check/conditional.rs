@@ -1,4 +1,5 @@
-//! Conditional nodes: one handle per conditional node, a handle without a
+//! Conditional nodes: one conditional node per handle (no more, no
+//! fewer), a handle without a
 //! default is set upstream before it is read, a `while` body can stop its
 //! loop, and `switch` arms are exactly 0..n.
 //!
@@ -182,6 +183,17 @@ fn reaches_before(topology: &Topology, position: &[usize], from: NodeId, to: Nod
 fn check_one_node_per_handle(model: &Model<'_>, diag: &Diagnostics) {
     for handle in &model.handles {
         let Some((&first, rest)) = handle.drives.split_first() else {
+            if handle.named {
+                continue;
+            }
+            // CUDA: a handle "must be associated with a conditional node in
+            // this graph", and one that is not may fail the instantiation.
+            let name = &handle.syntax.name;
+            diag.error_with_help(
+                name,
+                format!("the conditional handle `{name}` drives no conditional node"),
+                format!("CUDA requires each handle to drive one: use it in `if {name} {{ .. }}`, `while {name} {{ .. }}` or `switch {name} {{ .. }}`, or remove it (and the kernels that set it)"),
+            );
             continue;
         };
         for &node in rest {

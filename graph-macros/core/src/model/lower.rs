@@ -115,6 +115,9 @@ impl<'a> Lowering<'a, '_> {
                         let key = (level, decl.name.to_string());
                         if !self.model.handle_names.contains_key(&key) {
                             self.collect_handle(decl, level, ctx);
+                            if let Some(handle) = self.model.handles.last_mut() {
+                                handle.named = true;
+                            }
                         }
                         continue;
                     }
@@ -260,7 +263,8 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId, ctx: Context) {
-        refuse_raw(&decl.name, self.diag);
+        // A raw name is an error already (no conditional node can name it).
+        let named = refuse_raw(&decl.name, self.diag);
         if let Some(attr) = decl.attrs.first() {
             self.diag
                 .error(attr, "attributes are not allowed on conditional handles");
@@ -283,6 +287,7 @@ impl<'a> Lowering<'a, '_> {
             level,
             repeats,
             drives: Vec::new(),
+            named,
         });
         self.model.handle_names.insert(key, id);
     }
@@ -392,13 +397,16 @@ pub(super) fn region_node<'a>(
 /// A raw identifier as a label or a handle's name: refused. Those of
 /// other names were made plain at parsing (see `parse::plain`), so this
 /// is a keyword's (`r#type`), and generated names are made from labels.
-fn refuse_raw(name: &Ident, diag: &Diagnostics) {
+/// Refuses a raw identifier as a name; whether it did.
+fn refuse_raw(name: &Ident, diag: &Diagnostics) -> bool {
     let text = name.to_string();
-    if let Some(plain) = text.strip_prefix("r#") {
-        diag.error_with_help(
-            name,
-            format!("`{text}` is a raw identifier, which cannot name a node, a block or a handle"),
-            format!("`{plain}` is a Rust keyword: give it another name (`{plain}_`, say)"),
-        );
-    }
+    let Some(plain) = text.strip_prefix("r#") else {
+        return false;
+    };
+    diag.error_with_help(
+        name,
+        format!("`{text}` is a raw identifier, which cannot name a node, a block or a handle"),
+        format!("`{plain}` is a Rust keyword: give it another name (`{plain}_`, say)"),
+    );
+    true
 }

@@ -457,6 +457,10 @@ pub struct Handle<'a> {
     pub repeats: Vec<RepeatId>,
     /// The conditional nodes it drives (more than one is an error).
     pub drives: Vec<NodeId>,
+    /// Whether a conditional node names it, even one refused for another
+    /// reason, or its declaration was refused (in a fragment): that error
+    /// then stands alone, none says that the handle drives nothing.
+    pub named: bool,
 }
 
 impl Handle<'_> {

@@ -15,6 +15,7 @@ impl<'a> Lowering<'a, '_> {
             let level = self.model.nodes[node].level;
             match self.model.visible_handle(&ident.to_string(), level) {
                 Some(handle) => {
+                    self.model.handles[handle].named = true;
                     if !self.handle_repeats_match(node, handle, ident) {
                         continue;
                     }
@@ -25,14 +26,23 @@ impl<'a> Lowering<'a, '_> {
                 None if ident.to_string().starts_with("r#") => self
                     .diag
                     .error(ident, format!("unknown conditional handle `{ident}`")),
-                None => self.diag.error_with_help(
-                    ident,
-                    format!("unknown conditional handle `{ident}`"),
-                    format!(
+                None => {
+                    // A handle of that name out of sight (another body's)
+                    // is this error's, not one that drives nothing.
+                    for handle in &mut self.model.handles {
+                        if handle.syntax.name == *ident {
+                            handle.named = true;
+                        }
+                    }
+                    self.diag.error_with_help(
+                        ident,
+                        format!("unknown conditional handle `{ident}`"),
+                        format!(
                         "declare it with `cond {ident};` (or `cond {ident} = 0;` for a default) \
                          in this graph or an enclosing body"
                     ),
-                ),
+                    )
+                }
             }
         }
     }
