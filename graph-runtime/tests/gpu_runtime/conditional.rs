@@ -310,16 +310,16 @@ fn a_graph_with_conditional_nodes_or_handles_is_refused_as_a_child() {
         "{err:?}"
     );
     // A handle and its setter, no conditional node: refused, and so is a
-    // clone of it, and a graph that only made a handle.
+    // graph that only made a handle. (Such a graph cannot be cloned on the
+    // H100's driver: `cuGraphClone` returns CUDA_ERROR_NOT_SUPPORTED.)
     let mut setter = Graph::new(&ctx).unwrap();
     let h = setter.cond_handle(Some(0)).unwrap();
     setter
         .add_kernel("set", &set, one(), (h, 1u32), &[])
         .unwrap();
-    let copy = setter.try_clone().unwrap();
     let mut handle_only = Graph::new(&ctx).unwrap();
     handle_only.cond_handle(None).unwrap();
-    for (label, child) in [("c1", setter), ("c2", copy), ("c3", handle_only)] {
+    for (label, child) in [("c1", setter), ("c2", handle_only)] {
         let err = parent.add_child(label, child, &[]).unwrap_err();
         assert!(
             matches!(
