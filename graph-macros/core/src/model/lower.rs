@@ -397,7 +397,7 @@ pub(super) fn region_node<'a>(
 /// A raw identifier as a label or a handle's name: refused. Those of
 /// other names were made plain at parsing (see `parse::plain`), so this
 /// is a keyword's (`r#type`), and generated names are made from labels.
-/// Refuses a raw identifier as a name; whether it did.
+/// Returns whether it refused the name.
 fn refuse_raw(name: &Ident, diag: &Diagnostics) -> bool {
     let text = name.to_string();
     let Some(plain) = text.strip_prefix("r#") else {

@@ -38,9 +38,9 @@ impl<'a> Lowering<'a, '_> {
                         ident,
                         format!("unknown conditional handle `{ident}`"),
                         format!(
-                        "declare it with `cond {ident};` (or `cond {ident} = 0;` for a default) \
-                         in this graph or an enclosing body"
-                    ),
+                            "declare it with `cond {ident};` (or `cond {ident} = 0;` for a \
+                             default) in this graph or an enclosing body"
+                        ),
                     )
                 }
             }
