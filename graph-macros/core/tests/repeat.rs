@@ -386,3 +386,23 @@ fn second_attack_review_regressions() {
         &["a `cond` handle cannot be in a fragment (`f`)"],
     );
 }
+
+/// An iteration race's hint offers `#[disjoint]` only where the operand
+/// names a part by the loop variable; one that uses the buffer whole can
+/// only be ordered.
+#[test]
+fn iteration_race_hints_offer_disjoint_only_for_parts_by_the_variable() {
+    let whole = errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) { l: for i in 0..n { z: fill x = 0.0f32; } }",
+    );
+    assert_eq!(whole.len(), 1, "{whole:#?}");
+    assert!(
+        whole[0].contains("every iteration uses `x` whole") && !whole[0].contains("disjoint"),
+        "{whole:#?}"
+    );
+    let part = errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) { l: for i in 0..n { z: fill x.slice(i..i + 1) = 0.0f32; } }",
+    );
+    assert_eq!(part.len(), 1, "{part:#?}");
+    assert!(part[0].contains("`#[disjoint(x)]`"), "{part:#?}");
+}

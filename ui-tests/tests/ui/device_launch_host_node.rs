@@ -1,8 +1,9 @@
 use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
     #[device_launch]
-    graph OnDevice(x: &Vec<f32>) {
+    graph OnDevice(x: &mut CudaSlice<f32>) {
         k: kernel kernels::K<<<1, 32>>>(x);
         report: host || println!("done");
         k -> report;

@@ -1,7 +1,8 @@
 use graph_runtime::cuda_graph;
+use graph_runtime::cudarc::driver::CudaSlice;
 
 cuda_graph! {
-    graph External(x: &Vec<f32>) {
+    graph External(x: &mut CudaSlice<f32>) {
         k: kernel kernels::K<<<1, 32>>>(x);
         done: free x;
         k -> done;

@@ -345,9 +345,17 @@ fn report(
             let message = format!(
                 "data race on `{buffer}` between iterations of `{block}`: {between} access it, one writing, and no path orders them"
             );
+            // Only an operand that names the loop variable can touch a
+            // part of its own in each iteration.
+            let by_var = quote::ToTokens::to_token_stream(touch.operand)
+                .into_iter()
+                .any(|t| mentions(&t, var));
             let help = match model.host_named(buffer) {
                 Some(_) => format!(
                     "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): the uses of a host buffer are always ordered"
+                ),
+                None if !by_var => format!(
+                    "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): every iteration uses `{buffer}` whole (it names no part by `{var}`)"
                 ),
                 None => format!(
                     "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`), or mark `{block}` `#[disjoint({buffer})]` if each of its iterations touches its own part (as with `{buffer}.slice(..)` by `{var}`)"
@@ -386,5 +394,16 @@ fn report(
                 format!("two setters of one handle must be ordered: order the iterations (`{first}[{var}-1] -> {second}`), or declare the handle inside `{block}`"),
             );
         }
+    }
+}
+
+/// Whether `token` is, or a group holding it holds, the identifier `var`.
+fn mentions(token: &proc_macro2::TokenTree, var: &syn::Ident) -> bool {
+    match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == var,
+        proc_macro2::TokenTree::Group(group) => {
+            group.stream().into_iter().any(|t| mentions(&t, var))
+        }
+        _ => false,
     }
 }

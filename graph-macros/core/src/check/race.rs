@@ -239,6 +239,11 @@ pub(super) fn touches<'a>(model: &Model<'a>) -> Vec<Touch<'a>> {
             Op::Kernel(k) => {
                 for (i, arg) in k.args.iter().enumerate() {
                     for (field, value) in argument_values(arg) {
+                        // Host memory is no kernel argument (`rules`
+                        // reports it): no race of it to report too.
+                        if model.host_memory(value).is_some() {
+                            continue;
+                        }
                         // A read-only binding is refused where a parameter writes.
                         let access = if model.read_only_param(value).is_some() {
                             Access::Read

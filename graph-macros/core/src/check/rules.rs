@@ -29,6 +29,7 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
         if node.level != TOP {
             check_body_node(model, node, diag);
         }
+        check_host_memory_operands(model, node, diag);
         if model.attrs.device_launch.is_some() {
             check_device_launch_node(node, diag);
         }
@@ -198,7 +199,7 @@ fn check_body_node(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diag
             diag.error_with_help(
                 tokens,
                 format!("a conditional body cannot hold graph memory nodes: `{}` is in the body of `{body_of}`", node.name),
-                format!("allocate before `{body_of}` and free after it, in the enclosing graph"),
+                format!("allocate before `{body_of}` and free after it, in the enclosing graph: an alloc scope around it does both (`alloc name: T[len] {{ {body_of}: .. }}`)"),
             );
         }
         Kind::Host | Kind::Record | Kind::Wait => diag.error_with_help(
@@ -328,6 +329,68 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
     }
 }
 
+/// Host memory where only device memory goes: a kernel argument, or an
+/// operand of a copy in a conditional body (bodies copy device memory
+/// only). rustc would report a type mismatch against the runtime's
+/// buffer type, or a race on it first.
+fn check_host_memory_operands(
+    model: &Model<'_>,
+    node: &crate::model::Node<'_>,
+    diag: &Diagnostics,
+) {
+    match &node.op {
+        Op::Kernel(k) => {
+            for arg in &k.args {
+                for (_, value) in crate::model::argument_values(arg) {
+                    if let Some((name, memory)) = model.host_memory(value) {
+                        diag.error_with_help(
+                            value,
+                            format!("`{name}` is {}: a kernel takes device buffers", memory.describe()),
+                            format!("copy it to a device buffer first (`up: copy {name} => buf;`, then `up -> {}`) and pass that", node.name),
+                        );
+                    }
+                }
+            }
+        }
+        Op::Fill { dst, .. } => {
+            if let Some((name, memory)) = model.host_memory(dst) {
+                diag.error_with_help(
+                    *dst,
+                    format!("`{name}` is {}: a fill writes device buffers", memory.describe()),
+                    "fill a device buffer (and copy it back), or set the host data before the launch",
+                );
+            }
+        }
+        Op::Copy { src, dst } => {
+            let (rule, help) = match model.levels[node.level].parent {
+                Some(body) => {
+                    let body_of = &model.nodes[body].name;
+                    (
+                        format!("a copy in a conditional body moves device memory only: `{}` is in the body of `{body_of}`", node.name),
+                        format!("copy it outside `{body_of}`, before or after it"),
+                    )
+                }
+                None if model.attrs.device_launch.is_some() => (
+                    "a `#[device_launch]` graph copies device memory only".to_string(),
+                    "copy it in a graph launched from the host, before or after this one"
+                        .to_string(),
+                ),
+                None => return,
+            };
+            for operand in [src, dst] {
+                if let Some((name, memory)) = model.host_memory(operand) {
+                    diag.error_with_help(
+                        *operand,
+                        format!("`{name}` is {}, and {rule}", memory.describe()),
+                        &help,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A copy or fill that writes a slice the graph binds read-only
 /// (`&CudaSlice<T>`): the runtime would refuse it when the graph is built.
 /// And, in a named graph, a fill's destination written as a reference
@@ -360,6 +423,21 @@ fn check_read_only_destination(
         Op::Fill { dst, .. } => (*dst, "fills it"),
         _ => return,
     };
+    let copy = matches!(node.op, Op::Copy { .. });
+    if let (true, Some((name, crate::model::HostMemory::ReadOnly(ty)))) =
+        (copy, model.host_memory(dst))
+    {
+        let writable = ty.replacen('&', "&mut ", 1);
+        diag.error_with_help(
+            dst,
+            format!(
+                "`{name}` is read-only host memory (`{ty}`), but `{}` {what}",
+                node.name
+            ),
+            format!("take `{name}: {writable}` to let the graph write it"),
+        );
+        return;
+    }
     if let Some(name) = model.read_only_param(dst) {
         diag.error_with_help(
             dst,

@@ -72,6 +72,57 @@ impl Model<'_> {
         self.host_buffers.iter().copied().find(|h| h.name == name)
     }
 
+    /// The host memory an operand names, written as it is (or in
+    /// parentheses): a `host` buffer of the graph, or a parameter of a
+    /// named graph taking a host slice (`&[T]`, `&mut [T]`, `&Vec<T>`,
+    /// `&mut Vec<T>`). Its name, and how to spell it in a message: the
+    /// parameter's type, or `host`.
+    pub fn host_memory(&self, expr: &syn::Expr) -> Option<(&Ident, HostMemory)> {
+        let path = match expr {
+            syn::Expr::Paren(inner) => return self.host_memory(&inner.expr),
+            syn::Expr::Group(inner) => return self.host_memory(&inner.expr),
+            syn::Expr::Path(path) => path,
+            _ => return None,
+        };
+        let ident = path.path.get_ident()?;
+        let name = ident.to_string();
+        if self.buffer_named(&name).is_some() || self.device_named(&name).is_some() {
+            return None;
+        }
+        if let Some(host) = self.host_named(&name) {
+            return Some((&host.name, HostMemory::Buffer));
+        }
+        let param = self.def.params.iter().find(|p| p.name == *ident)?;
+        let syn::Type::Reference(r) = &param.ty else {
+            return None;
+        };
+        let host = match &*r.elem {
+            syn::Type::Slice(_) => true,
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
+            _ => false,
+        };
+        // `& mut Vec < f32 >` as tokens print; `&mut Vec<f32>` as written.
+        let mut ty = quote::ToTokens::to_token_stream(&param.ty).to_string();
+        for (spaced, tight) in [
+            ("& ", "&"),
+            (" <", "<"),
+            ("< ", "<"),
+            (" >", ">"),
+            ("[ ", "["),
+            (" ]", "]"),
+            (" ;", ";"),
+        ] {
+            ty = ty.replace(spaced, tight);
+        }
+        host.then(|| {
+            let kind = match r.mutability {
+                Some(_) => HostMemory::Mutable(ty),
+                None => HostMemory::ReadOnly(ty),
+            };
+            (&param.name, kind)
+        })
+    }
+
     /// The device buffer declared as `name`, if the graph has one.
     pub fn device_named(&self, name: &str) -> Option<&parse::BufferDecl> {
         self.device_buffers.iter().copied().find(|d| d.name == name)
@@ -445,6 +496,28 @@ pub struct Scope<'a> {
     pub alloc: NodeId,
     pub free: NodeId,
     pub buffer: BufferId,
+}
+
+/// Host memory an operand names (see [`Model::host_memory`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostMemory {
+    /// A `host name: T[len];` buffer of the graph.
+    Buffer,
+    /// A parameter taking a host slice shared (its type, spelled as
+    /// written: `&[f32]`).
+    ReadOnly(String),
+    /// A parameter taking a host slice mutably (its type, as written).
+    Mutable(String),
+}
+
+impl HostMemory {
+    /// How a message names it: "host memory (`&[f32]`)", "a host buffer".
+    pub fn describe(&self) -> String {
+        match self {
+            HostMemory::Buffer => "a host buffer".to_string(),
+            HostMemory::ReadOnly(ty) | HostMemory::Mutable(ty) => format!("host memory (`{ty}`)"),
+        }
+    }
 }
 
 /// `cond c;` / `cond c = 1;`
