@@ -14,6 +14,21 @@ pub(super) fn parse_edge(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result
         if input.is_empty() {
             return Err(input.error("expected `;` after the edge"));
         }
+        if !input.peek(Token![-]) {
+            // The next statement, most likely: the `;` is missing at the
+            // end of the line, where the last label is.
+            let last = groups.last().and_then(|g| g.labels.last());
+            return Err(match last {
+                Some(label) => syn::Error::new_spanned(
+                    label.tokens(),
+                    format!(
+                        "expected `;` after `{}`: an edge statement ends with `;`",
+                        label.label
+                    ),
+                ),
+                None => input.error("expected `;` after the edge"),
+            });
+        }
         links.push(parse_edge_link(input, plain)?);
         groups.push(parse_edge_group(input)?);
     }
@@ -143,4 +158,32 @@ fn parse_edge_link(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result<EdgeL
         return Ok(EdgeLink { kind, tokens, span });
     }
     Err(input.error("expected `->`, `-(programmatic)->` or `-(launch_order)->`"))
+}
+
+/// The kind an edge statement's `#[programmatic]` or `#[launch_order]`
+/// gives each of its plain `->` arrows (`Full` without one).
+pub(super) fn edge_attribute(attrs: &[Attribute]) -> syn::Result<EdgeKind> {
+    let mut kind = EdgeKind::Full;
+    for attr in attrs {
+        let path_only = matches!(attr.meta, syn::Meta::Path(_));
+        let this = if path_only && attr.path().is_ident("programmatic") {
+            EdgeKind::Programmatic
+        } else if path_only && attr.path().is_ident("launch_order") {
+            EdgeKind::LaunchOrder
+        } else {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an edge statement takes `#[programmatic]` or `#[launch_order]`, \
+                 which gives every `->` in it that kind",
+            ));
+        };
+        if kind != EdgeKind::Full {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "an edge statement takes one edge-kind attribute",
+            ));
+        }
+        kind = this;
+    }
+    Ok(kind)
 }

@@ -10,7 +10,7 @@ mod plain;
 mod recover;
 mod repeat;
 
-use edge::parse_edge;
+use edge::{edge_attribute, parse_edge};
 pub(crate) use node::path_expr;
 use node::{parse_element_type_and_len, parse_node_kind};
 pub use node::{BufferDecl, HostDecl};
@@ -475,6 +475,9 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     if starts_with("cond") && input.peek2(Ident) {
         let keyword = input.parse()?;
         let name = input.parse()?;
+        if input.peek(Token![:]) {
+            errors.push(recover::typed_handle(input, &name)?);
+        }
         let default = if input.peek(Token![=]) {
             input.parse::<Token![=]>()?;
             Some(input.parse()?)
@@ -546,6 +549,14 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     if recover::is_unlabeled_node(input, first.as_deref()) {
         return recover::unlabeled_node(input, attrs, errors);
     }
+    if input.peek(Token![for]) {
+        return recover::unlabeled_repeat(input, attrs, errors).map(Stmt::Repeat);
+    }
+    if let Some(keyword) = first.as_deref().filter(|_| input.peek2(Token![:])) {
+        if !input.peek(Ident) {
+            return Err(recover::keyword_label(input, keyword));
+        }
+    }
     if input.peek(Ident) {
         let kind = edge_attribute(&attrs)?;
         return parse_edge(input, kind).map(Stmt::Edge);
@@ -553,36 +564,9 @@ fn parse_stmt(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn::Resu
     Err(input.error(
         "expected a statement: a node `label: kind ...;`, an edge `a -> b;`, \
          `cond name;`, `alloc buf: T[len] { ... }`, `label: for i in 0..n { ... }`, \
-         `fragment name { ... }` or `label: use name;`",
+         `fragment name { ... }`, `label: use name;`, `host name: T[len];` or \
+         `buffer name: T[len];`",
     ))
-}
-
-/// The kind an edge statement's `#[programmatic]` or `#[launch_order]`
-/// gives each of its plain `->` arrows (`Full` without one).
-fn edge_attribute(attrs: &[Attribute]) -> syn::Result<EdgeKind> {
-    let mut kind = EdgeKind::Full;
-    for attr in attrs {
-        let path_only = matches!(attr.meta, syn::Meta::Path(_));
-        let this = if path_only && attr.path().is_ident("programmatic") {
-            EdgeKind::Programmatic
-        } else if path_only && attr.path().is_ident("launch_order") {
-            EdgeKind::LaunchOrder
-        } else {
-            return Err(syn::Error::new_spanned(
-                attr,
-                "an edge statement takes `#[programmatic]` or `#[launch_order]`, \
-                 which gives every `->` in it that kind",
-            ));
-        };
-        if kind != EdgeKind::Full {
-            return Err(syn::Error::new_spanned(
-                attr,
-                "an edge statement takes one edge-kind attribute",
-            ));
-        }
-        kind = this;
-    }
-    Ok(kind)
 }
 
 impl Parse for Input {

@@ -246,7 +246,7 @@ pub(super) fn parse_node_kind(
             arms,
         })
     } else {
-        Err(lookahead.error())
+        Err(super::recover::unknown_node_kind(input))
     }
 }
 

@@ -1,8 +1,11 @@
 //! Node statements, and the near-misses among them that a newcomer writes:
-//! a node without its label (`while again { .. }`, `kernel K<<<..>>>(..);`)
-//! and an alloc scope without its body (`alloc scratch: f32[n];`). Each
-//! near-miss is parsed whole, so that the statements after it still parse,
-//! and recorded as an error that says what to write.
+//! a node or a repeated block without its label (`while again { .. }`,
+//! `kernel K<<<..>>>(..);`, `for i in 0..n { .. }`), a label that is a
+//! Rust keyword (`loop: ..`), a typed handle (`cond go: u32 = 1;`), a
+//! misspelled node kind (`kernal`) and an alloc scope without its body
+//! (`alloc scratch: f32[n];`). Each near-miss is parsed whole where it can
+//! be, so that the statements after it still parse, and recorded as an
+//! error that says what to write.
 
 use super::*;
 
@@ -76,5 +79,81 @@ pub(super) fn scope_without_body(input: ParseStream<'_>, buffer: &Ident) -> syn:
     input.error(crate::diag::with_help(
         format!("an alloc scope needs a body: `alloc {buffer}: T[len] {{ ... }}`, whose nodes may use `{buffer}`"),
         format!("for an allocation node, freed by a `free` node or handed to the caller, write `{buffer}: alloc T[len];`"),
+    ))
+}
+
+/// `for i in 0..n { .. }` without its label: parsed whole, with an error
+/// at `for` that asks for one.
+pub(super) fn unlabeled_repeat(
+    input: ParseStream<'_>,
+    attrs: Vec<Attribute>,
+    errors: &mut Vec<syn::Error>,
+) -> syn::Result<RepeatBlock> {
+    let at = input.span();
+    let block = super::repeat::parse_repeat(input, attrs, Ident::new("unlabeled", at), errors)?;
+    errors.push(syn::Error::new(
+        at,
+        crate::diag::with_help(
+            "a repeated block needs a label",
+            format!(
+                "write its label first, `layer: for {} in ..`: edges name the block by it, and its nodes' labels (`layer[3].node`) in errors and profiles",
+                block.var
+            ),
+        ),
+    ));
+    Ok(block)
+}
+
+/// `loop: ..`: a Rust keyword where a label goes.
+pub(super) fn keyword_label(input: ParseStream<'_>, keyword: &str) -> syn::Error {
+    input.error(crate::diag::with_help(
+        format!("`{keyword}` is a Rust keyword, which cannot be a label"),
+        format!("give the node another name (`{keyword}_`, say)"),
+    ))
+}
+
+/// `cond go: u32 = 1;`: the type parsed and reported, the rest parses on.
+pub(super) fn typed_handle(input: ParseStream<'_>, name: &Ident) -> syn::Result<syn::Error> {
+    let colon: Token![:] = input.parse()?;
+    let ty: syn::Type = input.parse()?;
+    Ok(syn::Error::new_spanned(
+        quote::quote!(#colon #ty),
+        crate::diag::with_help(
+            "a conditional handle takes no type: its value is always a `u32`",
+            format!("write `cond {name};`, or `cond {name} = 1;` for a default"),
+        ),
+    ))
+}
+
+/// The node kinds as a node statement spells them, for a misspelled one.
+const NODE_KINDS: &[&str] = &[
+    "kernel", "copy", "fill", "host", "empty", "graph", "record", "wait", "alloc", "free", "if",
+    "while", "switch", "capture",
+];
+
+/// A node kind that is none of them: the closest, if one is close.
+pub(super) fn unknown_node_kind(input: ParseStream<'_>) -> syn::Error {
+    let word = input.cursor().ident().map(|(ident, _)| ident.to_string());
+    let closest = word.as_deref().and_then(|word| {
+        NODE_KINDS
+            .iter()
+            .map(|kind| (strsim::damerau_levenshtein(word, kind), *kind))
+            .filter(|&(distance, kind)| distance <= 2 && distance < kind.len())
+            .min()
+            .map(|(_, kind)| kind)
+    });
+    let kinds = "`kernel`, `copy`, `fill`, `host`, `empty`, `graph`, `record`, `wait`, \
+                 `unsafe capture`, `alloc`, `free`, `if`, `while` or `switch`";
+    let message = match (&word, closest) {
+        (Some(word), Some("capture")) => {
+            format!("unknown node kind `{word}`: did you mean `unsafe capture`?")
+        }
+        (Some(word), Some(kind)) => format!("unknown node kind `{word}`: did you mean `{kind}`?"),
+        (Some(word), None) => format!("unknown node kind `{word}`"),
+        (None, _) => "expected a node kind".to_string(),
+    };
+    input.error(crate::diag::with_help(
+        message,
+        format!("a node is `label: kind ...;`, its kind one of {kinds}"),
     ))
 }
