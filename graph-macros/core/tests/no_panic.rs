@@ -103,7 +103,7 @@ const VALID: &[&str] = &[
     "graph L(xs: &mut [CudaSlice<f32>], n: usize) { z: empty; #[disjoint(xs)] lanes: for w in 0..xs.len() { chain: for i in 0..n { s: kernel k::K<<<1, 32>>>(xs[w], 32u32); s[i-1] -> s; } } e: empty; z -> lanes -> e; }",
     "graph M(x: &mut CudaSlice<f32>, n: u32) { layer: for l in 0..n { cond go = 1; alloc t: f32[32] { a: kernel k::K<<<1,32>>>(t, x); } m: if go { b: kernel k::K<<<1,32>>>(x); } t -> m; m[l-1] -> t; } }",
     "graph D(x: &mut CudaSlice<f32>, n: u32) { buffer acc: f32[n]; buffer flag: u8[1]; c: fill acc = 0.0f32; #[disjoint(acc)] t: for i in 0..n { k: kernel k::K<<<1,1>>>(acc.slice(i..i + 1)); } o: copy acc => x; z: fill flag = 0u8; c -> t -> o; }",
-    "graph H(x: &mut CudaSlice<f32>, n: u32) { host seen: f32[n]; host f: u8[1]; d: copy x => seen; s: host move |seen: &[f32]| drop(seen); w: host |f: &mut [u8]| f[0] = 1; u: copy f => x; d -> s; [d, w] -> u; }",
+    "graph H(x: &mut CudaSlice<f32>, n: u32) { host seen: f32[n]; host f: f32[1]; d: copy x => seen; s: host move |seen: &[f32]| drop(seen); w: host |f: &mut [f32]| f[0] = 1.0; u: copy f => x; d -> s; [d, w] -> u; }",
     "graph F(x: &mut CudaSlice<f32>, n: usize) { fragment f { b: fill x = 0.0f32; c: empty; b -> c; } p: use f; q: use f; p -> q; l: for i in 0..n { r: use f; r[i-1] -> r; } q -> l; }",
     "graph W(x: &mut CudaSlice<f32>, c: &mut CudaSlice<i32>, n: usize) { cond again = 1; o: while again { r: for s in 0..n { a: kernel k::K<<<1,32>>>(x); #[programmatic] a[s-1] -> a; } st: kernel k::S<<<1,1>>>(again, c); r -> st; } }",
 ];

@@ -30,6 +30,7 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
             check_body_node(model, node, diag);
         }
         check_host_memory_operands(model, node, diag);
+        check_element_types(model, node, diag);
         if model.attrs.device_launch.is_some() {
             check_device_launch_node(node, diag);
         }
@@ -385,6 +386,48 @@ fn check_host_memory_operands(
                         &help,
                     );
                 }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A copy between buffers of two element types, or a fill with a literal
+/// of another type than its buffer's, where the graph spells both as
+/// primitive types: rustc would report a mismatch against the runtime's
+/// buffer types, over the whole macro.
+fn check_element_types(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &Diagnostics) {
+    match &node.op {
+        Op::Copy { src, dst } => {
+            let (Some(from), Some(into)) = (model.element_type(src), model.element_type(dst))
+            else {
+                return;
+            };
+            if from != into {
+                let [from_name, into_name] =
+                    [*src, *dst].map(|e| quote::ToTokens::to_token_stream(e).to_string());
+                diag.error_with_help(
+                    *dst,
+                    format!("`{}` copies `{from_name}` (`{from}`) into `{into_name}` (`{into}`): a copy keeps the element type", node.name),
+                    format!("copy into a buffer of `{from}`, and convert with a kernel"),
+                );
+            }
+        }
+        Op::Fill { dst, value, .. } => {
+            let (Some(element), Some(literal)) =
+                (model.element_type(dst), crate::model::literal_suffix(value))
+            else {
+                return;
+            };
+            if element != literal {
+                diag.error_with_help(
+                    *value,
+                    format!(
+                        "`{}` fills a buffer of `{element}` with a `{literal}` value",
+                        node.name
+                    ),
+                    format!("write the value as a `{element}` (suffix `{element}`, or none)"),
+                );
             }
         }
         _ => {}

@@ -163,7 +163,25 @@ impl<'a> Lowering<'a, '_> {
                     }
                     Ok(None) => continue,
                     Ok(Some(param)) => {
-                        if self.model.host_named(&param.name.to_string()).is_none() {
+                        let declared = self.model.host_named(&param.name.to_string());
+                        let (held, taken) = (
+                            declared.and_then(|h| super::primitive(&h.ty)),
+                            param.elem.and_then(super::primitive),
+                        );
+                        if let (Some(held), Some(taken), Some(elem)) = (held, taken, param.elem) {
+                            if held != taken {
+                                let reference = if param.write { "&mut " } else { "&" };
+                                self.diag.error_with_help(
+                                    elem,
+                                    format!(
+                                        "the host buffer `{}` holds `{held}`, not `{taken}`",
+                                        param.name
+                                    ),
+                                    format!("take `|{}: {reference}[{held}]|`", param.name),
+                                );
+                            }
+                        }
+                        if declared.is_none() {
                             self.diag.error_with_help(
                                 param.name,
                                 format!("`{}` is not a host buffer of this graph", param.name),

@@ -9,6 +9,7 @@
 
 pub(crate) mod attrs;
 mod blocks;
+mod elements;
 mod fragment;
 mod host;
 mod lower;
@@ -16,6 +17,7 @@ mod op;
 mod operand_idents;
 mod resolve;
 
+pub use elements::{literal_suffix, primitive};
 pub use lower::lower;
 pub use op::{argument_field, argument_values, HostParam, Op};
 

@@ -12,6 +12,8 @@ use syn::{Expr, ExprClosure, Ident, Type};
 pub struct HostParam<'a> {
     pub name: &'a Ident,
     pub write: bool,
+    /// The element type it is written with (`T` of `&[T]`), if any.
+    pub elem: Option<&'a Type>,
 }
 
 /// The host buffer a host node's closure takes, if it takes one; an error
@@ -31,9 +33,15 @@ pub fn host_param(closure: &Expr) -> Result<Option<HostParam<'_>>, (&dyn quote::
             "a host node's closure takes one host buffer at most".to_string(),
         ));
     }
-    let (pat, write) = match first {
+    let (pat, write, elem) = match first {
         syn::Pat::Type(typed) => match &*typed.ty {
-            Type::Reference(r) => (&*typed.pat, r.mutability.is_some()),
+            Type::Reference(r) => {
+                let elem = match &*r.elem {
+                    Type::Slice(slice) => Some(&*slice.elem),
+                    _ => None,
+                };
+                (&*typed.pat, r.mutability.is_some(), elem)
+            }
             other => {
                 return Err((
                     other,
@@ -41,13 +49,14 @@ pub fn host_param(closure: &Expr) -> Result<Option<HostParam<'_>>, (&dyn quote::
                 ))
             }
         },
-        other => (other, false),
+        other => (other, false, None),
     };
     match pat {
         syn::Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
             Ok(Some(HostParam {
                 name: &ident.ident,
                 write,
+                elem,
             }))
         }
         other => Err((
