@@ -406,3 +406,24 @@ fn iteration_race_hints_offer_disjoint_only_for_parts_by_the_variable() {
     assert_eq!(part.len(), 1, "{part:#?}");
     assert!(part[0].contains("`#[disjoint(x)]`"), "{part:#?}");
 }
+
+/// A missing edge in a block's body races there and, through it, between
+/// iterations: the race within the iteration, whose fix is that edge, is
+/// reported first.
+#[test]
+fn a_race_within_an_iteration_comes_before_those_between_iterations() {
+    let errs = errors(
+        "graph G(x: &mut CudaSlice<f32>, n: usize) { l: for i in 0..n { a: fill x = 0.0f32; b: fill x = 1.0f32; } }",
+    );
+    assert!(errs.len() >= 2, "{errs:#?}");
+    assert!(
+        errs[0].contains("no path orders them") && !errs[0].contains("between iterations"),
+        "{errs:#?}"
+    );
+    assert!(
+        errs.iter()
+            .skip(1)
+            .any(|e| e.contains("between iterations")),
+        "{errs:#?}"
+    );
+}

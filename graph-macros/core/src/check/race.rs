@@ -93,10 +93,13 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
     let mut touches = touches(model);
     check_disjoint_names(model, &touches, diag);
     touches.retain(|t| !disjoint(model, t.node, &t.buffer));
-    let mut races = super::iterations::check(model, topology, &touches, diag);
+    // Races within one iteration (or no block) first: a missing edge in a
+    // block's body races there and, through it, between iterations; the
+    // error whose fix is that edge comes first.
     if touches.len() < 2 {
-        return races;
+        return super::iterations::check(model, topology, &touches, diag);
     }
+    let mut races = Vec::new();
     // Per level: the accesses under it, each with the node of the level
     // that is or holds the accessing node.
     let mut by_level: Vec<Vec<(usize, NodeId)>> = vec![Vec::new(); model.levels.len()];
@@ -171,6 +174,7 @@ pub fn check(model: &Model<'_>, topology: &Topology, diag: &Diagnostics) -> Vec<
             Access::Read => {}
         }
     }
+    races.extend(super::iterations::check(model, topology, &touches, diag));
     races
 }
 
