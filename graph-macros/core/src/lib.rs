@@ -31,7 +31,7 @@ use proc_macro2::TokenStream;
 /// Expands a `cuda_graph!` invocation: the generated items, or the errors as
 /// `compile_error!`s next to a fallback expansion.
 pub fn expand(input: TokenStream) -> TokenStream {
-    let parsed = match parse::parse_input(input) {
+    let (parsed, syntax_errors) = match parse::parse_input(input) {
         Ok(parsed) => parsed,
         Err(errors) => {
             return diag::combine(errors)
@@ -40,28 +40,40 @@ pub fn expand(input: TokenStream) -> TokenStream {
         }
     };
     let (graphs, duplicates) = distinct_graphs(&parsed);
+    // Reported once, with the first graph left broken (inside the block of
+    // the expression form).
+    let mut syntax = diag::combine(syntax_errors).map(|e| e.to_compile_error());
     let mut out: TokenStream = duplicates
         .iter()
         .map(syn::Error::to_compile_error)
         .collect();
     for def in graphs {
-        let diag = diag::Diagnostics::new();
-        let model = model::lower(def, &diag);
-        let topology = check::check(&model, &diag);
-        match diag.finish() {
-            Ok(()) => out.extend(expand::graph(&model, &topology)),
-            Err(errors) => {
-                let fallback = expand::fallback(def);
-                let errors = errors.to_compile_error();
-                if def.name.is_some() {
-                    out.extend(errors);
-                    out.extend(fallback);
-                } else {
-                    out.extend(quote::quote!({ #errors #fallback }));
+        let errors = if def.broken {
+            // A statement was left out: its errors stand alone, and the
+            // graph's type is declared for the code that uses it.
+            syntax.take().unwrap_or_default()
+        } else {
+            let diag = diag::Diagnostics::new();
+            let model = model::lower(def, &diag);
+            let topology = check::check(&model, &diag);
+            match diag.finish() {
+                Ok(()) => {
+                    out.extend(expand::graph(&model, &topology));
+                    continue;
                 }
+                Err(errors) => errors.to_compile_error(),
             }
+        };
+        let fallback = expand::fallback(def);
+        if def.name.is_some() {
+            out.extend(errors);
+            out.extend(fallback);
+        } else {
+            out.extend(quote::quote!({ #errors #fallback }));
         }
     }
+    // A broken graph of a name defined twice was not expanded.
+    out.extend(syntax);
     out
 }
 
@@ -71,12 +83,13 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// # Errors
 /// Every error the parser and the checker report, combined.
 pub fn analyze(input: TokenStream) -> Result<(), syn::Error> {
-    let parsed = parse::parse_input(input).map_err(|errors| {
+    let (parsed, mut all) = parse::parse_input(input).map_err(|errors| {
         diag::combine(errors)
             .unwrap_or_else(|| syn::Error::new(proc_macro2::Span::call_site(), "invalid input"))
     })?;
-    let (graphs, mut all) = distinct_graphs(&parsed);
-    for def in graphs {
+    let (graphs, duplicates) = distinct_graphs(&parsed);
+    all.extend(duplicates);
+    for def in graphs.into_iter().filter(|def| !def.broken) {
         let diag = diag::Diagnostics::new();
         let model = model::lower(def, &diag);
         check::check(&model, &diag);

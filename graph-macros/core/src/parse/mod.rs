@@ -64,6 +64,10 @@ pub struct GraphDef {
     /// Expression form: the expression giving the CUDA context.
     pub context: Option<Expr>,
     pub body: Block,
+    /// Whether a statement of it failed to parse (and was left out): its
+    /// errors are reported, and the rest of it is not checked (the checks
+    /// would report what the missing statement did).
+    pub broken: bool,
 }
 
 /// A parameter of an item-form graph: `name: Type`.
@@ -326,18 +330,19 @@ pub enum EdgeKind {
     LaunchOrder,
 }
 
-/// Parses a whole macro input, recovering at statement boundaries. Returns the
-/// syntax tree only if there was no syntax error.
+/// Parses a whole macro input, recovering at statement boundaries: the
+/// syntax tree, with the errors of the statements left out of it (their
+/// graphs are marked `broken`).
 ///
 /// # Errors
-/// Every syntax error found, each at its tokens.
-pub fn parse_input(tokens: TokenStream) -> Result<Input, Vec<syn::Error>> {
+/// Every syntax error found, each at its tokens, when one broke the input
+/// beyond a statement (a graph's header, say).
+pub fn parse_input(tokens: TokenStream) -> Result<(Input, Vec<syn::Error>), Vec<syn::Error>> {
     let tokens = plain::plain_identifiers(tokens)?;
     let mut errors = Vec::new();
     let parser = |input: ParseStream<'_>| parse_input_stream(input, &mut errors);
     match syn::parse::Parser::parse2(parser, tokens) {
-        Ok(parsed) if errors.is_empty() => Ok(parsed),
-        Ok(_) => Err(errors),
+        Ok(parsed) => Ok((parsed, errors)),
         Err(e) => {
             errors.push(e);
             Err(errors)
@@ -353,7 +358,9 @@ fn parse_input_stream(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> s
     }
     let mut items = Vec::new();
     while !input.is_empty() {
-        let def = parse_graph_def(input, errors)?;
+        let before = errors.len();
+        let mut def = parse_graph_def(input, errors)?;
+        def.broken = errors.len() > before;
         if def.name.is_none() {
             if !items.is_empty() || !input.is_empty() {
                 return Err(syn::Error::new(
@@ -421,6 +428,7 @@ fn parse_graph_def(input: ParseStream<'_>, errors: &mut Vec<syn::Error>) -> syn:
         params,
         context,
         body,
+        broken: false,
     })
 }
 
