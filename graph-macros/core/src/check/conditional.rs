@@ -80,7 +80,7 @@ fn check_setters_ordered(model: &Model<'_>, topology: &Topology, diag: &Diagnost
                     "`{}` and `{}` both set the conditional handle `{name}` and may run at the same time",
                     model.nodes[a].name, model.nodes[b].name
                 ),
-                format!("order them with an edge (`{x} -> {y}`): CUDA leaves concurrent sets of one handle undefined"),
+                format!("order them with an edge (`{x} -> {y}` or `{y} -> {x}`, the one that sets it last wins): CUDA leaves concurrent sets of one handle undefined"),
             );
         }
     }
