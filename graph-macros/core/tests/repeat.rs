@@ -397,7 +397,8 @@ fn iteration_race_hints_offer_disjoint_only_for_parts_by_the_variable() {
     );
     assert_eq!(whole.len(), 1, "{whole:#?}");
     assert!(
-        whole[0].contains("every iteration uses `x` whole") && !whole[0].contains("disjoint"),
+        whole[0].contains("every iteration of `l` uses the same `x`")
+            && !whole[0].contains("disjoint"),
         "{whole:#?}"
     );
     let part = errors(

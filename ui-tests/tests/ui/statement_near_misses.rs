@@ -1,7 +1,8 @@
 // Near-misses a newcomer writes, each reported at its tokens with what to
 // write, and the statements after each still parsed: a typed handle, a
 // misspelled node kind, a Rust keyword as a label, a repeated block
-// without its label, and an edge statement missing its `;`.
+// without its label, an edge statement missing its `;`, and a wrong
+// arrow (`=>`), which is not taken for a missing `;`.
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 
@@ -17,6 +18,7 @@ cuda_graph! {
         d: empty;
         c -> d
         e: empty;
+        c => e;
     }
 }
 

@@ -355,7 +355,7 @@ fn report(
                     "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): the uses of a host buffer are always ordered"
                 ),
                 None if !by_var => format!(
-                    "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): every iteration uses `{buffer}` whole (it names no part by `{var}`)"
+                    "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): every iteration of `{block}` uses the same `{buffer}` (it names no part by `{var}`)"
                 ),
                 None => format!(
                     "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`), or mark `{block}` `#[disjoint({buffer})]` if each of its iterations touches its own part (as with `{buffer}.slice(..)` by `{var}`)"

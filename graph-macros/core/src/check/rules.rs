@@ -347,7 +347,7 @@ fn check_host_memory_operands(
                         diag.error_with_help(
                             value,
                             format!("`{name}` is {}: a kernel takes device buffers", memory.describe()),
-                            format!("copy it to a device buffer first (`up: copy {name} => buf;`, then `up -> {}`) and pass that", node.name),
+                            format!("copy it to a device buffer first (`load: copy {name} => buf;`, ordered before `{}`) and pass that", node.name),
                         );
                     }
                 }
@@ -409,7 +409,13 @@ fn check_element_types(model: &Model<'_>, node: &crate::model::Node<'_>, diag: &
                 diag.error_with_help(
                     *dst,
                     format!("`{}` copies `{from_name}` (`{from}`) into `{into_name}` (`{into}`): a copy keeps the element type", node.name),
-                    format!("copy into a buffer of `{from}`, and convert with a kernel"),
+                    match model.buffer_named(&into_name).is_some()
+                        || model.device_named(&into_name).is_some()
+                        || model.host_named(&into_name).is_some()
+                    {
+                        true => format!("declare `{into_name}` with `{from}` elements, or copy into a buffer of `{from}` and convert with a kernel"),
+                        false => format!("copy into a buffer of `{from}`, and convert with a kernel"),
+                    },
                 );
             }
         }

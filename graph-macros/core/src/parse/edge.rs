@@ -14,9 +14,13 @@ pub(super) fn parse_edge(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result
         if input.is_empty() {
             return Err(input.error("expected `;` after the edge"));
         }
-        if !input.peek(Token![-]) {
-            // The next statement, most likely: the `;` is missing at the
-            // end of the line, where the last label is.
+        // The next statement (a label and its `:`, or an attribute): the
+        // `;` is missing at the end of the line, where the last label is.
+        // (Anything else, `=>` say, is a wrong arrow: reported below.)
+        let next_statement =
+            (input.peek(Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]))
+                || input.peek(Token![#]);
+        if next_statement {
             let last = groups.last().and_then(|g| g.labels.last());
             return Err(match last {
                 Some(label) => syn::Error::new_spanned(
