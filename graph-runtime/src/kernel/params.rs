@@ -374,7 +374,6 @@ macro_rules! tuple_args {
 }
 macro_rules! param_at {
     (@one [$($p:ident)*] $i:tt $q:ident) => {
-        #[diagnostic::do_not_recommend]
         impl<$($p: KernelParam),*> ParamAt<$i> for ($($p,)*) {
             type Param = $q;
         }
