@@ -39,9 +39,9 @@ macro_rules! count_for {
 }
 count_for!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
-impl<C: Count + Copy> sealed::Sealed for &C {}
+impl<C: Count> sealed::Sealed for &C {}
 #[diagnostic::do_not_recommend]
-impl<C: Count + Copy> Count for &C {
+impl<C: Count> Count for &C {
     #[inline(always)]
     fn to_count(self) -> Option<usize> {
         (*self).to_count()

@@ -347,9 +347,7 @@ fn report(
             );
             // Only an operand that names the loop variable can touch a
             // part of its own in each iteration.
-            let by_var = quote::ToTokens::to_token_stream(touch.operand)
-                .into_iter()
-                .any(|t| mentions(&t, var));
+            let by_var = crate::model::expr_idents(touch.operand).contains(var);
             let help = match model.host_named(buffer) {
                 Some(_) => format!(
                     "order the iterations (`{edge_from}[{var}-1] -> {edge_to}`): the uses of a host buffer are always ordered"
@@ -394,16 +392,5 @@ fn report(
                 format!("two setters of one handle must be ordered: order the iterations (`{first}[{var}-1] -> {second}`), or declare the handle inside `{block}`"),
             );
         }
-    }
-}
-
-/// Whether `token` is, or a group holding it holds, the identifier `var`.
-fn mentions(token: &proc_macro2::TokenTree, var: &syn::Ident) -> bool {
-    match token {
-        proc_macro2::TokenTree::Ident(ident) => ident == var,
-        proc_macro2::TokenTree::Group(group) => {
-            group.stream().into_iter().any(|t| mentions(&t, var))
-        }
-        _ => false,
     }
 }

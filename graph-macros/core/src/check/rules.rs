@@ -450,7 +450,21 @@ fn check_read_only_destination(
     diag: &Diagnostics,
 ) {
     let (dst, what) = match &node.op {
-        Op::Copy { dst, .. } => (*dst, "copies into it"),
+        Op::Copy { dst, .. } => {
+            if let Some((name, crate::model::HostMemory::ReadOnly(ty))) = model.host_memory(dst) {
+                let writable = ty.replacen('&', "&mut ", 1);
+                diag.error_with_help(
+                    *dst,
+                    format!(
+                        "`{name}` is read-only host memory (`{ty}`), but `{}` copies into it",
+                        node.name
+                    ),
+                    format!("take `{name}: {writable}` to let the graph write it"),
+                );
+                return;
+            }
+            (*dst, "copies into it")
+        }
         Op::Fill {
             dst: syn::Expr::Reference(reference),
             ..
@@ -472,21 +486,6 @@ fn check_read_only_destination(
         Op::Fill { dst, .. } => (*dst, "fills it"),
         _ => return,
     };
-    let copy = matches!(node.op, Op::Copy { .. });
-    if let (true, Some((name, crate::model::HostMemory::ReadOnly(ty)))) =
-        (copy, model.host_memory(dst))
-    {
-        let writable = ty.replacen('&', "&mut ", 1);
-        diag.error_with_help(
-            dst,
-            format!(
-                "`{name}` is read-only host memory (`{ty}`), but `{}` {what}",
-                node.name
-            ),
-            format!("take `{name}: {writable}` to let the graph write it"),
-        );
-        return;
-    }
     if let Some(name) = model.read_only_param(dst) {
         diag.error_with_help(
             dst,

@@ -28,13 +28,7 @@ impl Model<'_> {
     /// The primitive element type of the buffer an operand names, written
     /// as it is (or in parentheses), where the graph spells it.
     pub fn element_type(&self, expr: &Expr) -> Option<String> {
-        let path = match expr {
-            Expr::Paren(inner) => return self.element_type(&inner.expr),
-            Expr::Group(inner) => return self.element_type(&inner.expr),
-            Expr::Path(path) => path,
-            _ => return None,
-        };
-        let ident = path.path.get_ident()?;
+        let ident = super::bare_name(expr)?;
         let name = ident.to_string();
         if let Some(buffer) = self.buffer_named(&name) {
             return match self.nodes[self.buffers[buffer].alloc].op {

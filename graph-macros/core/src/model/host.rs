@@ -164,11 +164,9 @@ impl<'a> Lowering<'a, '_> {
                     Ok(None) => continue,
                     Ok(Some(param)) => {
                         let declared = self.model.host_named(&param.name.to_string());
-                        let (held, taken) = (
-                            declared.and_then(|h| super::primitive(&h.ty)),
-                            param.elem.and_then(super::primitive),
-                        );
-                        if let (Some(held), Some(taken), Some(elem)) = (held, taken, param.elem) {
+                        let held = declared.and_then(|h| super::primitive(&h.ty));
+                        let taken = param.elem.and_then(|e| Some((e, super::primitive(e)?)));
+                        if let (Some(held), Some((elem, taken))) = (held, taken) {
                             if held != taken {
                                 let reference = if param.write { "&mut " } else { "&" };
                                 self.diag.error_with_help(

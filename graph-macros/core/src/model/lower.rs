@@ -114,14 +114,11 @@ impl<'a> Lowering<'a, '_> {
                         // resolve (no error for each of them).
                         let key = (level, decl.name.to_string());
                         if !self.model.handle_names.contains_key(&key) {
-                            self.collect_handle(decl, level, ctx);
-                            if let Some(handle) = self.model.handles.last_mut() {
-                                handle.named = true;
-                            }
+                            self.collect_handle(decl, level, ctx, true);
                         }
                         continue;
                     }
-                    self.collect_handle(decl, level, ctx)
+                    self.collect_handle(decl, level, ctx, false)
                 }
                 Stmt::Scope(syntax) => {
                     if self.refused_in_fragment(syntax.keyword, "an alloc scope") {
@@ -262,9 +259,16 @@ impl<'a> Lowering<'a, '_> {
             .or_insert(id);
     }
 
-    fn collect_handle(&mut self, decl: &'a parse::CondDecl, level: LevelId, ctx: Context) {
-        // A raw name is an error already (no conditional node can name it).
-        let named = refuse_raw(&decl.name, self.diag);
+    /// `refused`: its declaration was an error already (in a fragment),
+    /// as a raw name is (no conditional node can name it).
+    fn collect_handle(
+        &mut self,
+        decl: &'a parse::CondDecl,
+        level: LevelId,
+        ctx: Context,
+        refused: bool,
+    ) {
+        let named = refuse_raw(&decl.name, self.diag) || refused;
         if let Some(attr) = decl.attrs.first() {
             self.diag
                 .error(attr, "attributes are not allowed on conditional handles");

@@ -20,6 +20,7 @@ mod resolve;
 pub use elements::{literal_suffix, primitive};
 pub use lower::lower;
 pub use op::{argument_field, argument_values, HostParam, Op};
+pub use operand_idents::expr_idents;
 
 use crate::parse::{self, EdgeKind, GraphDef, NodeStmt};
 use proc_macro2::{Span, TokenStream};
@@ -80,13 +81,7 @@ impl Model<'_> {
     /// `&mut Vec<T>`). Its name, and how to spell it in a message: the
     /// parameter's type, or `host`.
     pub fn host_memory(&self, expr: &syn::Expr) -> Option<(&Ident, HostMemory)> {
-        let path = match expr {
-            syn::Expr::Paren(inner) => return self.host_memory(&inner.expr),
-            syn::Expr::Group(inner) => return self.host_memory(&inner.expr),
-            syn::Expr::Path(path) => path,
-            _ => return None,
-        };
-        let ident = path.path.get_ident()?;
+        let ident = bare_name(expr)?;
         let name = ident.to_string();
         if self.buffer_named(&name).is_some() || self.device_named(&name).is_some() {
             return None;
@@ -498,6 +493,16 @@ pub struct Scope<'a> {
     pub alloc: NodeId,
     pub free: NodeId,
     pub buffer: BufferId,
+}
+
+/// The name an operand is, written as it is or in parentheses.
+pub(crate) fn bare_name(expr: &syn::Expr) -> Option<&Ident> {
+    match expr {
+        syn::Expr::Paren(inner) => bare_name(&inner.expr),
+        syn::Expr::Group(inner) => bare_name(&inner.expr),
+        syn::Expr::Path(path) => path.path.get_ident(),
+        _ => None,
+    }
 }
 
 /// Host memory an operand names (see [`Model::host_memory`]).

@@ -59,6 +59,13 @@ pub(super) fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
     out
 }
 
+/// The identifiers one operand names, as [`operand_idents`].
+pub fn expr_idents(operand: &dyn quote::ToTokens) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_idents(operand.to_token_stream(), &mut out);
+    out
+}
+
 /// The identifiers a kernel's launch configuration names, as
 /// [`operand_idents`].
 pub(super) fn config_idents(op: &Op<'_>) -> Vec<Ident> {

@@ -125,11 +125,19 @@ pub(super) fn typed_handle(input: ParseStream<'_>, name: &Ident) -> syn::Result<
     ))
 }
 
-/// The node kinds as a node statement spells them, for a misspelled one.
+/// The node kinds, for a misspelled one.
 const NODE_KINDS: &[&str] = &[
-    "kernel", "copy", "fill", "host", "empty", "graph", "record", "wait", "alloc", "free", "if",
-    "while", "switch", "capture",
+    "kernel", "copy", "fill", "host", "empty", "graph", "record", "wait", "capture", "alloc",
+    "free", "if", "while", "switch",
 ];
+
+/// A node kind as a node statement spells it.
+fn spelled(kind: &str) -> &str {
+    match kind {
+        "capture" => "unsafe capture",
+        other => other,
+    }
+}
 
 /// A node kind that is none of them: the closest, if one is close.
 pub(super) fn unknown_node_kind(input: ParseStream<'_>) -> syn::Error {
@@ -142,13 +150,25 @@ pub(super) fn unknown_node_kind(input: ParseStream<'_>) -> syn::Error {
             .min()
             .map(|(_, kind)| kind)
     });
-    let kinds = "`kernel`, `copy`, `fill`, `host`, `empty`, `graph`, `record`, `wait`, \
-                 `unsafe capture`, `alloc`, `free`, `if`, `while` or `switch`";
+    let kinds: String = NODE_KINDS
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            let before = match i {
+                0 => "",
+                i if i + 1 == NODE_KINDS.len() => " or ",
+                _ => ", ",
+            };
+            format!("{before}`{}`", spelled(kind))
+        })
+        .collect();
     let message = match (&word, closest) {
-        (Some(word), Some("capture")) => {
-            format!("unknown node kind `{word}`: did you mean `unsafe capture`?")
+        (Some(word), Some(kind)) => {
+            format!(
+                "unknown node kind `{word}`: did you mean `{}`?",
+                spelled(kind)
+            )
         }
-        (Some(word), Some(kind)) => format!("unknown node kind `{word}`: did you mean `{kind}`?"),
         (Some(word), None) => format!("unknown node kind `{word}`"),
         (None, _) => "expected a node kind".to_string(),
     };
