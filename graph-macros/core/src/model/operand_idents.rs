@@ -59,7 +59,8 @@ pub(super) fn operand_idents(op: &Op<'_>) -> Vec<Ident> {
     out
 }
 
-/// The identifiers one operand names, as [`operand_idents`].
+/// The identifiers one operand names: single-segment paths, not field
+/// names nor path segments (as a node's operands are read).
 pub fn expr_idents(operand: &dyn quote::ToTokens) -> Vec<Ident> {
     let mut out = Vec::new();
     collect_idents(operand.to_token_stream(), &mut out);
