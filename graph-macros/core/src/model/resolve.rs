@@ -27,20 +27,30 @@ impl<'a> Lowering<'a, '_> {
                     .diag
                     .error(ident, format!("unknown conditional handle `{ident}`")),
                 None => {
-                    // A handle of that name out of sight (another body's)
-                    // is this error's, not one that drives nothing.
+                    let name = ident.to_string();
+                    let similar = self.similar_handle(&name, level);
+                    // A handle of that name out of sight (another body's),
+                    // or the one meant, is this error's, not one that
+                    // drives nothing.
                     for handle in &mut self.model.handles {
-                        if handle.syntax.name == *ident {
+                        let named = handle.syntax.name.to_string();
+                        if named == name || similar.as_deref() == Some(named.as_str()) {
                             handle.named = true;
                         }
                     }
-                    self.diag.error_with_help(
-                        ident,
-                        format!("unknown conditional handle `{ident}`"),
-                        format!(
+                    let help = match similar {
+                        Some(similar) => format!(
+                            "a conditional handle with a similar name is declared: `{similar}`"
+                        ),
+                        None => format!(
                             "declare it with `cond {ident};` (or `cond {ident} = 0;` for a \
                              default) in this graph or an enclosing body"
                         ),
+                    };
+                    self.diag.error_with_help(
+                        ident,
+                        format!("unknown conditional handle `{ident}`"),
+                        help,
                     )
                 }
             }
@@ -258,17 +268,19 @@ impl<'a> Lowering<'a, '_> {
     }
 
     fn similar_label(&self, name: &str) -> Option<&str> {
-        self.labels
-            .keys()
-            .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-            // Jaro-Winkler misses one-letter slips in short labels (`abd`
-            // for `abc` scores 0.82): one edit is close enough there.
-            .filter(|(score, candidate)| {
-                *score > 0.85
-                    || (name.len() >= 2 && strsim::damerau_levenshtein(name, candidate) <= 1)
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-            .map(|(_, candidate)| candidate.as_str())
+        most_similar(name, self.labels.keys().map(String::as_str))
+    }
+
+    /// A handle visible at `level` (declared there or in an enclosing
+    /// level) whose name is close to `name`.
+    fn similar_handle(&self, name: &str, level: LevelId) -> Option<String> {
+        let visible = self
+            .model
+            .handles
+            .iter()
+            .filter(|handle| handle.level == level || self.is_inside(level, handle.level));
+        let names: Vec<String> = visible.map(|h| h.syntax.name.to_string()).collect();
+        most_similar(name, names.iter().map(String::as_str)).map(str::to_string)
     }
 
     pub(super) fn resolve_edges(&mut self) {
@@ -522,4 +534,17 @@ fn edge_tokens(from: &EdgeLabel, arrow: &TokenStream, to: &EdgeLabel) -> TokenSt
 /// graph's launch made, which this graph may free).
 fn is_escaped_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == "Escaped"))
+}
+
+/// The candidate closest to `name`, if one is close enough to be a slip.
+fn most_similar<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    candidates
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        // Jaro-Winkler misses one-letter slips in short names (`abd` for
+        // `abc` scores 0.82): one edit is close enough there.
+        .filter(|(score, candidate)| {
+            *score > 0.85 || (name.len() >= 2 && strsim::damerau_levenshtein(name, candidate) <= 1)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, candidate)| candidate)
 }
