@@ -60,6 +60,16 @@ pub fn run() -> Result<String> {
         cpp.skipped().unwrap_or("nvcc -O3")
     );
 
+    // GRAPH_BENCH_ONLY=build_ab: the 1x10 build + instantiate, variant
+    // against variant, alone.
+    if std::env::var("GRAPH_BENCH_ONLY").as_deref() == Ok("build_ab") {
+        let mut full = String::new();
+        if let Some(lib) = cpp.ready() {
+            build_ab_section(&ctx, &stream, lib, &mut report, &mut full)?;
+        }
+        return Ok(with_targets(report, &full, &misses));
+    }
+
     // GRAPH_BENCH_ONLY=launch_loop: the updates and launch-loop tables
     // alone (issue 31's targets), in a few minutes less than the whole run.
     if std::env::var("GRAPH_BENCH_ONLY").as_deref() == Ok("launch_loop") {
@@ -195,6 +205,10 @@ pub fn run() -> Result<String> {
         report.push_str(&origin);
     }
 
+    if let Some(lib) = cpp.ready() {
+        build_ab_section(&ctx, &stream, lib, &mut report, &mut full)?;
+    }
+
     // GRAPH_BENCH_ONLY=scaling stops here, after the build breakdown:
     // enough to compare two builds of the runtime's node-adding path (see
     // BENCHMARKS.md, run 22).
@@ -301,6 +315,29 @@ fn with_targets(mut report: String, full: &str, misses: &[String]) -> String {
 
 /// The updates table: one node's arguments, a rebuild + whole-graph
 /// update, re-instantiation, on a 100-node graph.
+/// Rounds of the 1x10 A/B: enough for the median of per-round ratios to
+/// settle on a noisy host (the scaling table's 31 move it by a few %).
+const AB_ROUNDS: usize = 201;
+
+/// The 1x10 build + instantiate, variant against variant (scaling::build_ab).
+fn build_ab_section(
+    ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
+    stream: &std::sync::Arc<graph_runtime::cudarc::driver::CudaStream>,
+    cpp: &cpp::CppLib,
+    report: &mut String,
+    full: &mut String,
+) -> Result {
+    let mut bufs = vec![stream.alloc_zeros::<f32>(32)?];
+    let (table, raw) = scaling::build_ab(ctx, stream, cpp, &mut bufs, 10, AB_ROUNDS)?;
+    let _ = writeln!(
+        report,
+        "\n### Build + instantiate of 1x10, variant against variant (us per graph: medians of {AB_ROUNDS} rotating rounds; ratio: median of per-round ratios to C++)\n"
+    );
+    report.push_str(&table);
+    full.push_str(&raw);
+    Ok(())
+}
+
 fn updates_section(
     ctx: &std::sync::Arc<graph_runtime::cudarc::driver::CudaContext>,
     stream: &std::sync::Arc<graph_runtime::cudarc::driver::CudaStream>,

@@ -9,8 +9,11 @@ use graph_runtime::kernel::KernelDef;
 use std::ffi::c_void;
 use std::sync::Arc;
 
+mod ab;
 mod breakdown;
 mod raw;
+
+pub use ab::{build_ab, AB_VARIANTS};
 
 pub(crate) use raw::device_ptr;
 pub use raw::RawChain;
