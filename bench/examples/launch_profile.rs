@@ -1,6 +1,6 @@
 //! The launch loop's cost per iteration, part by part: launch a
 //! one-kernel graph and read 4 bytes of its buffer back, as the
-//! launch-loop benchmark does, seven ways, interleaved round by round:
+//! launch-loop benchmark does, nine ways, interleaved round by round:
 //!
 //! - `owned`: a graph-owned buffer, the exec launched on its own stream,
 //!   read through a loan (copied on that stream);
@@ -17,7 +17,10 @@
 //!   `cuMemcpyDtoHAsync` on the caller's stream, no runtime: the floor,
 //!   as C++ does it;
 //! - `raw, 4 capture queries`: `raw` after four `cuStreamIsCapturing` on
-//!   its stream: the price of the runtime's capture checks.
+//!   its stream: the price of the runtime's capture checks;
+//! - `raw, relaxed wait`: `raw` waiting in the relaxed capture mode, as a
+//!   loan's copy waits (two `cuThreadExchangeStreamCaptureMode`);
+//! - `raw, another stream`: `raw` on a second stream of the caller's.
 //!
 //! Each iteration is a launch call and a read, timed apart: the read
 //! waits for the GPU, so host work before `cuGraphLaunch` returns is what
@@ -79,6 +82,20 @@ fn raw_launch(exec: &Exec<'_>, stream: &CudaStream) -> Result {
 
 /// The read of the floor: 4 bytes at `ptr` copied on `stream`, waited for.
 fn raw_read(stream: &CudaStream, ptr: u64) -> Result<f32> {
+    raw_read_waiting(stream, ptr, |stream| {
+        // SAFETY: the stream is live.
+        unsafe { sys::cuStreamSynchronize(stream) }.result()
+    })
+}
+
+/// As [`raw_read`], waiting with `wait`.
+fn raw_read_waiting(
+    stream: &CudaStream,
+    ptr: u64,
+    wait: impl FnOnce(
+        sys::CUstream,
+    ) -> std::result::Result<(), graph_runtime::cudarc::driver::DriverError>,
+) -> Result<f32> {
     let mut value = 0.0f32;
     // SAFETY: the stream and the allocation at `ptr` (4 bytes at least)
     // are live; the copy is waited for before `value` is read.
@@ -90,8 +107,8 @@ fn raw_read(stream: &CudaStream, ptr: u64) -> Result<f32> {
             stream.cu_stream(),
         )
         .result()?;
-        sys::cuStreamSynchronize(stream.cu_stream()).result()?;
     }
+    wait(stream.cu_stream())?;
     Ok(value)
 }
 
@@ -169,6 +186,9 @@ fn main() -> Result {
     let ctx = graph_runtime::driver::context(0)?;
     let checked = ctx.name()? != "Fake";
     let stream = ctx.new_stream()?;
+    // A second stream of the caller's, made after the first (as an
+    // exec's own stream is): "raw, another stream".
+    let other = ctx.new_stream()?;
     let add_one = kernels::AddOne::load(&ctx)?;
     let config = LaunchConfig::new(1, 32);
     let mut x: CudaSlice<f32> = stream.alloc_zeros::<f32>(32)?;
@@ -245,6 +265,27 @@ fn main() -> Result {
             || raw_read(&stream, ptr),
         ),
         Variant::new(
+            "raw, relaxed wait",
+            &bound_count,
+            || raw_launch(&bound_exec.borrow(), &stream),
+            || {
+                // The floor, its wait in the relaxed capture mode (two
+                // `cuThreadExchangeStreamCaptureMode`), as a loan waits.
+                raw_read_waiting(&stream, ptr, |stream| {
+                    graph_runtime::result::with_relaxed_capture_mode(|| {
+                        // SAFETY: the stream is live.
+                        unsafe { sys::cuStreamSynchronize(stream) }.result()
+                    })
+                })
+            },
+        ),
+        Variant::new(
+            "raw, another stream",
+            &bound_count,
+            || raw_launch(&bound_exec.borrow(), &other),
+            || raw_read(&other, ptr),
+        ),
+        Variant::new(
             "raw",
             &bound_count,
             || raw_launch(&bound_exec.borrow(), &stream),
@@ -256,6 +297,32 @@ fn main() -> Result {
             v.round(iters, checked)?;
         }
     }
+    // The owned read's parts, timed apart: the loan, the copy (which
+    // waits for the launch), the loan's drop.
+    let mut parts = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..iters {
+        let mut exec = owned_exec.borrow_mut();
+        exec.launch_on_own_stream()?;
+        let mut value = [0.0f32];
+        let t0 = std::time::Instant::now();
+        let loan = exec.buffer(owned_head)?;
+        let t1 = std::time::Instant::now();
+        loan.copy_to_host(&mut value)?;
+        let t2 = std::time::Instant::now();
+        drop(loan);
+        let t3 = std::time::Instant::now();
+        owned_count.set(owned_count.get() + 1.0);
+        if checked && value[0] != owned_count.get() {
+            return Err(
+                format!("owned parts: read {}, not {}", value[0], owned_count.get()).into(),
+            );
+        }
+        for (part, (a, b)) in parts.iter_mut().zip([(t0, t1), (t1, t2), (t2, t3)]) {
+            part.push((b - a).as_secs_f64() * 1e6);
+        }
+    }
+    let [loan, copy, release] = parts.map(median);
+    println!("owned read, us (medians of {iters}): loan {loan:.3}, copy {copy:.3}, loan's drop {release:.3}");
     let line: Vec<String> = variants
         .into_iter()
         .map(|v| {
