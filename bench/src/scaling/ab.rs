@@ -4,6 +4,7 @@
 //! how far two runs of the same C++ code land apart under the same
 //! estimator (the noise floor of the scaling table's ratios).
 
+use super::macro_build_once;
 use super::raw::{raw_build, raw_instantiate, RawAdd};
 use crate::cpp::CppLib;
 use crate::timing::{median, paired_median, time_us, Result};
@@ -42,14 +43,7 @@ pub fn build_ab(
         for k in 0..AB_VARIANTS.len() {
             let v = (k + round) % AB_VARIANTS.len();
             let sample = match v {
-                0 => {
-                    let (build, graph) =
-                        time_us(|| Ok(crate::chains::build_chain(ctx, bufs, width, length)?))?;
-                    let (instantiate, exec) = time_us(|| Ok(graph.instantiate()?))?;
-                    drop(exec);
-                    drop(graph);
-                    (build, instantiate)
-                }
+                0 => macro_build_once(ctx, bufs, length)?,
                 1 => {
                     let (build, graph) =
                         time_us(|| Ok(crate::chains::build_chain(ctx, bufs, width, length)?))?;

@@ -338,6 +338,21 @@ impl BuildRounds {
     }
 }
 
+/// One timed build and one timed instantiation of the macro's chains
+/// (`bufs.len()` x `length`), both dropped untimed.
+fn macro_build_once(
+    ctx: &Arc<CudaContext>,
+    bufs: &mut [CudaSlice<f32>],
+    length: usize,
+) -> Result<(f64, f64)> {
+    let width = bufs.len();
+    let (build, graph) = time_us(|| Ok(crate::chains::build_chain(ctx, bufs, width, length)?))?;
+    let (instantiate, exec) = time_us(|| Ok(graph.instantiate()?))?;
+    drop(exec);
+    drop(graph);
+    Ok((build, instantiate))
+}
+
 /// Rounds of build + instantiate measured per round for every variant of
 /// [`BUILD_VARIANTS`] (the order rotating from round to round), so that the
 /// machine's drift during the run cancels out of each round's ratios.
@@ -365,14 +380,7 @@ pub fn interleaved_builds(
         for k in 0..variants {
             let v = (k + round) % variants;
             let sample = match v {
-                0 => {
-                    let (build, graph) =
-                        time_us(|| Ok(crate::chains::build_chain(ctx, bufs, width, length)?))?;
-                    let (instantiate, exec) = time_us(|| Ok(graph.instantiate()?))?;
-                    drop(exec);
-                    drop(graph);
-                    (build, instantiate)
-                }
+                0 => macro_build_once(ctx, bufs, length)?,
                 1 => raw_build_once(ours, &ptrs, length)?,
                 _ => cpp
                     .ok_or("no C++ library")?
