@@ -179,7 +179,7 @@ snapshot!(
     invalid_graph_falls_back,
     r#"
     pub graph Broken(x: &mut CudaSlice<f32>) {
-        a: empty;
+        a: kernel kernels::AddOne<<<1, 32>>>(x, 32u32);
         a -> a;
     }
 "#

@@ -372,6 +372,15 @@ macro_rules! declare_kernel {
             unsafe { $crate::kernel::KernelDecl::$source($($arg),*) });
         $crate::declare_kernel!($($rest)*);
     };
+    ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = unsafe $modifier:ident $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "unknown kernel modifier `", ::core::stringify!($modifier), "` in the declaration of `",
+            ::core::stringify!($name), "`: expected `no_alias` or `pdl_aware`, as in `unsafe no_alias ",
+            ::core::stringify!($source), "(..)`"
+        ));
+        const _: ::core::marker::PhantomData<$args> = ::core::marker::PhantomData;
+        $crate::declare_kernel!($($rest)*);
+    };
     ($(#[$meta:meta])* $vis:vis $name:ident: $args:ty = $source:ident($($arg:expr),* $(,)?); $($rest:tt)*) => {
         ::core::compile_error!(::core::concat!(
             "declare `", ::core::stringify!($name), "` with `unsafe ", ::core::stringify!($source),

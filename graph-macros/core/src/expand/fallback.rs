@@ -183,6 +183,39 @@ pub fn fallback(def: &GraphDef, rt: &Runtime) -> TokenStream {
     }
 }
 
+/// The kernel paths the graph names, named once each in an item never
+/// used: an import that only a graph with errors uses (`use kernels::*`)
+/// is then not also reported unused, and a path that does not resolve is
+/// reported now, once, not in the next round.
+pub fn kernels_named(def: &GraphDef) -> TokenStream {
+    let mut kernels: Vec<&syn::Path> = Vec::new();
+    collect_kernels(&def.body, &mut kernels);
+    for stmt in &def.body.stmts {
+        if let Stmt::Fragment(fragment) = stmt {
+            collect_kernels(&fragment.body, &mut kernels);
+        }
+    }
+    let (mut paths, mut seen): (Vec<&syn::Path>, Vec<String>) = (Vec::new(), Vec::new());
+    for path in kernels {
+        let text = quote!(#path).to_string();
+        if !seen.contains(&text) {
+            seen.push(text);
+            paths.push(path);
+        }
+    }
+    if paths.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        #[allow(dead_code)]
+        const _: () = {
+            fn kernels_named() {
+                #(let _ = ::core::marker::PhantomData::<#paths>;)*
+            }
+        };
+    }
+}
+
 /// Calls `visit` for every node statement of `block` and the blocks in it
 /// (not fragments: their nodes have no accessor), with the loop variables
 /// of the repeated blocks around it.
@@ -229,4 +262,13 @@ fn walk<'s>(
             | Stmt::Place(_) => {}
         }
     }
+}
+
+/// The kernel paths of `block`'s nodes, bodies included.
+fn collect_kernels<'s>(block: &'s Block, out: &mut Vec<&'s syn::Path>) {
+    walk(block, &mut Vec::new(), &mut |stmt, _| {
+        if let NodeKind::Kernel(kernel) = &stmt.kind {
+            out.push(&kernel.function);
+        }
+    });
 }

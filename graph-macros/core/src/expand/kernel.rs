@@ -55,6 +55,13 @@ impl Emitter<'_, '_> {
         let config = match &k.shared_mem {
             Some(smem) => {
                 let config = super::Moved::from(config);
+                // Typed at its tokens: rustc's error at a `usize` size
+                // points there, not at the whole invocation.
+                let span = smem.span();
+                let smem = super::Moved::from(quote_spanned!(span=> {
+                    let __shared_mem: u32 = #smem;
+                    __shared_mem
+                }));
                 quote!(#config.with_shared_mem(#smem))
             }
             None => config,

@@ -40,9 +40,16 @@ pub fn graph(model: &Model<'_>, topology: &Topology) -> TokenStream {
 /// never reached (the crate does not compile).
 pub fn fallback(def: &GraphDef) -> TokenStream {
     let rt = Runtime::of(def);
+    let kernels = fallback::kernels_named(def);
     match &def.name {
-        Some(_) => cfg_items(def, fallback::fallback(def, &rt)),
-        None => expression::fallback(&rt),
+        Some(_) => {
+            let items = fallback::fallback(def, &rt);
+            cfg_items(def, quote::quote!(#items #kernels))
+        }
+        None => {
+            let value = expression::fallback(&rt);
+            quote::quote!({ #kernels #value })
+        }
     }
 }
 

@@ -33,6 +33,20 @@ pub(super) fn parse_edge(input: ParseStream<'_>, plain: EdgeKind) -> syn::Result
                 None => input.error("expected `;` after the edge"),
             });
         }
+        // Another label where an arrow should be: the next edge
+        // statement (`a -> b` then `b -> c;` on the next line), or a
+        // missing arrow within this one.
+        if input.peek(Ident) {
+            if let Some(label) = groups.last().and_then(|g| g.labels.last()) {
+                return Err(syn::Error::new_spanned(
+                    label.tokens(),
+                    crate::diag::with_help(
+                        format!("expected `;` or an arrow after `{}`", label.label),
+                        "an edge statement ends with `;` (`a -> b;`), and the labels of a chain are joined by `->` (`a -> b -> c;`)",
+                    ),
+                ));
+            }
+        }
         links.push(parse_edge_link(input, plain)?);
         groups.push(parse_edge_group(input)?);
     }
