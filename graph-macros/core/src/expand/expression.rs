@@ -8,7 +8,7 @@ use super::asserts::{race_checks, read_only_checks};
 use super::level::{bound_name, internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
-use crate::model::place;
+use crate::model::{derefs_place, place};
 use crate::model::{Model, Op, TOP};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -25,15 +25,16 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
     let loads = emitter.load_kernels(&graph_var);
     let level = emitter.level(TOP, &graph_var);
     let reserve = emitter.reserve_records(&graph_var);
-    let captures = references.iter().map(|(name, mutable)| {
+    let captures = references.iter().map(|(name, mutable, deref)| {
         let var = format_ident!("__operand_{}", name);
-        if *mutable {
-            quote! { let #var = &mut #name; }
-        } else {
-            quote! { let #var = &#name; }
+        match (*mutable, *deref) {
+            (true, false) => quote! { let #var = &mut #name; },
+            (true, true) => quote! { let #var = &mut *#name; },
+            (false, false) => quote! { let #var = &#name; },
+            (false, true) => quote! { let #var = &*#name; },
         }
     });
-    let binds = references.iter().map(|(name, _)| {
+    let binds = references.iter().map(|(name, _, _)| {
         let var = format_ident!("__operand_{}", name);
         let bound = bound_name(name);
         // The graph variable located at the operand too, so that an error
@@ -69,15 +70,20 @@ pub fn fallback(rt: &Runtime) -> TokenStream {
     quote!(#rt::__private::invalid_graph())
 }
 
-/// Identifiers the operands reference as `&x` or `&mut x`, in first-use
-/// order, with whether any use is mutable.
-fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool)> {
-    let mut found: Vec<(Ident, bool)> = Vec::new();
+/// Identifiers the operands reference as `&x` or `&mut x` (or through a
+/// reference, `&*x`, `&mut *x`), in first-use order, with whether any use
+/// is mutable and whether any goes through a reference.
+fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool, bool)> {
+    let mut found: Vec<(Ident, bool, bool)> = Vec::new();
     let mut note = |expr: &Expr| {
         if let Some((ident, mutable)) = place(expr) {
-            match found.iter_mut().find(|(i, _)| *i == ident) {
-                Some(entry) => entry.1 |= mutable,
-                None => found.push((ident, mutable)),
+            let deref = derefs_place(expr);
+            match found.iter_mut().find(|(i, _, _)| *i == ident) {
+                Some(entry) => {
+                    entry.1 |= mutable;
+                    entry.2 |= deref;
+                }
+                None => found.push((ident, mutable, deref)),
             }
         }
     };

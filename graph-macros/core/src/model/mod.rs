@@ -561,14 +561,27 @@ pub struct Buffer {
     pub frees: Vec<NodeId>,
 }
 
-/// `&x` -> (x, false); `&mut x` -> (x, true).
+/// `&x` -> (x, false); `&mut x` -> (x, true); the same through a
+/// reference, `&*x` and `&mut *x` (see [`derefs_place`]).
 pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
     let syn::Expr::Reference(reference) = expr else {
         return None;
     };
-    let syn::Expr::Path(path) = &*reference.expr else {
+    let inner = match &*reference.expr {
+        syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,
+        inner => inner,
+    };
+    let syn::Expr::Path(path) = inner else {
         return None;
     };
     let ident = path.path.get_ident()?;
     Some((ident.clone(), reference.mutability.is_some()))
+}
+
+/// Whether a [`place`] is written through a reference (`&*x`, `&mut *x`:
+/// `x` a `&mut CudaSlice` parameter, whose binding is not `mut`).
+pub fn derefs_place(expr: &syn::Expr) -> bool {
+    matches!(expr, syn::Expr::Reference(reference)
+        if matches!(&*reference.expr, syn::Expr::Unary(unary)
+            if matches!(unary.op, syn::UnOp::Deref(_))))
 }
