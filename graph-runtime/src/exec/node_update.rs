@@ -226,7 +226,9 @@ impl<'e, 'a, A: KernelArgs> KernelNodeMut<'e, 'a, A> {
     }
 }
 
-/// A copy or fill node of an exec, to enable or disable it.
+/// A copy or fill node of an exec, or a kernel node whose arguments name
+/// graph memory that `bound()` does not hold (an alloc scope's buffer), to
+/// enable or disable it.
 #[derive(Debug)]
 pub struct NodeMut<'e, 'a> {
     exec: &'e mut Exec<'a>,

@@ -233,6 +233,17 @@ pub fn expand(model: &Model<'_>, topology: &Topology, rt: &Runtime) -> TokenStre
         // there: the panic names the caller's line.
         let track_caller = (!chain.is_empty()).then(|| quote!(#[track_caller]));
         match node.op {
+            // Its arguments name graph memory that `bound()` does not
+            // hold (an alloc scope's buffer, an allocation that stays in
+            // the graph): no `set_args` could pass them, so only
+            // `set_enabled` is offered.
+            Op::Kernel(_) if uses_unbound_memory(model, node) => quote! {
+                #[doc = #doc]
+                #track_caller
+                pub fn #label(&mut self, #(#params),*) -> #rt::NodeMut<'_, 'a> {
+                    #rt::NodeMut::new(&mut self.exec, #handle.node())
+                }
+            },
             Op::Kernel(k) => {
                 let path = &k.function;
                 quote! {
@@ -568,4 +579,15 @@ fn options(model: &Model<'_>, rt: &Runtime) -> TokenStream {
             .device_launch(#device)
             .use_node_priority(#priority)
     }
+}
+
+/// Whether `node`'s operands name a graph allocation that `bound()` does
+/// not hold: one of an alloc scope, or one that is not `#[escape]`.
+fn uses_unbound_memory(model: &Model<'_>, node: &crate::model::Node<'_>) -> bool {
+    node.uses.iter().any(|ident| {
+        !node.bound.contains(ident)
+            && model
+                .buffer_named(&ident.to_string())
+                .is_some_and(|b| !model.buffers[b].escape)
+    })
 }
