@@ -303,11 +303,25 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 quote! { let #var = #g.add_copy(#label, #src, #dst, #deps)?; }
             }
             Op::Fill { dst, value } => {
+                let element = self.model.element_type(dst);
                 let dst = super::Moved::from(self.device_only(dst));
                 // Spanned at the value: an element type a fill cannot write
                 // is reported there.
                 let rt_here = rt.at(value.span());
-                let value = quote_spanned! {value.span()=> #rt_here::__private::fill_value(#value)};
+                // Typed by a `let` where the graph spells the element type:
+                // rustc's error at `fill y = 0;` into `f32` is then the
+                // plain mismatch with its "use a float literal", without
+                // notes about a function of the runtime.
+                let value = match element {
+                    Some(ty) => {
+                        let ty = Ident::new(&ty, value.span());
+                        quote_spanned! {value.span()=> {
+                            let __fill_value: #ty = #value;
+                            #rt_here::__private::fill_value(__fill_value)
+                        }}
+                    }
+                    None => quote_spanned! {value.span()=> #rt_here::__private::fill_value(#value)},
+                };
                 // (Spanned before the move: `span()` of a `Moved` takes it.)
                 let add_fill = Ident::new("add_fill", value.span());
                 let value = super::Moved::from(value);
