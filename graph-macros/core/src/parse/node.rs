@@ -106,12 +106,24 @@ pub(super) fn parse_node_kind(
         let src = input.step(|cursor| {
             let mut rest = *cursor;
             let mut src = TokenStream::new();
+            // A `->` where the `=>` should be: the error points there.
+            let mut wrong_arrow = None;
             loop {
                 if let Some((first, next)) = rest.punct() {
-                    if first.as_char() == '=' && first.spacing() == Spacing::Joint {
+                    if first.spacing() == Spacing::Joint {
                         if let Some((second, _)) = next.punct() {
                             if second.as_char() == '>' {
-                                return Ok((src, rest));
+                                match first.as_char() {
+                                    '=' => return Ok((src, rest)),
+                                    '-' if wrong_arrow.is_none() => {
+                                        let arrow: TokenStream =
+                                            [TokenTree::Punct(first), TokenTree::Punct(second)]
+                                                .into_iter()
+                                                .collect();
+                                        wrong_arrow = Some(arrow);
+                                    }
+                                    _ => {}
+                                }
                             }
                         }
                     }
@@ -123,10 +135,16 @@ pub(super) fn parse_node_kind(
                         rest = next;
                     }
                     _ => {
-                        return Err(syn::Error::new(
-                            keyword.span,
-                            "expected `=>`: a copy is written `copy SRC => DST`",
-                        ))
+                        return Err(match wrong_arrow {
+                            Some(arrow) => syn::Error::new_spanned(
+                                arrow,
+                                "expected `=>`, found `->`: a copy is written `copy SRC => DST`",
+                            ),
+                            None => syn::Error::new(
+                                keyword.span,
+                                "expected `=>`: a copy is written `copy SRC => DST`",
+                            ),
+                        })
                     }
                 }
             }
