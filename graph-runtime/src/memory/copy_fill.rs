@@ -195,6 +195,11 @@ pub trait CopySource<'a, T: Pod>: sealed::Operand {
 
 /// What a copy may write: a writable device buffer or a mutable host slice.
 /// Sealed, like [`CopySource`].
+#[diagnostic::on_unimplemented(
+    message = "a copy of `{T}` elements cannot write into `{Self}`",
+    label = "not a destination for `{T}` elements",
+    note = "a copy's source and destination must hold the same element type"
+)]
 pub trait CopyDestination<'a, T: Pod>: sealed::Operand {
     #[doc(hidden)]
     fn endpoint(self) -> Endpoint;

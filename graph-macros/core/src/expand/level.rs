@@ -294,13 +294,18 @@ impl<'m, 'a> Emitter<'m, 'a> {
             // Built above (`kernel_node`).
             Op::Kernel(_) => TokenStream::new(),
             Op::Copy { src, dst } => {
+                let dst_span = dst.span();
                 let (src, dst): (super::Piece, super::Piece) = if in_body_or_device {
                     (self.device_only(src).into(), self.device_only(dst).into())
                 } else {
                     (self.operand(src), self.operand(dst))
                 };
+                // The call spanned at the destination: a destination of
+                // another element type is reported there, not over the
+                // whole invocation.
+                let add_copy = Ident::new("add_copy", dst_span);
                 let (src, dst) = (super::Moved::from(src), super::Moved::from(dst));
-                quote! { let #var = #g.add_copy(#label, #src, #dst, #deps)?; }
+                quote! { let #var = #g.#add_copy(#label, #src, #dst, #deps)?; }
             }
             Op::Fill { dst, value } => {
                 let element = self.model.element_type(dst);
