@@ -320,7 +320,12 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
             continue;
         };
         if model.buffer_named(&ident.to_string()).is_some() {
-            let reference = if mutable { "&mut " } else { "&" };
+            let reference = match (mutable, crate::model::derefs_place(expr)) {
+                (true, false) => "&mut ",
+                (true, true) => "&mut *",
+                (false, false) => "&",
+                (false, true) => "&*",
+            };
             diag.error_with_help(
                 expr,
                 format!("`{reference}{ident}` binds the caller's variable `{ident}`, but `{ident}` is also an allocation of this graph"),

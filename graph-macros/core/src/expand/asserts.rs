@@ -146,10 +146,10 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
                     format!("take `{name}: &mut CudaSlice<..>` to let the graph write it"),
                     name.to_string(),
                 )
-            } else if let Some(name) = shared_operand(model, arg) {
+            } else if let Some((name, shared, exclusive)) = shared_operand(model, arg) {
                 (
-                    format!("`{name}` is passed shared (`&{name}`), but this parameter of the kernel writes it"),
-                    format!("pass `&mut {name}` to let the graph write it"),
+                    format!("`{name}` is passed shared (`{shared}`), but this parameter of the kernel writes it"),
+                    format!("pass `{exclusive}` to let the graph write it"),
                     name,
                 )
             } else {
@@ -171,11 +171,22 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
 
 /// In the expression form, an operand written `&x` (bound read-only): its
 /// text.
-fn shared_operand(model: &Model<'_>, arg: &syn::Expr) -> Option<String> {
+fn shared_operand(model: &Model<'_>, arg: &syn::Expr) -> Option<(String, String, String)> {
     model.def.context.as_ref()?;
     match arg {
         syn::Expr::Reference(r) if r.mutability.is_none() => {
-            Some(quote::ToTokens::to_token_stream(&r.expr).to_string())
+            // `&*x` (through a reference) is named `x`, and made `&mut *x`.
+            if let (Some((ident, _)), true) =
+                (crate::model::place(arg), crate::model::derefs_place(arg))
+            {
+                return Some((
+                    ident.to_string(),
+                    format!("&*{ident}"),
+                    format!("&mut *{ident}"),
+                ));
+            }
+            let name = quote::ToTokens::to_token_stream(&r.expr).to_string();
+            Some((name.clone(), format!("&{name}"), format!("&mut {name}")))
         }
         _ => None,
     }
