@@ -8,9 +8,17 @@ use std::sync::Arc;
 
 pub use crate::kernel::{ArgOf, ArgsOf, KernelDef};
 
-/// A kernel node handle of the declared kernel `K` (the node tables of
-/// `cuda_graph!` graphs hold these: shorter to emit than the projection).
-pub type KernelNodeOf<K> = crate::KernelNode<<K as KernelDef>::Args>;
+/// The node table's type of a kernel node of `K`, named
+/// `<K as KernelNodeType>::Node`: written as a generic argument
+/// (`KernelNode<<K as KernelDef>::Args>`), a misspelled kernel was
+/// reported a second time, with rustc's hint to make it a type parameter.
+pub trait KernelNodeType {
+    type Node;
+}
+
+impl<K: KernelDef> KernelNodeType for K {
+    type Node = crate::KernelNode<K::Args>;
+}
 pub use crate::repeat::{last, node_at, reserve, Count as RepeatCount, Deps, Label, NodeLabel};
 
 /// A fill node's value, checked where it is written (see `FillValue`).

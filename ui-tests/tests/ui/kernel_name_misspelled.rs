@@ -1,7 +1,6 @@
 // A misspelled kernel path (with its module) is rustc's one error, at the
 // name, with its suggestion: not repeated for each place the expansion
-// names the kernel. (An unqualified name is reported twice:
-// kernel_name_misspelled_unqualified.rs.)
+// names the kernel (an unqualified name: kernel_name_misspelled_unqualified.rs).
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 

@@ -1,8 +1,7 @@
-// A misspelled kernel name imported by `use`: rustc's error at the name,
-// with its suggestion, twice (the node table's field and the builder name
-// the kernel; a path with a module is reported once, as in
-// kernel_name_misspelled.rs), the first with rustc's unhelpful "missing a
-// type parameter". Kept to show the known duplicate.
+// A misspelled kernel name imported by `use`: rustc's one error at the
+// name, with its suggestion. (The node table named the kernel as a
+// generic argument, which rustc reported a second time, suggesting to
+// make it a type parameter of the graph.)
 use graph_runtime::cuda_graph;
 use graph_runtime::cudarc::driver::CudaSlice;
 use kernels::AddOne;

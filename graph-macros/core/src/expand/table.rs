@@ -78,7 +78,11 @@ pub(super) fn table(
         let mut ty = match node.op {
             Op::Kernel(k) => {
                 let path = &k.function;
-                quote!(#rt::__private::KernelNodeOf<#path>)
+                // The kernel as a qualified self type, not a generic
+                // argument: rustc then reports a misspelled one here as
+                // at its other uses (one error), without suggesting to
+                // make it a type parameter of the table.
+                quote!(<#path as #rt::__private::KernelNodeType>::Node)
             }
             _ => quote!(#rt::Node),
         };
