@@ -477,7 +477,11 @@ fn check_read_only_destination(
             // In a named graph a buffer is a `Buf`, never borrowed (the
             // expression form borrows the caller's slices: `fill &mut x`);
             // rustc would also offer `&mut &mut x` for it.
-            let bare = &reference.expr;
+            // `&*x` and `&mut *x` are `x` too.
+            let bare = match &*reference.expr {
+                syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &unary.expr,
+                bare => bare,
+            };
             diag.error_with_help(
                 reference.and_token,
                 "a fill's destination is the buffer itself, not a reference to it",
