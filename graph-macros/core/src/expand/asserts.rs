@@ -169,8 +169,9 @@ pub fn read_only_checks(model: &Model<'_>, rt: &Runtime) -> TokenStream {
     out
 }
 
-/// In the expression form, an operand written `&x` (bound read-only): its
-/// text.
+/// In the expression form, an operand written `&x` or `&*x` (bound
+/// read-only): the name to report, the operand as written, and how to
+/// write it to let the graph write it.
 fn shared_operand(model: &Model<'_>, arg: &syn::Expr) -> Option<(String, String, String)> {
     model.def.context.as_ref()?;
     match arg {
