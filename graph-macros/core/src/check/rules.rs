@@ -30,6 +30,7 @@ pub fn check(model: &Model<'_>, diag: &Diagnostics) {
             check_body_node(model, node, diag);
         }
         check_host_memory_operands(model, node, diag);
+        check_host_closure_captures(model, node, diag);
         check_element_types(model, node, diag);
         if model.attrs.device_launch.is_some() {
             check_device_launch_node(node, diag);
@@ -332,6 +333,49 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
                 format!("write `{ident}` to use the allocation, or rename the allocation to use the caller's variable"),
             );
         }
+    }
+}
+
+/// A host node's closure that names a parameter the graph borrows (`data:
+/// &[f32]`): the closure runs on the driver's thread after the launch call
+/// returns, so it must own what it uses. rustc's error would be about the
+/// generated builder (`__graph` escaping, the whole invocation).
+fn check_host_closure_captures(
+    model: &Model<'_>,
+    node: &crate::model::Node<'_>,
+    diag: &Diagnostics,
+) {
+    if !matches!(node.op, Op::Host { .. }) {
+        return;
+    }
+    let mut reported: Vec<&syn::Ident> = Vec::new();
+    for ident in &node.uses {
+        if node.bound.contains(ident) || reported.contains(&ident) {
+            continue;
+        }
+        let Some(param) = model.def.params.iter().find(|p| p.name == *ident) else {
+            continue;
+        };
+        let syn::Type::Reference(reference) = &param.ty else {
+            continue;
+        };
+        if reference
+            .lifetime
+            .as_ref()
+            .is_some_and(|l| l.ident == "static")
+        {
+            continue;
+        }
+        reported.push(ident);
+        let ty = crate::model::type_spelled(&param.ty);
+        diag.error_with_help(
+            ident,
+            format!(
+                "host node `{}` uses `{ident}`, which the graph borrows (`{ident}: {ty}`): a host node runs after the launch call returns, so its closure must own what it uses",
+                node.name
+            ),
+            "pass an owned value the closure can move in (a `Vec` or an `Arc`), or copy the data into a host buffer (`host name: T[n];`) that the closure takes",
+        );
     }
 }
 

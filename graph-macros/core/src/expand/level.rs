@@ -336,17 +336,18 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 closure,
                 param: Some(param),
             } => {
-                let (name, add) = (
-                    param.name,
-                    match param.write {
-                        true => format_ident!("add_host_writing"),
-                        false => format_ident!("add_host_reading"),
-                    },
-                );
+                // The call spanned at the closure: a closure that is not
+                // `Send` (an `Rc` moved in) is reported there.
+                let add = match param.write {
+                    true => Ident::new("add_host_writing", closure.span()),
+                    false => Ident::new("add_host_reading", closure.span()),
+                };
+                let name = param.name;
                 quote! { let #var = #g.#add(#label, #name, #closure, #deps)?; }
             }
             Op::Host { closure, .. } => {
-                quote! { let #var = #g.add_host(#label, #closure, #deps)?; }
+                let add = Ident::new("add_host", closure.span());
+                quote! { let #var = #g.#add(#label, #closure, #deps)?; }
             }
             Op::Empty => quote! { let #var = #g.add_empty(#label, #deps)?; },
             Op::Child { graph } => quote! {
@@ -380,10 +381,16 @@ impl<'m, 'a> Emitter<'m, 'a> {
                 } else {
                     quote! { #g.add_capture_setting(#label, #on, #deps, &[#(#handles),*], #work) }
                 });
+                // Typed at the stream's tokens: a `&CudaStream` is
+                // reported there, not over the whole invocation.
+                let stream_type = {
+                    let rt = rt.at(stream.span());
+                    quote_spanned!(stream.span()=> &::std::sync::Arc<#rt::cudarc::driver::CudaStream>)
+                };
                 quote! {
                     let #var = {
                         let #work = #rt::__private::capture_work(#closure);
-                        let #on = #stream;
+                        let #on: #stream_type = #stream;
                         #unsafe_token { #add }?
                     };
                 }

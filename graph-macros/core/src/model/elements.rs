@@ -66,6 +66,24 @@ impl Model<'_> {
     }
 }
 
+/// `ty` as a message spells it: `&mut Vec<f32>` as written, not
+/// `& mut Vec < f32 >` as its tokens print.
+pub fn type_spelled(ty: &Type) -> String {
+    let mut text = quote::ToTokens::to_token_stream(ty).to_string();
+    for (spaced, tight) in [
+        ("& ", "&"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    text
+}
+
 /// The type a literal's suffix names (`0.0f64`, `7u32`), if it has one.
 pub fn literal_suffix(expr: &Expr) -> Option<String> {
     let Expr::Lit(lit) = expr else {

@@ -52,11 +52,22 @@ impl<'a> Lowering<'a, '_> {
         }
         let fragment_name = syntax.fragment.to_string();
         let Some(&fragment) = self.fragments.get(&fragment_name) else {
+            let similar = super::resolve::most_similar(
+                &fragment_name,
+                self.fragments.keys().map(String::as_str),
+            )
+            .map(str::to_string);
+            let help = match &similar {
+                Some(similar) => format!("a fragment with a similar name is declared: `{similar}`"),
+                None => "declare it at the top of the graph: `fragment name { ... }`".to_string(),
+            };
             self.diag.error_with_help(
                 &syntax.fragment,
                 format!("unknown fragment `{fragment_name}`"),
-                "declare it at the top of the graph: `fragment name { ... }`",
+                help,
             );
+            // The fragment meant is this error's, not one never placed.
+            self.placed_fragments.extend(similar);
             return;
         };
         if self.placing.contains(&fragment_name) {

@@ -17,7 +17,7 @@ mod op;
 mod operand_idents;
 mod resolve;
 
-pub use elements::{literal_suffix, primitive};
+pub use elements::{literal_suffix, primitive, type_spelled};
 pub use lower::lower;
 pub use op::{argument_field, argument_values, HostParam, Op};
 pub use operand_idents::expr_idents;
@@ -98,19 +98,7 @@ impl Model<'_> {
             syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Vec"),
             _ => false,
         };
-        // `& mut Vec < f32 >` as tokens print; `&mut Vec<f32>` as written.
-        let mut ty = quote::ToTokens::to_token_stream(&param.ty).to_string();
-        for (spaced, tight) in [
-            ("& ", "&"),
-            (" <", "<"),
-            ("< ", "<"),
-            (" >", ">"),
-            ("[ ", "["),
-            (" ]", "]"),
-            (" ;", ";"),
-        ] {
-            ty = ty.replace(spaced, tight);
-        }
+        let ty = elements::type_spelled(&param.ty);
         host.then(|| {
             let kind = match r.mutability {
                 Some(_) => HostMemory::Mutable(ty),

@@ -537,7 +537,10 @@ fn is_escaped_type(ty: &syn::Type) -> bool {
 }
 
 /// The candidate closest to `name`, if one is close enough to be a slip.
-fn most_similar<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+pub(super) fn most_similar<'c>(
+    name: &str,
+    candidates: impl Iterator<Item = &'c str>,
+) -> Option<&'c str> {
     candidates
         .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
         // Jaro-Winkler misses one-letter slips in short names (`abd` for
