@@ -23,8 +23,12 @@ impl<'a> Graph<'a> {
     /// views of this graph's buffers ([`Capture::read`],
     /// [`Capture::write`]) that cudarc's calls accept (`CudaBlas::gemm`,
     /// say). Through them the node uses the buffers like a kernel node: the
-    /// uses are checked when it is added, and each launch orders them with
-    /// cudarc's work elsewhere, with cudarc's event tracking on. A cudarc
+    /// uses are checked when it is added (the buffers are this graph's and
+    /// live, a graph allocation is used in its lifetime), and each launch
+    /// orders them with cudarc's work elsewhere, with cudarc's event
+    /// tracking on. Not checked: whether the work races with nodes beside
+    /// it (the `unsafe` of `cuda_graph!`'s capture node promises it does
+    /// not; order them with edges). A cudarc
     /// `CudaSlice` used directly in the work instead makes cudarc wait on
     /// events recorded outside the capture when tracking is on (the
     /// default once a context has several streams), which invalidates the

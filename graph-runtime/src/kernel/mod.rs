@@ -398,7 +398,7 @@ macro_rules! declare_kernel {
 #[diagnostic::on_unimplemented(
     message = "kernel `{Self}` is not declared PDL-aware, so it cannot follow a programmatic dependent launch edge",
     label = "this edge lets `{Self}` start before its predecessor finishes",
-    note = "once every thread of the kernel calls `pdl_wait()` before touching its predecessors' memory, declare it with `unsafe pdl_aware cuda_c(..)` in `declare_kernel!`",
+    note = "once every thread of the kernel waits (`asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");` in CUDA C) before touching its predecessors' memory, declare it with `unsafe pdl_aware cuda_c(..)` in `declare_kernel!`",
     note = "or use `->` for an ordinary dependency"
 )]
 ///
