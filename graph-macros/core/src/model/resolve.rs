@@ -4,7 +4,7 @@
 
 use super::lower::{LabelTarget, Lowering};
 use super::*;
-use crate::parse::EdgeLabel;
+use crate::parse::{EdgeKind, EdgeLabel};
 use proc_macro2::TokenStream;
 use rustc_hash::{FxHashMap, FxHashSet};
 use syn::Ident;
@@ -284,7 +284,7 @@ impl<'a> Lowering<'a, '_> {
     }
 
     pub(super) fn resolve_edges(&mut self) {
-        let mut seen: FxHashMap<(NodeId, NodeId, usize), ()> = FxHashMap::default();
+        let mut seen: FxHashMap<(NodeId, NodeId, usize), EdgeKind> = FxHashMap::default();
         let mut dropped = false;
         for (stmt, level, repeat, prefix) in &self.edge_stmts {
             let (stmt, level, repeat) = (*stmt, *level, *repeat);
@@ -352,7 +352,19 @@ impl<'a> Lowering<'a, '_> {
                             );
                             continue;
                         }
-                        if seen.insert((from, to, back), ()).is_some() {
+                        if let Some(earlier) = seen.insert((from, to, back), link.kind) {
+                            // One edge has one kind: a second statement
+                            // does not change the first's.
+                            let help = if earlier == link.kind {
+                                "this dependency is already declared; remove one of them"
+                                    .to_string()
+                            } else {
+                                format!(
+                                    "an edge has one kind, and `{a} -> {b}` is already declared {}: give that statement this kind (`{a} {} {b}`) and remove this one",
+                                    kind_name(earlier),
+                                    arrow(link.kind)
+                                )
+                            };
                             self.diag.error_with_help(
                                 tokens,
                                 format!(
@@ -360,7 +372,7 @@ impl<'a> Lowering<'a, '_> {
                                     from_label.text(),
                                     to_label.text()
                                 ),
-                                "this dependency is already declared; remove one of them",
+                                help,
                             );
                             continue;
                         }
@@ -550,4 +562,22 @@ pub(super) fn most_similar<'c>(
         })
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, candidate)| candidate)
+}
+
+/// How a message calls an edge kind.
+fn kind_name(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Full => "as a plain edge",
+        EdgeKind::Programmatic => "programmatic",
+        EdgeKind::LaunchOrder => "launch-order",
+    }
+}
+
+/// An edge kind's arrow.
+fn arrow(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Full => "->",
+        EdgeKind::Programmatic => "-(programmatic)->",
+        EdgeKind::LaunchOrder => "-(launch_order)->",
+    }
 }
