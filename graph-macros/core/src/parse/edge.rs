@@ -90,6 +90,18 @@ fn parse_edge_label(input: ParseStream<'_>) -> syn::Result<EdgeLabel> {
     let label: Ident = input
         .parse()
         .map_err(|e| syn::Error::new(e.span(), "expected a label"))?;
+    // `first.s2`: a node inside a placed fragment (or a block).
+    if input.peek(Token![.]) && input.peek2(Ident) {
+        let dot: Token![.] = input.parse()?;
+        let inner: Ident = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            quote::quote!(#label #dot #inner),
+            crate::diag::with_help(
+                format!("`{label}.{inner}` cannot be named in an edge: edges name nodes, blocks and placements whole"),
+                format!("`{label} -> next` runs `next` after all of `{label}`; to order `{inner}` alone, write its edge inside the fragment"),
+            ),
+        ));
+    }
     if !input.peek(token::Bracket) {
         return Ok(EdgeLabel { label, index: None });
     }
