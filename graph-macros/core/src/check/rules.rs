@@ -522,10 +522,7 @@ fn check_read_only_destination(
             // expression form borrows the caller's slices: `fill &mut x`);
             // rustc would also offer `&mut &mut x` for it.
             // `&*x` and `&mut *x` are `x` too.
-            let bare = match &*reference.expr {
-                syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &unary.expr,
-                bare => bare,
-            };
+            let bare = crate::model::through_deref(&reference.expr).0;
             diag.error_with_help(
                 reference.and_token,
                 "a fill's destination is the buffer itself, not a reference to it",

@@ -2,6 +2,7 @@
 //! slices (`&CudaSlice<T>`, `&mut`, an `Escaped<T>`), lists of slices,
 //! and lifetimes made explicit.
 
+use crate::model::type_argument;
 use syn::visit_mut::VisitMut;
 use syn::Type;
 
@@ -16,22 +17,7 @@ pub(super) fn slice_element(ty: &Type) -> Option<Type> {
         Type::Path(path) => (path, "Escaped"),
         _ => return None,
     };
-    type_argument(path, wanted)
-}
-
-/// `T` of a path type `Name<T>` whose last segment is `wanted`.
-fn type_argument(path: &syn::TypePath, wanted: &str) -> Option<Type> {
-    let last = path.path.segments.last()?;
-    if last.ident != wanted {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    match args.args.first()? {
-        syn::GenericArgument::Type(t) => Some(t.clone()),
-        _ => None,
-    }
+    type_argument(path, wanted).cloned()
 }
 
 /// `&[CudaSlice<T>]` or `&mut [CudaSlice<T>]` -> `T`.
@@ -45,7 +31,7 @@ pub(super) fn list_element(ty: &Type) -> Option<Type> {
     let Type::Path(path) = &*slice.elem else {
         return None;
     };
-    type_argument(path, "CudaSlice")
+    type_argument(path, "CudaSlice").cloned()
 }
 
 /// The parameter type with every elided reference lifetime made `'a`.

@@ -49,20 +49,26 @@ impl Model<'_> {
         match &*reference.elem {
             Type::Slice(slice) => primitive(&slice.elem),
             Type::Path(path) => {
-                let last = path.path.segments.last()?;
-                if last.ident != "CudaSlice" && last.ident != "Vec" {
-                    return None;
-                }
-                let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-                    return None;
-                };
-                match args.args.first()? {
-                    syn::GenericArgument::Type(ty) if args.args.len() == 1 => primitive(ty),
-                    _ => None,
-                }
+                primitive(type_argument(path, "CudaSlice").or_else(|| type_argument(path, "Vec"))?)
             }
             _ => None,
         }
+    }
+}
+
+/// `T` of a path type `Name<T>` (one argument) whose last segment is
+/// `wanted`.
+pub fn type_argument<'t>(path: &'t syn::TypePath, wanted: &str) -> Option<&'t Type> {
+    let last = path.path.segments.last()?;
+    if last.ident != wanted {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ty) if args.args.len() == 1 => Some(ty),
+        _ => None,
     }
 }
 

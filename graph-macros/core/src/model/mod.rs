@@ -17,7 +17,7 @@ mod op;
 mod operand_idents;
 mod resolve;
 
-pub use elements::{literal_suffix, primitive, type_spelled};
+pub use elements::{literal_suffix, primitive, type_argument, type_spelled};
 pub use lower::lower;
 pub use op::{argument_field, argument_values, HostParam, Op};
 pub use operand_idents::expr_idents;
@@ -555,11 +555,7 @@ pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
     let syn::Expr::Reference(reference) = expr else {
         return None;
     };
-    let inner = match &*reference.expr {
-        syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => &*unary.expr,
-        inner => inner,
-    };
-    let syn::Expr::Path(path) = inner else {
+    let syn::Expr::Path(path) = through_deref(&reference.expr).0 else {
         return None;
     };
     let ident = path.path.get_ident()?;
@@ -569,7 +565,13 @@ pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
 /// Whether a [`place`] is written through a reference (`&*x`, `&mut *x`:
 /// `x` a `&mut CudaSlice` parameter, whose binding is not `mut`).
 pub fn derefs_place(expr: &syn::Expr) -> bool {
-    matches!(expr, syn::Expr::Reference(reference)
-        if matches!(&*reference.expr, syn::Expr::Unary(unary)
-            if matches!(unary.op, syn::UnOp::Deref(_))))
+    matches!(expr, syn::Expr::Reference(reference) if through_deref(&reference.expr).1)
+}
+
+/// `x` of `*x` (and whether there was a `*`); any other expression as it is.
+pub fn through_deref(expr: &syn::Expr) -> (&syn::Expr, bool) {
+    match expr {
+        syn::Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => (&unary.expr, true),
+        other => (other, false),
+    }
 }
