@@ -52,16 +52,17 @@ impl<'a> Graph<'a> {
         let (mut live, mut reused) = (None, false);
         if self.needs_one_exec() {
             match slot.take() {
-                Some(own) if Arc::ptr_eq(&own.0, &self.live_execs) => {
+                Some(own) if Arc::ptr_eq(&own.0, &self.owner) => {
                     (live, reused) = (Some(own), true);
                 }
                 other => {
                     *slot = other;
-                    if self.live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
-                        self.live_execs.fetch_sub(1, Ordering::AcqRel);
+                    let live_execs = &self.owner.live_execs;
+                    if live_execs.fetch_add(1, Ordering::AcqRel) > 0 {
+                        live_execs.fetch_sub(1, Ordering::AcqRel);
                         return Err(GraphError::SecondExec);
                     }
-                    live = Some(LiveExec(self.live_execs.clone()));
+                    live = Some(LiveExec(self.owner.clone()));
                 }
             }
         }

@@ -23,7 +23,7 @@ use crate::result;
 use cudarc::driver::sys::{self, CUgraphExec};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod instantiate;
@@ -35,13 +35,14 @@ mod update;
 pub use node_update::{KernelNodeMut, KernelNodeMutOf, NodeMut};
 pub use options::InstantiateOptions;
 
-/// Counts live execs of a graph with memory nodes (at most one may live).
+/// Counts live execs of a graph with memory nodes (at most one may live):
+/// one of `RawGraph::live_execs`.
 #[derive(Debug)]
-pub(super) struct LiveExec(Arc<AtomicUsize>);
+pub(super) struct LiveExec(Arc<RawGraph>);
 
 impl Drop for LiveExec {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.live_execs.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -51,6 +51,17 @@ impl BuiltUses {
         }
     }
 
+    /// The uses' vector (for `spare_records`), leaving none.
+    pub(super) fn take_buffer(&mut self) -> Vec<BuiltUse> {
+        std::mem::take(&mut self.uses)
+    }
+
+    /// Records into `buffer` (empty: `spare_records`) from now on.
+    pub(super) fn use_buffer(&mut self, buffer: Vec<BuiltUse>) {
+        debug_assert!(self.uses.is_empty() && buffer.is_empty());
+        self.uses = buffer;
+    }
+
     /// Records kernel node `node`'s uses, if the graph is checked.
     pub fn record(&mut self, node: u32, uses: &[BufferUse]) {
         if self.checked {

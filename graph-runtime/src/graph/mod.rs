@@ -39,6 +39,7 @@ mod operand;
 mod raw;
 mod registry;
 mod shared_registry;
+mod spare_records;
 mod structure;
 
 pub use operand::Operand;
@@ -85,7 +86,6 @@ pub struct Graph<'a> {
     /// registry and no lock is needed per node; execs keep a snapshot.
     pub(crate) registry: SharedRegistry,
     pub(crate) resources: SharedResources<'a>,
-    pub(crate) live_execs: Arc<AtomicUsize>,
     /// The function of the last kernel node added here, already kept alive
     /// in `resources` (saves a lock per node in runs of one kernel).
     pub(crate) last_function: sys::CUfunction,
@@ -136,7 +136,7 @@ impl<'a> Graph<'a> {
             ctx,
             next_id(),
             Arc::default(),
-            Registry::default(),
+            SharedRegistry::with_spare_records(),
         ))
     }
 
@@ -146,7 +146,7 @@ impl<'a> Graph<'a> {
         ctx: &Arc<CudaContext>,
         resource_id: u64,
         resources: SharedResources<'a>,
-        registry: Registry,
+        registry: SharedRegistry,
     ) -> Self {
         let instance = next_id();
         Graph {
@@ -158,9 +158,8 @@ impl<'a> Graph<'a> {
             holder: None,
             resource_id,
             ctx: ctx.clone(),
-            registry: registry.into(),
+            registry,
             resources,
-            live_execs: Arc::default(),
             last_function: std::ptr::null_mut(),
             _borrows: PhantomData,
         }

@@ -23,6 +23,9 @@ pub(crate) struct RawGraph {
     /// (`mem::swap` through the `&mut Graph` a body builder gets): the
     /// graph's records are lost, so every later call is refused.
     poisoned: AtomicBool,
+    /// Live execs of a graph with memory nodes or host buffers, of which
+    /// at most one may live (see `Exec`'s one-exec slot).
+    pub live_execs: AtomicUsize,
 }
 
 // SAFETY: the handle is destroyed only once (in Drop); every other driver
@@ -41,6 +44,7 @@ impl RawGraph {
             guard: Mutex::new(()),
             has_execs: AtomicBool::new(false),
             poisoned: AtomicBool::new(false),
+            live_execs: AtomicUsize::new(0),
         }
     }
 

@@ -121,7 +121,38 @@ impl HandleNodes {
     }
 }
 
+/// A registry's vectors go to the next root graph this thread makes.
+impl Drop for Registry {
+    fn drop(&mut self) {
+        super::spare_records::keep(self);
+    }
+}
+
 impl Registry {
+    /// Takes, for this empty registry, the vectors of the last one this
+    /// thread dropped, if it kept them (see `spare_records`).
+    pub fn use_spare_records(&mut self) {
+        if let Some(records) = super::spare_records::take() {
+            debug_assert!(self.nodes.is_empty() && self.labels.is_empty());
+            self.nodes = records.nodes;
+            self.labels = records.labels;
+            self.label_indices = records.label_indices;
+            self.dep_list = records.dep_list;
+            self.built_uses.use_buffer(records.uses);
+        }
+    }
+
+    /// Its vectors that `with_spare_records` reuses, leaving it none.
+    pub(super) fn take_records(&mut self) -> super::spare_records::Records {
+        super::spare_records::Records {
+            nodes: std::mem::take(&mut self.nodes),
+            labels: std::mem::take(&mut self.labels),
+            label_indices: std::mem::take(&mut self.label_indices),
+            dep_list: std::mem::take(&mut self.dep_list),
+            uses: self.built_uses.take_buffer(),
+        }
+    }
+
     /// How many host buffers the graph owns (see `host`).
     pub fn host_buffers(&self) -> usize {
         self.host_rebinding.buffers.len()

@@ -44,6 +44,15 @@ impl From<Registry> for SharedRegistry {
 }
 
 impl SharedRegistry {
+    /// An empty registry in this thread's spare record vectors (see
+    /// `spare_records`), filled in place: the record is a few hundred
+    /// bytes, and each move of it a copy.
+    pub fn with_spare_records() -> Self {
+        let mut shared = SharedRegistry::default();
+        shared.use_spare_records();
+        shared
+    }
+
     /// Whether both are one record (a graph unchanged since its exec was
     /// made, and that exec).
     pub fn ptr_eq(&self, other: &SharedRegistry) -> bool {

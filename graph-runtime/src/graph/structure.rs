@@ -220,7 +220,7 @@ impl<'a> Graph<'a> {
             &self.ctx,
             self.resource_id,
             self.resources.clone(),
-            Registry::default(),
+            SharedRegistry::with_spare_records(),
         ))
     }
 
@@ -279,7 +279,7 @@ impl<'a> Graph<'a> {
             &self.ctx,
             self.resource_id,
             self.resources.clone(),
-            Registry::default(),
+            SharedRegistry::default(),
         );
         let mut registry = self.registry.clone();
         for index in 0..registry.nodes.len() {
@@ -347,7 +347,6 @@ impl<'a> Graph<'a> {
             ctx: self.ctx.clone(),
             registry: std::mem::take(&mut self.registry),
             resources: self.resources.clone(),
-            live_execs: self.live_execs.clone(),
             last_function: std::ptr::null_mut(),
             _borrows: PhantomData,
         }
