@@ -19,7 +19,9 @@ pub trait KernelNodeType {
 impl<K: KernelDef> KernelNodeType for K {
     type Node = crate::KernelNode<K::Args>;
 }
-pub use crate::repeat::{last, node_at, reserve, Count as RepeatCount, Deps, Label, NodeLabel};
+pub use crate::repeat::{
+    last, node_at, reserve, Count as RepeatCount, Deps, Label, NodeLabel, NodeList,
+};
 
 /// A fill node's value, checked where it is written (see `FillValue`).
 #[inline(always)]

@@ -169,38 +169,99 @@ fn push_index(out: &mut String, mut n: usize) {
     out.push_str(unsafe { std::str::from_utf8_unchecked(&text[at..]) });
 }
 
-/// Nodes kept inline before a dependency list spills to the heap.
+/// Nodes kept inline before a node list spills to the heap.
 const INLINE: usize = 8;
 
 /// Past this many, a dependency list finds repeats through a set.
 const SCAN: usize = 32;
+
+/// A list of nodes kept inline up to a few (a repeated block's last nodes,
+/// a node's dependencies): most blocks end in one node a lane, and a
+/// vector of them was an allocation and a free per block and build.
+#[derive(Debug, Clone)]
+pub struct NodeList {
+    inline: [Node; INLINE],
+    len: usize,
+    spill: Vec<Node>,
+}
+
+impl Default for NodeList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NodeList {
+    pub const fn new() -> Self {
+        NodeList {
+            inline: [Node::UNSET; INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, node: Node) {
+        if self.len < INLINE {
+            self.inline[self.len] = node;
+        } else {
+            if self.len == INLINE {
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(node);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn extend_from_slice(&mut self, nodes: &[Node]) {
+        for &node in nodes {
+            self.push(node);
+        }
+    }
+
+    /// Empties the list, keeping a spilled list's memory.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        self.spill.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[Node] {
+        if self.len <= INLINE {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+impl std::ops::Deref for NodeList {
+    type Target = [Node];
+    fn deref(&self) -> &[Node] {
+        self.as_slice()
+    }
+}
 
 /// A node's dependencies assembled in one iteration (the nodes before it
 /// in this iteration, the earlier iterations' edges, the nodes before the
 /// block), with their edge kinds where one is programmatic. Each node is
 /// kept once: CUDA refuses a dependency list with repeats, and an empty
 /// block passes on the nodes before it, which may be there already.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Deps {
-    inline: [Node; INLINE],
-    len: usize,
-    spill: Vec<Node>,
+    list: NodeList,
     kinds: Option<Vec<EdgeKind>>,
     seen: Option<std::collections::HashSet<Node>>,
-}
-
-impl Default for Deps {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl Deps {
     pub fn new() -> Self {
         Deps {
-            inline: [Node::UNSET; INLINE],
-            len: 0,
-            spill: Vec::new(),
+            list: NodeList::new(),
             kinds: None,
             seen: None,
         }
@@ -214,7 +275,7 @@ impl Deps {
         if self.as_slice().contains(&node) {
             return true;
         }
-        if self.len >= SCAN {
+        if self.list.len >= SCAN {
             let mut seen: std::collections::HashSet<Node> =
                 self.as_slice().iter().copied().collect();
             seen.insert(node);
@@ -241,15 +302,7 @@ impl Deps {
         if let Some(kinds) = &mut self.kinds {
             kinds.push(EdgeKind::Full);
         }
-        if self.len < INLINE {
-            self.inline[self.len] = node;
-        } else {
-            if self.len == INLINE {
-                self.spill.extend_from_slice(&self.inline);
-            }
-            self.spill.push(node);
-        }
-        self.len += 1;
+        self.list.push(node);
     }
 
     /// Adds a dependency whose edge has `kind`.
@@ -258,7 +311,7 @@ impl Deps {
             return;
         }
         if kind != EdgeKind::Full && self.kinds.is_none() {
-            self.kinds = Some(vec![EdgeKind::Full; self.len]);
+            self.kinds = Some(vec![EdgeKind::Full; self.list.len]);
         }
         self.push(node);
         if let Some(last) = self.kinds.as_mut().and_then(|k| k.last_mut()) {
@@ -274,11 +327,7 @@ impl Deps {
     }
 
     pub fn as_slice(&self) -> &[Node] {
-        if self.len <= INLINE {
-            &self.inline[..self.len]
-        } else {
-            &self.spill
-        }
+        self.list.as_slice()
     }
 
     /// The edges' kinds, if one is not [`EdgeKind::Full`].

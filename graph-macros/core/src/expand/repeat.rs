@@ -225,13 +225,12 @@ impl Emitter<'_, '_> {
         // block uses are declared once, before the outer loop, and cleared
         // here: no allocation per lane of lanes of chains.
         let hoisted = repeat.parent.is_some();
+        // (Inline up to a few nodes: most blocks end in one node a lane.)
         let end_decl = if hoisted {
-            self.hoist(
-                quote! { let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new(); },
-            );
+            self.hoist(quote! { let mut #end = #rt::__private::NodeList::new(); });
             quote! { #end.clear(); }
         } else {
-            quote! { let mut #end: ::std::vec::Vec<#rt::Node> = ::std::vec::Vec::new(); }
+            quote! { let mut #end = #rt::__private::NodeList::new(); }
         };
         // Histories of the members edges between iterations leave from.
         let histories = repeat.carried.iter().map(|c| c.from).collect::<Vec<_>>();
@@ -389,7 +388,7 @@ impl Emitter<'_, '_> {
         let (exit, value, slice) = match self.model.nodes[id].origin {
             Origin::RepeatStart(inner) => {
                 let end = self.block_var("end", inner);
-                (self.model.repeats[inner].end, quote!(&#end), true)
+                (self.model.repeats[inner].end, quote!(#end.as_slice()), true)
             }
             // Its last nodes stand for it (its start leaves nothing to add).
             Origin::PlaceStart(_) => return TokenStream::new(),

@@ -74,7 +74,7 @@ impl Emitter<'_, '_> {
                 }
                 Origin::RepeatEnd(block) => {
                     let end = self.block_var("end", block);
-                    (quote!(&#end).into(), true, None)
+                    (quote!(#end.as_slice()).into(), true, None)
                 }
                 _ => (self.node_var(p).into(), false, None),
             };
