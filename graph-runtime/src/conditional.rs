@@ -258,7 +258,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )?;
         self.registry.readers.push(handle.raw(), node.index);
         // SAFETY: the driver set `phGraph_out` to an array of `size` body

@@ -231,7 +231,14 @@ impl Graph<'_> {
         // Other fields (newer bindings: a sync mode) stay zero, the default.
         params.__bindgen_anon_1.host.fn_ = Some(call_host);
         params.__bindgen_anon_1.host.userData = data.cast();
-        self.add_raw(label.into(), NodeKind::Host, deps, None, &[], &mut params)
+        self.add_raw(
+            label.into(),
+            NodeKind::Host,
+            deps,
+            None,
+            &[],
+            result::NodeParams::Generic(&mut params),
+        )
     }
 
     /// Ties `value` to the life of this graph and every exec made from it:

@@ -190,7 +190,10 @@ impl<'a> Graph<'a> {
             config,
             encoded,
             std::ptr::null_mut(),
-            |params| self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params),
+            |params| {
+                let params = result::NodeParams::Kernel(params);
+                self.add_raw(label, NodeKind::Kernel, deps, edges, encoded.uses(), params)
+            },
         )?;
         for handle in encoded.conds() {
             self.registry.setters.push(handle.raw(), node.index);
@@ -276,12 +279,11 @@ pub(crate) fn with_kernel_params<R>(
     config: &LaunchConfig,
     encoded: &ArgEncoder<'_>,
     ctx: sys::CUcontext,
-    f: impl FnOnce(&mut sys::CUgraphNodeParams) -> R,
+    f: impl FnOnce(&sys::CUDA_KERNEL_NODE_PARAMS_v2) -> R,
 ) -> R {
     let count = encoded.values().1.len();
     let mut pointers = crate::kernel::param_pointers(encoded);
-    let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL);
-    params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
+    let params = sys::CUDA_KERNEL_NODE_PARAMS_v2 {
         func: function,
         gridDimX: config.grid.x,
         gridDimY: config.grid.y,
@@ -299,7 +301,7 @@ pub(crate) fn with_kernel_params<R>(
         kern: std::ptr::null_mut(),
         ctx,
     };
-    f(&mut params)
+    f(&params)
 }
 
 /// Keeps `function`'s module loaded for the graph's nodes, once per

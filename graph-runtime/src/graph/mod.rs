@@ -304,7 +304,7 @@ impl<'a> Graph<'a> {
         deps: &[Node],
         edges: Option<&[EdgeKind]>,
         uses: &[BufferUse],
-        params: &mut sys::CUgraphNodeParams,
+        params: result::NodeParams<'_>,
     ) -> Result<Node> {
         let _entered = self.owner.enter()?;
         if !self.registry.has_room(label, deps.len()) {

@@ -10,7 +10,14 @@ impl<'a> Graph<'a> {
     /// As every node-adding method (see [`Graph`](crate::Graph#errors)).
     pub fn add_empty(&mut self, label: &str, deps: &[Node]) -> Result<Node> {
         let mut params = zeroed_params(sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY);
-        self.add_raw(label.into(), NodeKind::Empty, deps, None, &[], &mut params)
+        self.add_raw(
+            label.into(),
+            NodeKind::Empty,
+            deps,
+            None,
+            &[],
+            result::NodeParams::Generic(&mut params),
+        )
     }
 
     /// Adds a node that records `event`.
@@ -33,7 +40,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )
     }
 
@@ -59,7 +66,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )
     }
 
@@ -329,7 +336,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             uses,
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )
     }
 

@@ -71,7 +71,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &uses,
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )?;
         self.record_host_uses(node, &host_uses);
         self.registry.host_copies |= !src.host.is_null() || !dst.host.is_null();
@@ -146,7 +146,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[dst.as_use(true)],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )
     }
 

@@ -177,7 +177,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )?;
         // SAFETY: the driver wrote the address into the alloc member.
         let ptr = unsafe { params.__bindgen_anon_1.alloc.dptr };
@@ -350,7 +350,7 @@ impl<'a> Graph<'a> {
             deps,
             None,
             &[],
-            &mut params,
+            result::NodeParams::Generic(&mut params),
         )?;
         self.registry.allocs[alloc as usize].freed_by = Some(node.index);
         Ok(node)

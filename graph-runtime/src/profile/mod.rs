@@ -288,8 +288,15 @@ impl Records<'_> {
         // graph and its guard); the params are initialised for an event
         // record node; the event outlives the exec made with it (dropped
         // before the events).
-        let node = unsafe { result::add_node(self.graph.raw, deps, None, &mut params) }
-            .op_at("cuGraphAddNode", label)?;
+        let node = unsafe {
+            result::add_node(
+                self.graph.raw,
+                deps,
+                None,
+                result::NodeParams::Generic(&mut params),
+            )
+        }
+        .op_at("cuGraphAddNode", label)?;
         self.nodes.push(node);
         Ok(node)
     }

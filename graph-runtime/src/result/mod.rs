@@ -81,6 +81,25 @@ pub unsafe fn graph_destroy(graph: CUgraph) -> R<()> {
     unsafe { sys::cuGraphDestroy(graph) }.result()
 }
 
+/// A node's parameters as [`add_node`] takes them.
+pub enum NodeParams<'p> {
+    /// Any node type's, for the polymorphic `cuGraphAddNode_v2`.
+    Generic(&'p mut sys::CUgraphNodeParams),
+    /// A kernel node's, for `cuGraphAddKernelNode_v2`: built as that call
+    /// takes them, not converted from the generic struct (a copy a node).
+    Kernel(&'p sys::CUDA_KERNEL_NODE_PARAMS_v2),
+}
+
+impl std::fmt::Debug for NodeParams<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // (The generic struct is a union: its node type says which member.)
+        match self {
+            NodeParams::Generic(params) => write!(f, "Generic({:?})", params.type_),
+            NodeParams::Kernel(params) => write!(f, "Kernel({params:?})"),
+        }
+    }
+}
+
 /// Adds a node through the polymorphic `cuGraphAddNode_v2` (CUDA 12.3+,
 /// with edge data when given); a kernel node with default edges through
 /// `cuGraphAddKernelNode_v2`, the cheaper call.
@@ -92,7 +111,7 @@ pub unsafe fn add_node(
     graph: CUgraph,
     deps: &[CUgraphNode],
     edges: Option<&[sys::CUgraphEdgeData]>,
-    params: &mut sys::CUgraphNodeParams,
+    params: NodeParams<'_>,
 ) -> R<CUgraphNode> {
     let mut node = MaybeUninit::uninit();
     let deps_ptr = if deps.is_empty() {
@@ -103,22 +122,28 @@ pub unsafe fn add_node(
     // `cuGraphAddNode_v2` (CUDA 12.3+) is in every binding cudarc has from
     // 12.8 up (13.0 dropped the first version); no edge data means default
     // edges.
-    if edges.is_none() && params.type_ == sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+    let mut generic;
+    let params = match (params, edges) {
         // A kernel node with default edges goes through the kernel-node
         // call, as C++'s `cudaGraphAddKernelNode` does: 0.011-0.027 us a
         // node less than the generic call on the H200 (BENCHMARKS.md, runs
         // 34-35, build breakdown).
-        // SAFETY: `params` is a kernel node's (its type says so).
-        let kernel = unsafe { kernel_params_v2(params) };
-        // SAFETY: pointers are valid for `deps.len()` entries (caller);
-        // the kernel's parameters are as the caller initialised them.
-        unsafe {
-            sys::cuGraphAddKernelNode_v2(node.as_mut_ptr(), graph, deps_ptr, deps.len(), &kernel)
+        (NodeParams::Kernel(kernel), None) => {
+            // SAFETY: pointers are valid for `deps.len()` entries (caller);
+            // the kernel's parameters are as the caller initialised them.
+            unsafe {
+                sys::cuGraphAddKernelNode_v2(node.as_mut_ptr(), graph, deps_ptr, deps.len(), kernel)
+            }
+            .result()?;
+            // SAFETY: initialised by the successful call.
+            return Ok(unsafe { node.assume_init() });
         }
-        .result()?;
-        // SAFETY: initialised by the successful call.
-        return Ok(unsafe { node.assume_init() });
-    }
+        (NodeParams::Kernel(kernel), Some(_)) => {
+            generic = kernel_node_params(kernel);
+            &mut generic
+        }
+        (NodeParams::Generic(params), _) => params,
+    };
     let edges_ptr = edges.map_or(std::ptr::null(), <[_]>::as_ptr);
     // SAFETY: pointers are valid for `deps.len()` entries (caller).
     unsafe {
@@ -134,6 +159,29 @@ pub unsafe fn add_node(
     .result()?;
     // SAFETY: initialised by the successful call.
     Ok(unsafe { node.assume_init() })
+}
+
+/// A kernel node's parameters in the generic struct (its kernel member,
+/// `_v3`, has the same fields as `CUDA_KERNEL_NODE_PARAMS_v2`).
+fn kernel_node_params(kernel: &sys::CUDA_KERNEL_NODE_PARAMS_v2) -> sys::CUgraphNodeParams {
+    // SAFETY: CUgraphNodeParams is plain data for which all-zero is valid.
+    let mut params: sys::CUgraphNodeParams = unsafe { std::mem::zeroed() };
+    params.type_ = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL;
+    params.__bindgen_anon_1.kernel = sys::CUDA_KERNEL_NODE_PARAMS_v3 {
+        func: kernel.func,
+        gridDimX: kernel.gridDimX,
+        gridDimY: kernel.gridDimY,
+        gridDimZ: kernel.gridDimZ,
+        blockDimX: kernel.blockDimX,
+        blockDimY: kernel.blockDimY,
+        blockDimZ: kernel.blockDimZ,
+        sharedMemBytes: kernel.sharedMemBytes,
+        kernelParams: kernel.kernelParams,
+        extra: kernel.extra,
+        kern: kernel.kern,
+        ctx: kernel.ctx,
+    };
+    params
 }
 
 /// # Safety
@@ -317,37 +365,10 @@ pub unsafe fn end_capture(stream: CUstream) -> R<CUgraph> {
 pub unsafe fn exec_kernel_node_set_params(
     exec: CUgraphExec,
     node: CUgraphNode,
-    params: &sys::CUgraphNodeParams,
+    params: &sys::CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> R<()> {
-    // SAFETY: the caller built `params` as kernel node parameters.
-    let v2 = unsafe { kernel_params_v2(params) };
     // SAFETY: forwarded from the caller.
-    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, &v2) }.result()
-}
-
-/// A kernel node's generic parameters as the kernel-node calls take them
-/// (`CUDA_KERNEL_NODE_PARAMS_v2`: the same fields as the generic struct's
-/// kernel member, `_v3`).
-///
-/// # Safety
-/// `params` is a kernel node's: its kernel member is the one initialised.
-unsafe fn kernel_params_v2(params: &sys::CUgraphNodeParams) -> sys::CUDA_KERNEL_NODE_PARAMS_v2 {
-    // SAFETY: forwarded from the caller.
-    let kernel = unsafe { params.__bindgen_anon_1.kernel };
-    sys::CUDA_KERNEL_NODE_PARAMS_v2 {
-        func: kernel.func,
-        gridDimX: kernel.gridDimX,
-        gridDimY: kernel.gridDimY,
-        gridDimZ: kernel.gridDimZ,
-        blockDimX: kernel.blockDimX,
-        blockDimY: kernel.blockDimY,
-        blockDimZ: kernel.blockDimZ,
-        sharedMemBytes: kernel.sharedMemBytes,
-        kernelParams: kernel.kernelParams,
-        extra: kernel.extra,
-        kern: kernel.kern,
-        ctx: kernel.ctx,
-    }
+    unsafe { sys::cuGraphExecKernelNodeSetParams_v2(exec, node, params) }.result()
 }
 
 /// # Safety
