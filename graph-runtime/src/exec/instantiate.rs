@@ -110,7 +110,8 @@ impl<'a> Graph<'a> {
         options: &InstantiateOptions<'_>,
     ) -> Result<(CUgraphExec, EscapeRoles)> {
         let _entered = self.owner.enter()?;
-        self.ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+        // (As `create_graph`: without cudarc's swap of its stored error.)
+        result::bind(&self.ctx).op("cuCtxSetCurrent")?;
         let mut params = sys::CUDA_GRAPH_INSTANTIATE_PARAMS {
             flags: options.flags(),
             hUploadStream: options

@@ -514,7 +514,10 @@ impl<'a> Graph<'a> {
 
 /// A new, empty `CUgraph` in `ctx` (owned by the caller).
 pub(crate) fn create_graph(ctx: &Arc<CudaContext>) -> Result<CUgraph> {
-    ctx.bind_to_thread().op("cuCtxSetCurrent")?;
+    // (Not cudarc's `bind_to_thread`, whose atomic swap takes an error a
+    // failed cudarc call stored: it stays for cudarc's next call, as in
+    // `add_raw`.)
+    result::bind(ctx).op("cuCtxSetCurrent")?;
     // SAFETY: the context is current.
     unsafe { result::graph_create() }.op("cuGraphCreate")
 }
