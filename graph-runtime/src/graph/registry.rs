@@ -142,7 +142,7 @@ impl Registry {
         }
     }
 
-    /// Its vectors that `with_spare_records` reuses, leaving it none.
+    /// Its vectors that `use_spare_records` reuses, leaving it none.
     pub(super) fn take_records(&mut self) -> super::spare_records::Records {
         super::spare_records::Records {
             nodes: std::mem::take(&mut self.nodes),

@@ -4,18 +4,18 @@
 //! A program that rebuilds a graph to update its exec (`rebuild`, then
 //! `update`) or that builds many small graphs makes the same few vectors
 //! per build: node records, labels, dependencies, iterations, uses. Their
-//! first allocations were a twelfth of a 10-node build's instructions
-//! (`scripts/build-profile 1 10`); taken from the graph dropped before,
-//! they cost a thread-local swap.
+//! allocations were about 600 of a 10-node build's 14,000 instructions
+//! (`scripts/build-profile 1 10`), and their frees as many at its drop;
+//! taken from the graph dropped before, they cost a thread-local swap.
 
 use super::built_uses::BuiltUse;
 use super::Registry;
 use crate::node::NodeInfo;
 use std::cell::Cell;
 
-/// Vectors of more node records than this go back to the allocator: a
-/// thread keeps at most a few hundred kilobytes for its next graph.
-const MOST_NODES: usize = 4096;
+/// Vectors holding more than this go back to the allocator: a thread
+/// keeps at most this much for its next graph (a few thousand nodes').
+const MOST_BYTES: usize = 512 << 10;
 
 /// A dropped registry's vectors, emptied.
 #[derive(Default)]
@@ -31,14 +31,31 @@ thread_local! {
     static SPARE: Cell<Option<Records>> = const { Cell::new(None) };
 }
 
-/// Keeps `registry`'s vectors for this thread's next graph, if they hold
-/// memory, are not too large, and none are kept yet.
+impl Records {
+    /// The memory the vectors hold.
+    fn bytes(&self) -> usize {
+        fn of<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        of(&self.nodes)
+            + self.labels.capacity()
+            + of(&self.label_indices)
+            + of(&self.dep_list)
+            + of(&self.uses)
+    }
+}
+
+/// Keeps `registry`'s vectors for this thread's next graph if they hold
+/// node records and at most `MOST_BYTES`, unless the vectors kept already
+/// are larger.
 pub(super) fn keep(registry: &mut Registry) {
-    let capacity = registry.nodes.capacity();
-    if capacity == 0 || capacity > MOST_NODES {
+    if registry.nodes.capacity() == 0 {
         return;
     }
     let mut records = registry.take_records();
+    if records.bytes() > MOST_BYTES {
+        return;
+    }
     records.nodes.clear();
     records.labels.clear();
     records.label_indices.clear();
@@ -90,7 +107,7 @@ mod tests {
             drop(Registry::default());
             assert!(take().is_none(), "no memory to keep");
             let mut large = Registry::default();
-            large.reserve(MOST_NODES + 1);
+            large.reserve(MOST_BYTES / std::mem::size_of::<NodeInfo>() + 1);
             drop(large);
             assert!(take().is_none(), "too large to keep");
         })
