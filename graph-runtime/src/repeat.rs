@@ -438,6 +438,29 @@ mod tests {
     }
 
     #[test]
+    fn a_node_list_spills_past_its_inline_part_and_clears_for_reuse() {
+        let node = |index| Node {
+            graph: 1,
+            level: 1,
+            index,
+        };
+        let indices = |list: &NodeList| list.iter().map(|n| n.index).collect::<Vec<u32>>();
+        let mut list = NodeList::new();
+        assert!(list.is_empty());
+        list.extend_from_slice(&(0..12).map(node).collect::<Vec<_>>());
+        list.push(node(7));
+        assert_eq!(indices(&list), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 7]);
+        // Cleared (as a nested block's list is, lane by lane), it starts
+        // inline again, then spills without the earlier entries.
+        list.clear();
+        assert!(list.is_empty());
+        list.extend_from_slice(&(20..23).map(node).collect::<Vec<_>>());
+        assert_eq!(indices(&list), [20, 21, 22]);
+        list.extend_from_slice(&(23..30).map(node).collect::<Vec<_>>());
+        assert_eq!(indices(&list), (20..30).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn a_node_listed_again_with_an_ordinary_edge_keeps_a_full_edge() {
         let node = |index| Node {
             graph: 1,
