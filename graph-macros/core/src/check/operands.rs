@@ -121,8 +121,8 @@ fn is_device_buffer(model: &Model<'_>, ident: &syn::Ident) -> bool {
 /// caller's variable (`&x`); or the buffer a method call reads from
 /// (`x.slice(lo..hi)`, a part of `x`: an access to `x`).
 pub(super) fn buffer_name(model: &Model<'_>, operand: &Expr) -> Option<String> {
-    if let Some((ident, _)) = place(operand) {
-        return Some(ident.to_string());
+    if let Some(place) = place(operand) {
+        return Some(place.ident.to_string());
     }
     // A part of a buffer (`x.slice(a..b)`, as of a list's `xs[i]`); other
     // calls may return any buffer their arguments name, and are scanned.

@@ -317,16 +317,12 @@ fn check_references_to_allocations(model: &Model<'_>, diag: &Diagnostics) {
         .iter()
         .flat_map(|node| node.op.buffer_operands());
     for expr in operands {
-        let Some((ident, mutable)) = crate::model::place(expr) else {
+        let Some(place) = crate::model::place(expr) else {
             continue;
         };
+        let ident = &place.ident;
         if model.buffer_named(&ident.to_string()).is_some() {
-            let reference = match (mutable, crate::model::derefs_place(expr)) {
-                (true, false) => "&mut ",
-                (true, true) => "&mut *",
-                (false, false) => "&",
-                (false, true) => "&*",
-            };
+            let reference = crate::model::Referenced::prefix(place.mutable, place.deref);
             diag.error_with_help(
                 expr,
                 format!("`{reference}{ident}` binds the caller's variable `{ident}`, but `{ident}` is also an allocation of this graph"),

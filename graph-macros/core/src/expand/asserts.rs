@@ -177,13 +177,12 @@ fn shared_operand(model: &Model<'_>, arg: &syn::Expr) -> Option<(String, String,
     match arg {
         syn::Expr::Reference(r) if r.mutability.is_none() => {
             // `&*x` (through a reference) is named `x`, and made `&mut *x`.
-            if let (Some((ident, _)), true) =
-                (crate::model::place(arg), crate::model::derefs_place(arg))
-            {
+            if let Some(place) = crate::model::place(arg).filter(|p| p.deref) {
+                let (ident, prefix) = (&place.ident, crate::model::Referenced::prefix);
                 return Some((
                     ident.to_string(),
-                    format!("&*{ident}"),
-                    format!("&mut *{ident}"),
+                    format!("{}{ident}", prefix(false, true)),
+                    format!("{}{ident}", prefix(true, true)),
                 ));
             }
             let name = quote::ToTokens::to_token_stream(&r.expr).to_string();

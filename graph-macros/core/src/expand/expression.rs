@@ -8,7 +8,7 @@ use super::asserts::{race_checks, read_only_checks};
 use super::level::{bound_name, internal, Emitter};
 use super::Runtime;
 use crate::check::Topology;
-use crate::model::{derefs_place, place};
+use crate::model::place;
 use crate::model::{Model, Op, TOP};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -76,14 +76,13 @@ pub fn fallback(rt: &Runtime) -> TokenStream {
 fn referenced_places(model: &Model<'_>) -> Vec<(Ident, bool, bool)> {
     let mut found: Vec<(Ident, bool, bool)> = Vec::new();
     let mut note = |expr: &Expr| {
-        if let Some((ident, mutable)) = place(expr) {
-            let deref = derefs_place(expr);
-            match found.iter_mut().find(|(i, _, _)| *i == ident) {
+        if let Some(place) = place(expr) {
+            match found.iter_mut().find(|(i, _, _)| *i == place.ident) {
                 Some(entry) => {
-                    entry.1 |= mutable;
-                    entry.2 |= deref;
+                    entry.1 |= place.mutable;
+                    entry.2 |= place.deref;
                 }
-                None => found.push((ident, mutable, deref)),
+                None => found.push((place.ident, place.mutable, place.deref)),
             }
         }
     };

@@ -250,7 +250,7 @@ impl<'m, 'a> Emitter<'m, 'a> {
     /// An operand as the generated code uses it.
     pub(super) fn operand(&self, expr: &syn::Expr) -> super::Piece {
         match place(expr) {
-            Some((ident, _)) if self.bound_references => bound_name(&ident).into(),
+            Some(place) if self.bound_references => bound_name(&place.ident).into(),
             _ => match expr {
                 // A plain name (most operands): one token, no stream.
                 syn::Expr::Path(p) if p.attrs.is_empty() && p.qself.is_none() => {

@@ -549,23 +549,42 @@ pub struct Buffer {
     pub frees: Vec<NodeId>,
 }
 
-/// `&x` -> (x, false); `&mut x` -> (x, true); the same through a
-/// reference, `&*x` and `&mut *x` (see [`derefs_place`]).
-pub fn place(expr: &syn::Expr) -> Option<(Ident, bool)> {
+/// An operand that references a caller's variable (the expression form):
+/// `&x`, `&mut x`, or the same through a reference, `&*x` and `&mut *x`
+/// (`x` a `&mut CudaSlice` parameter, whose binding is not `mut`).
+#[derive(Debug, Clone)]
+pub struct Referenced {
+    pub ident: Ident,
+    pub mutable: bool,
+    pub deref: bool,
+}
+
+impl Referenced {
+    /// How a reference to it is written: `&`, `&mut `, `&*` or `&mut *`.
+    pub fn prefix(mutable: bool, deref: bool) -> &'static str {
+        match (mutable, deref) {
+            (true, false) => "&mut ",
+            (true, true) => "&mut *",
+            (false, false) => "&",
+            (false, true) => "&*",
+        }
+    }
+}
+
+/// The [`Referenced`] variable an operand is, if it is one.
+pub fn place(expr: &syn::Expr) -> Option<Referenced> {
     let syn::Expr::Reference(reference) = expr else {
         return None;
     };
-    let syn::Expr::Path(path) = through_deref(&reference.expr).0 else {
+    let (inner, deref) = through_deref(&reference.expr);
+    let syn::Expr::Path(path) = inner else {
         return None;
     };
-    let ident = path.path.get_ident()?;
-    Some((ident.clone(), reference.mutability.is_some()))
-}
-
-/// Whether a [`place`] is written through a reference (`&*x`, `&mut *x`:
-/// `x` a `&mut CudaSlice` parameter, whose binding is not `mut`).
-pub fn derefs_place(expr: &syn::Expr) -> bool {
-    matches!(expr, syn::Expr::Reference(reference) if through_deref(&reference.expr).1)
+    Some(Referenced {
+        ident: path.path.get_ident()?.clone(),
+        mutable: reference.mutability.is_some(),
+        deref,
+    })
 }
 
 /// `x` of `*x` (and whether there was a `*`); any other expression as it is.
